@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "thumbframe",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "ThumbframeManifest", targets: ["ThumbframeManifest"]),
+        .executable(name: "thumbframe", targets: ["thumbframe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Manifest model, layout engine and index mapping: Foundation only, so a frontend can import it.
+        .target(name: "ThumbframeManifest"),
+
+        // The two C libraries, found through pkg-config.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"]), .brew(["vips"])]
+        ),
+        .systemLibrary(
+            name: "CExif",
+            pkgConfig: "libexif",
+            providers: [.apt(["libexif-dev"]), .brew(["libexif"])]
+        ),
+        // Fixed-argument wrappers for what Swift cannot call: variadic vips_* calls and libexif macros.
+        .target(name: "CThumbframeShim", dependencies: ["CVips", "CExif"]),
+
+        .target(
+            name: "ThumbframeCore",
+            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CThumbframeShim"]
+        ),
+        .executableTarget(
+            name: "thumbframe",
+            dependencies: [
+                "ThumbframeCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest"]),
+        .testTarget(
+            name: "ThumbframeCoreTests",
+            dependencies: ["ThumbframeCore", "ThumbframeManifest", "CVips", "CThumbframeShim"]
+        ),
+        .testTarget(
+            name: "ThumbframeCLITests",
+            dependencies: ["thumbframe", "ThumbframeCore", "ThumbframeManifest"]
+        ),
+    ]
+)

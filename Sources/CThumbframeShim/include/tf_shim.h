@@ -1,0 +1,62 @@
+#ifndef TF_SHIM_H
+#define TF_SHIM_H
+
+// Fixed-argument wrappers around the parts of libvips and libexif that Swift cannot call:
+// variadic `vips_*(..., NULL)` operations, VIPS_INIT, and libexif's macros and struct fields.
+// Every function returns 0 on success and -1 on failure (libvips' convention); on failure the
+// reason is in libvips' error buffer, which the caller reads with vips_error_buffer_copy().
+
+#include <stddef.h>
+#include <vips/vips.h>
+#include <libexif/exif-data.h>
+
+/// Output formats the shim can encode.
+typedef enum {
+    TF_FORMAT_JPEG = 0,
+    TF_FORMAT_WEBP = 1,
+    TF_FORMAT_AVIF = 2,
+    TF_FORMAT_PNG = 3,
+} TFFormat;
+
+/// Starts libvips once per process for batch work: operation cache off, untrusted loaders blocked.
+int tf_vips_start(const char *argv0);
+
+/// Opens an image from memory for its header only (pixels are decoded lazily, never here).
+/// fail_on: a VipsFailOn value applied when the pixels are later read.
+VipsImage *tf_image_new_from_buffer(const void *data, size_t length, int fail_on);
+
+/// Opens an image from a file for its header only.
+VipsImage *tf_image_new_from_file(const char *path);
+
+/// Decodes `data` once, with shrink-on-load, to fit inside width x height (never enlarging),
+/// auto-rotated by its orientation tag.
+int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int width, int height, int fail_on);
+
+/// Resizes an already decoded (and already upright) image to exactly width x height, or with
+/// `crop` to cover that box and crop the centre (never enlarging).
+int tf_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int crop);
+
+/// Flattens an alpha channel onto white (for formats without alpha).
+int tf_flatten_white(VipsImage *in, VipsImage **out);
+
+/// Encodes to memory without metadata. The buffer is freed with g_free().
+int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length);
+
+/// Writes a raw RGB(A) uchar buffer as an image file (used by tests and fixtures).
+int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
+
+/// Reads the EXIF block with libexif, without libexif "fixing" it to the specification
+/// (that would invent default entries that are not in the file).
+ExifData *tf_exif_load(const unsigned char *data, unsigned int length);
+
+/// The entry for `tag` in one IFD, or NULL.
+ExifEntry *tf_exif_entry(ExifData *exif, ExifIfd ifd, ExifTag tag);
+
+/// A SHORT entry's first value in the block's byte order; -1 when the entry is not a SHORT.
+int tf_exif_short(ExifData *exif, ExifEntry *entry);
+
+/// Flushes the file system holding `fd` (syncfs on Linux, fsync elsewhere): one call makes every
+/// thumbnail durable before the manifest that names them is renamed into place.
+int tf_syncfs(int fd);
+
+#endif

@@ -1,0 +1,64 @@
+import Foundation
+import ThumbframeManifest
+
+/// Everything `thumbframe build` is asked to do.
+public struct BuildOptions: Sendable, Equatable {
+    /// The directory of originals.
+    public var source: String
+    /// Where `manifest.json` and `thumbs/` go.
+    public var output: String
+    /// Thumbnail recipes; names must be unique.
+    public var thumbnails: [ThumbnailRecipe]
+    /// Files processed at once.
+    public var jobs: Int
+    /// Images with more pixels than this fail from their header, before any decode.
+    public var maxPixels: Int
+
+    /// The default ceiling: 16383², the largest WebP.
+    public static let defaultMaxPixels = 268_402_689
+
+    /// Creates options with the defaults of the specification.
+    public init(
+        source: String, output: String, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
+        jobs: Int = ProcessInfo.processInfo.activeProcessorCount, maxPixels: Int = defaultMaxPixels
+    ) {
+        self.source = source
+        self.output = output
+        self.thumbnails = thumbnails
+        self.jobs = jobs
+        self.maxPixels = maxPixels
+    }
+
+    /// Rejects impossible combinations with a sentence for the user.
+    public func validate() throws(ThumbframeError) {
+        guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
+        var seen = Set<String>()
+        for recipe in thumbnails where !seen.insert(recipe.name).inserted {
+            throw .invalidOptions("thumbnail name '\(recipe.name)' is given twice")
+        }
+        guard jobs >= 1 else { throw .invalidOptions("--jobs must be at least 1") }
+        guard maxPixels >= 1 else { throw .invalidOptions("--max-pixels must be at least 1") }
+    }
+}
+
+/// What a build did, for the exit code and the closing line on stderr.
+public struct BuildReport: Sendable, Equatable {
+    /// Absolute path of the manifest.
+    public var manifestPath: String
+    /// Items in the manifest.
+    public var items: Int
+    /// Sections in the manifest.
+    public var sections: Int
+    /// Files that failed.
+    public var failures: [Manifest.Failure]
+    /// Thumbnails encoded by this run.
+    public var thumbnailsWritten: Int
+    /// Whether manifest.json was (re)written; false when its bytes would not change.
+    public var manifestWritten: Bool
+}
+
+/// The thumbframe version written into manifests.
+public enum ThumbframeVersion {
+    /// Semantic version of this build of thumbframe.
+    public static let current = "0.1.0"
+}

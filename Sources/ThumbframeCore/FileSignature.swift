@@ -1,0 +1,36 @@
+/// Decides which files of a tree are meant to be images: by extension, or by the magic bytes of
+/// a photo format when the extension says nothing (an image with a wrong extension is still an
+/// image; a `.txt` or `.mov` is silently not one).
+enum FileSignature {
+    /// Extensions of formats people keep in photo libraries, including ones libvips cannot read
+    /// (RAW, PSD): those become failures with a reason instead of vanishing without a word.
+    static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "jpe", "jfif", "png", "apng", "gif", "webp", "tif", "tiff", "heic", "heif", "hif",
+        "avif", "jxl", "jp2", "j2k", "bmp", "psd", "dng", "cr2", "cr3", "nef", "arw", "orf", "rw2", "raf",
+        "svg",
+    ]
+
+    /// True when the name's extension is an image format's.
+    static func hasImageExtension(_ name: String) -> Bool {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+
+    /// True when the first bytes are those of a photo format.
+    static func looksLikeImage(_ head: [UInt8]) -> Bool {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return true }  // JPEG
+        if starts([0x89, 0x50, 0x4E, 0x47]) { return true }  // PNG
+        if starts(Array("GIF8".utf8)) { return true }
+        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return true }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return true }  // TIFF
+        if starts(Array("ftyp".utf8), at: 4) {  // ISO base media: HEIF, AVIF
+            let brands = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis"]
+            return brands.contains { starts(Array($0.utf8), at: 8) }
+        }
+        if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { return true }  // JPEG XL
+        return false
+    }
+}

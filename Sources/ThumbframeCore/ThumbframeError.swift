@@ -1,0 +1,30 @@
+import Foundation
+
+/// Errors of the core layer that stop a whole run (a single bad file never throws: it becomes a
+/// `failures` entry).
+public enum ThumbframeError: LocalizedError, Equatable, Sendable {
+    /// libvips could not start.
+    case vipsStart(String)
+    /// The source directory cannot be read.
+    case sourceUnreadable(path: String, reason: String)
+    /// The output directory or manifest cannot be written.
+    case cannotWrite(path: String, reason: String)
+    /// A manifest file cannot be opened.
+    case manifestUnreadable(path: String, reason: String)
+    /// A manifest was read but is not a valid thumbframe manifest.
+    case invalidManifest(path: String, reason: String)
+    /// Conflicting or impossible options.
+    case invalidOptions(String)
+
+    /// The one-line sentence shown to the user.
+    public var errorDescription: String? {
+        switch self {
+        case .vipsStart(let why): "cannot start libvips: \(why)"
+        case .sourceUnreadable(let path, let why): "cannot read source directory \(path): \(why)"
+        case .cannotWrite(let path, let why): "cannot write \(path): \(why)"
+        case .manifestUnreadable(let path, let why): "cannot read \(path): \(why)"
+        case .invalidManifest(let path, let why): "\(path): \(why)"
+        case .invalidOptions(let why): why
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import ThumbframeManifest
+
+/// The geometry of every thumbnail of one image, worked out from its display size alone: the
+/// size to decode once (the largest any recipe needs) and each recipe's output and crop.
+struct ThumbnailPlan: Equatable {
+    /// One recipe's output.
+    struct Output: Equatable {
+        var recipe: ThumbnailRecipe
+        /// Pixel size of the written thumbnail.
+        var width: Int
+        var height: Int
+        /// Size the whole image is scaled to before a cover crop (equals width × height for fit).
+        var scaledWidth: Int
+        var scaledHeight: Int
+        /// For cover recipes, the visible part of the displayed image, normalized.
+        var crop: Manifest.Rect?
+    }
+
+    /// Box to decode into (display orientation), with shrink-on-load.
+    var decodeWidth: Int
+    var decodeHeight: Int
+    var outputs: [Output]
+
+    /// Plans thumbnails for an image of `width` × `height` display pixels. Never enlarges.
+    init(width: Int, height: Int, recipes: [ThumbnailRecipe]) {
+        precondition(width > 0 && height > 0)
+        let w = Double(width)
+        let h = Double(height)
+        func scaled(_ k: Double) -> (Int, Int) {
+            (max(1, Int((w * k).rounded())), max(1, Int((h * k).rounded())))
+        }
+        var largest = 0.0
+        outputs = recipes.map { recipe in
+            let boxW = Double(recipe.width)
+            let boxH = Double(recipe.height)
+            let limit = Double(recipe.format.maxDimension)
+            switch recipe.fit {
+            case .fit:
+                // A long image (height ≥ 3 × width) is limited by width only, so a 1080×7000
+                // screenshot previews at a readable 1080 wide instead of a thin strip; the
+                // format's largest side still bounds it.
+                let isLong = height >= 3 * width
+                let k = min(1, boxW / w, isLong ? limit / h : boxH / h, limit / w, limit / h)
+                largest = max(largest, k)
+                let (ow, oh) = scaled(k)
+                return Output(recipe: recipe, width: ow, height: oh, scaledWidth: ow, scaledHeight: oh, crop: nil)
+            case .cover:
+                let k = min(1, max(boxW / w, boxH / h))
+                largest = max(largest, k)
+                let (sw, sh) = scaled(k)
+                let ow = min(recipe.width, sw)
+                let oh = min(recipe.height, sh)
+                // The visible fraction from the exact scale, not the rounded one, so a frontend
+                // animating the cell into the full frame lands on the same rectangle.
+                let visibleW = min(1, Double(ow) / (w * k))
+                let visibleH = min(1, Double(oh) / (h * k))
+                let crop = Manifest.Rect(
+                    x: (1 - visibleW) / 2, y: (1 - visibleH) / 2, width: visibleW, height: visibleH)
+                return Output(recipe: recipe, width: ow, height: oh, scaledWidth: sw, scaledHeight: sh, crop: crop)
+            }
+        }
+        (decodeWidth, decodeHeight) = scaled(largest)
+    }
+}

@@ -1,0 +1,87 @@
+import CThumbframeShim
+import CVips
+import Foundation
+
+/// libvips, started once per process before any worker runs.
+enum Vips {
+    private static let started: Result<Void, ThumbframeError> = {
+        guard tf_vips_start("thumbframe") == 0 else { return .failure(.vipsStart(takeError())) }
+        return .success(())
+    }()
+
+    /// Starts libvips (idempotent): cache off, untrusted loaders blocked.
+    static func start() throws(ThumbframeError) {
+        try started.get()
+    }
+
+    /// The libvips version string, e.g. `8.14.1`.
+    static var version: String { String(cString: vips_version_string()) }
+
+    /// Takes libvips' error buffer as one line and clears it. The buffer is global and shared by
+    /// threads, so read it right after the failing call; the caller adds the file path.
+    static func takeError() -> String {
+        guard let raw = vips_error_buffer_copy() else { return "unknown libvips error" }
+        defer { g_free(raw) }
+        let lines = String(cString: raw).split(whereSeparator: \.isNewline).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let message = lines.filter { !$0.isEmpty }.joined(separator: "; ")
+        return message.isEmpty ? "unknown libvips error" : message
+    }
+
+    /// Frees libvips' per-thread state on a thread libvips did not create, before the thread
+    /// goes back to its pool.
+    static func threadDone() {
+        vips_thread_shutdown()
+    }
+}
+
+/// Owns one `VipsImage` reference; a class rather than a struct because the reference is
+/// released in `deinit`. Never leaves the adapter files: callers get Swift values.
+final class VipsImageHandle {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    init(_ pointer: UnsafeMutablePointer<VipsImage>) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        g_object_unref(pointer)
+    }
+
+    var width: Int { Int(vips_image_get_width(pointer)) }
+    var height: Int { Int(vips_image_get_height(pointer)) }
+    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+
+    func int(_ name: String) -> Int? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var value: Int32 = 0
+        guard vips_image_get_int(pointer, name, &value) == 0 else {
+            vips_error_clear()
+            return nil
+        }
+        return Int(value)
+    }
+
+    func string(_ name: String) -> String? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var value: UnsafePointer<CChar>?
+        guard vips_image_get_string(pointer, name, &value) == 0, let value else {
+            vips_error_clear()
+            return nil
+        }
+        return String(cString: value)
+    }
+
+    /// Copies a binary metadata item (such as `exif-data`) out of the image.
+    func blob(_ name: String) -> [UInt8]? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var data: UnsafeRawPointer?
+        var length = 0
+        guard vips_image_get_blob(pointer, name, &data, &length) == 0, let data, length > 0 else {
+            vips_error_clear()
+            return nil
+        }
+        return Array(UnsafeRawBufferPointer(start: data, count: length))
+    }
+}

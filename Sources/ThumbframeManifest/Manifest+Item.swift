@@ -1,0 +1,166 @@
+import Foundation
+
+extension Manifest {
+    /// One image of the library.
+    public struct Item: Codable, Hashable, Sendable {
+        /// Position in `items`.
+        public var index: Int
+        /// Index of the section holding the item.
+        public var section: Int
+        /// Position inside that section.
+        public var item: Int
+        /// Path relative to the source directory, `/`-separated.
+        public var path: String
+        /// What the source file was when it was read.
+        public var file: FileInfo
+        /// The image's header facts.
+        public var image: ImageInfo
+        /// Capture facts from EXIF; absent when the file has none of them.
+        public var exif: ExifInfo?
+        /// Thumbnails by recipe name.
+        public var thumbnails: [String: Thumbnail]
+
+        /// Creates an item.
+        public init(
+            index: Int, section: Int, item: Int, path: String, file: FileInfo, image: ImageInfo,
+            exif: ExifInfo?, thumbnails: [String: Thumbnail]
+        ) {
+            self.index = index
+            self.section = section
+            self.item = item
+            self.path = path
+            self.file = file
+            self.image = image
+            self.exif = exif
+            self.thumbnails = thumbnails
+        }
+    }
+
+    /// The source file's identity.
+    public struct FileInfo: Codable, Hashable, Sendable {
+        /// Size in bytes.
+        public var bytes: Int
+        /// Modification time, RFC 3339 in UTC with nanoseconds.
+        public var modified: String
+        /// SHA-256 of the file's bytes, lowercase hex.
+        public var sha256: String
+
+        /// Creates file facts.
+        public init(bytes: Int, modified: String, sha256: String) {
+            self.bytes = bytes
+            self.modified = modified
+            self.sha256 = sha256
+        }
+    }
+
+    /// Header facts about the image.
+    public struct ImageInfo: Codable, Hashable, Sendable {
+        /// Container format: `jpeg`, `png`, `webp`, `gif`, `tiff`, `heic`, `avif`, ...
+        public var format: String
+        /// Display width in pixels: the orientation already applied.
+        public var width: Int
+        /// Display height in pixels: the orientation already applied.
+        public var height: Int
+        /// Width of the pixel data as decoded, before orientation.
+        public var storedWidth: Int
+        /// Height of the pixel data as decoded, before orientation.
+        public var storedHeight: Int
+        /// EXIF orientation (1–8) a viewer must apply to the decoded pixels; 1 for HEIF/AVIF,
+        /// whose container rotation the decoder has already applied.
+        public var orientation: Int
+        /// Number of pages or frames.
+        public var pages: Int
+        /// Whether the image has an alpha channel.
+        public var hasAlpha: Bool
+        /// Whether the file is progressive (JPEG) or interlaced (PNG, GIF).
+        public var interlaced: Bool
+
+        /// Creates image facts.
+        public init(
+            format: String, width: Int, height: Int, storedWidth: Int, storedHeight: Int,
+            orientation: Int, pages: Int, hasAlpha: Bool, interlaced: Bool
+        ) {
+            self.format = format
+            self.width = width
+            self.height = height
+            self.storedWidth = storedWidth
+            self.storedHeight = storedHeight
+            self.orientation = orientation
+            self.pages = pages
+            self.hasAlpha = hasAlpha
+            self.interlaced = interlaced
+        }
+    }
+
+    /// Capture facts read from EXIF; each key only when the file has it.
+    public struct ExifInfo: Codable, Hashable, Sendable {
+        /// Local capture time, `YYYY-MM-DDTHH:MM:SS` (from DateTimeOriginal, DateTimeDigitized or DateTime).
+        public var capturedAt: String?
+        /// UTC offset of `capturedAt`, `+HH:MM` (from OffsetTimeOriginal).
+        public var offset: String?
+        /// Camera maker.
+        public var make: String?
+        /// Camera model.
+        public var model: String?
+
+        /// Creates capture facts.
+        public init(capturedAt: String? = nil, offset: String? = nil, make: String? = nil, model: String? = nil) {
+            self.capturedAt = capturedAt
+            self.offset = offset
+            self.make = make
+            self.model = model
+        }
+
+        /// True when no key is set; such a value is left out of the manifest.
+        public var isEmpty: Bool { capturedAt == nil && offset == nil && make == nil && model == nil }
+    }
+
+    /// One written thumbnail.
+    public struct Thumbnail: Codable, Hashable, Sendable {
+        /// Path relative to the manifest, content-addressed.
+        public var path: String
+        /// Pixel width of the thumbnail.
+        public var width: Int
+        /// Pixel height of the thumbnail.
+        public var height: Int
+        /// For cover thumbnails: the part of the displayed image the thumbnail shows, normalized to 0…1.
+        public var crop: Rect?
+
+        /// Creates a thumbnail record.
+        public init(path: String, width: Int, height: Int, crop: Rect?) {
+            self.path = path
+            self.width = width
+            self.height = height
+            self.crop = crop
+        }
+    }
+
+    /// A rectangle (points, or a 0…1 fraction for crops).
+    public struct Rect: Codable, Hashable, Sendable {
+        /// Left edge.
+        public var x: Double
+        /// Top edge.
+        public var y: Double
+        /// Width.
+        public var width: Double
+        /// Height.
+        public var height: Double
+
+        /// Creates a rectangle, rounded to the manifest's 4 decimals.
+        public init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x.roundedForManifest
+            self.y = y.roundedForManifest
+            self.width = width.roundedForManifest
+            self.height = height.roundedForManifest
+        }
+    }
+}
+
+extension Double {
+    /// The value rounded to 4 decimals, the precision of every fractional number in a manifest,
+    /// so output does not depend on the last bits of floating-point arithmetic.
+    public var roundedForManifest: Double {
+        let rounded = (self * 10_000).rounded() / 10_000
+        return rounded == 0 ? 0 : rounded  // no "-0"
+    }
+}

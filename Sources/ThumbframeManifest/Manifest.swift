@@ -1,0 +1,111 @@
+import Foundation
+
+/// A thumbframe manifest (`OUT_DIR/manifest.json`, version 1): everything an image browser needs
+/// to lay out and page through a photo library without decoding any original.
+public struct Manifest: Codable, Hashable, Sendable {
+    /// The value of `format` in every thumbframe manifest.
+    public static let formatName = "thumbframe-manifest"
+    /// The manifest version this library reads and writes.
+    public static let currentVersion = 1
+
+    /// Always `thumbframe-manifest`.
+    public var format: String
+    /// Always 1 for this layout of keys.
+    public var version: Int
+    /// The tool and library versions that wrote the manifest.
+    public var generator: Generator
+    /// Every option that changes the output.
+    public var settings: Settings
+    /// Sections in display order; each covers `count` consecutive items from `start`.
+    public var sections: [Section]
+    /// Every readable image, in display order (`items[i].index == i`).
+    public var items: [Item]
+    /// Every file that looked like an image but could not be processed.
+    public var failures: [Failure]
+
+    /// Creates a version-1 manifest.
+    public init(
+        generator: Generator, settings: Settings, sections: [Section], items: [Item], failures: [Failure]
+    ) {
+        self.format = Self.formatName
+        self.version = Self.currentVersion
+        self.generator = generator
+        self.settings = settings
+        self.sections = sections
+        self.items = items
+        self.failures = failures
+    }
+}
+
+extension Manifest {
+    /// Names the program that wrote a manifest.
+    public struct Generator: Codable, Hashable, Sendable {
+        /// Always `thumbframe`.
+        public var name: String
+        /// thumbframe's version.
+        public var version: String
+        /// The libvips version that decoded and encoded the images.
+        public var libvips: String
+
+        /// Creates a generator record.
+        public init(name: String = "thumbframe", version: String, libvips: String) {
+            self.name = name
+            self.version = version
+            self.libvips = libvips
+        }
+    }
+
+    /// The options that shaped the output.
+    public struct Settings: Codable, Hashable, Sendable {
+        /// How items are grouped: `directory`, `date` or `none`.
+        public var sections: String
+        /// How items are ordered inside a section: `name` or `date`.
+        public var order: String
+        /// The thumbnail recipes, in the order they were given.
+        public var thumbnails: [ThumbnailRecipe]
+
+        /// Creates settings.
+        public init(sections: String = "directory", order: String = "name", thumbnails: [ThumbnailRecipe]) {
+            self.sections = sections
+            self.order = order
+            self.thumbnails = thumbnails
+        }
+    }
+
+    /// A run of consecutive items shown under one heading.
+    public struct Section: Codable, Hashable, Sendable {
+        /// The section's key: a directory relative to the source (`.` for the root).
+        public var name: String
+        /// The heading to show: the directory's last component.
+        public var title: String
+        /// Flat index of the section's first item.
+        public var start: Int
+        /// Number of items; never 0.
+        public var count: Int
+
+        /// Creates a section.
+        public init(name: String, title: String, start: Int, count: Int) {
+            self.name = name
+            self.title = title
+            self.start = start
+            self.count = count
+        }
+    }
+
+    /// A file that could not be turned into an item.
+    public struct Failure: Codable, Hashable, Sendable {
+        /// Path relative to the source directory.
+        public var path: String
+        /// Where it failed: `read`, `probe`, `decode`, `encode`, `write`.
+        public var stage: String
+        /// One line saying why.
+        public var reason: String
+
+        /// Creates a failure record.
+        public init(path: String, stage: String, reason: String) {
+            self.path = path
+            self.stage = stage
+            self.reason = reason
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Errors of the manifest layer: reading manifests and parsing option values.
+public enum ManifestError: LocalizedError, Equatable, Sendable {
+    /// The bytes are not JSON of the manifest's shape.
+    case malformed(String)
+    /// The JSON is a manifest of another kind or version.
+    case unsupported(format: String, version: Int)
+    /// A `--thumb` value that cannot be parsed.
+    case invalidThumbnailSpec(String, String)
+
+    /// The one-line sentence shown to the user.
+    public var errorDescription: String? {
+        switch self {
+        case .malformed(let why):
+            "not a thumbframe manifest: \(why)"
+        case .unsupported(let format, let version):
+            "unsupported manifest: format '\(format)' version \(version) "
+                + "(expected '\(Manifest.formatName)' version \(Manifest.currentVersion))"
+        case .invalidThumbnailSpec(let text, let why):
+            "invalid thumbnail recipe '\(text)': \(why)"
+        }
+    }
+}

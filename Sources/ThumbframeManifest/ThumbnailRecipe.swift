@@ -1,0 +1,105 @@
+import Foundation
+
+/// How one kind of thumbnail is made: `NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]`.
+public struct ThumbnailRecipe: Codable, Hashable, Sendable {
+    /// How the image is fitted to the box.
+    public enum Fit: String, Codable, Hashable, Sendable, CaseIterable {
+        /// Fill the box and crop the centre (grid cells).
+        case cover
+        /// Fit inside the box, keeping the whole image (previews).
+        case fit
+    }
+
+    /// Encoded file format.
+    public enum Format: String, Codable, Hashable, Sendable, CaseIterable {
+        /// Baseline JPEG.
+        case jpeg
+        /// Lossy WebP.
+        case webp
+        /// AVIF (AV1 in HEIF).
+        case avif
+
+        /// File name extension of the thumbnail files.
+        public var fileExtension: String {
+            switch self {
+            case .jpeg: "jpg"
+            case .webp: "webp"
+            case .avif: "avif"
+            }
+        }
+
+        /// The largest side the format can encode: a long image's fit thumbnail is limited by it.
+        public var maxDimension: Int {
+            switch self {
+            case .jpeg: 65_500
+            case .webp: 16_383
+            case .avif: 16_384
+            }
+        }
+    }
+
+    /// Key under `thumbnails` in each item.
+    public var name: String
+    /// Box width in pixels.
+    public var width: Int
+    /// Box height in pixels.
+    public var height: Int
+    /// Cover (crop) or fit.
+    public var fit: Fit
+    /// Output format.
+    public var format: Format
+    /// Encoder quality, 1–100.
+    public var quality: Int
+
+    /// Creates a recipe.
+    public init(name: String, width: Int, height: Int, fit: Fit, format: Format = .jpeg, quality: Int = 80) {
+        self.name = name
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.format = format
+        self.quality = quality
+    }
+
+    /// The default pair: a 256×256 grid cell and a 1280 preview.
+    public static let defaults: [ThumbnailRecipe] = [
+        ThumbnailRecipe(name: "grid", width: 256, height: 256, fit: .cover, format: .jpeg, quality: 80),
+        ThumbnailRecipe(name: "preview", width: 1280, height: 1280, fit: .fit, format: .jpeg, quality: 82),
+    ]
+
+    /// Everything that changes the pixels, without the name: two recipes that differ only in name
+    /// make identical files, and content addressing shares them.
+    public var canonicalRecipe: String {
+        "\(width)x\(height):\(fit.rawValue):\(format.rawValue):q\(quality)"
+    }
+
+    /// Parses `NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]`; fit defaults to `fit`, format to
+    /// `jpeg`, quality to 80.
+    public init(parsing text: String) throws(ManifestError) {
+        func bad(_ why: String) -> ManifestError { .invalidThumbnailSpec(text, why) }
+        guard let equals = text.firstIndex(of: "=") else { throw bad("expected NAME=WxH") }
+        let name = String(text[..<equals])
+        guard !name.isEmpty,
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else { throw bad("the name must be letters, digits, '-' or '_'") }
+        var parts = text[text.index(after: equals)...].split(separator: ":", omittingEmptySubsequences: false)
+        guard !parts.isEmpty else { throw bad("expected WxH after '='") }
+        let size = parts.removeFirst().split(separator: "x", omittingEmptySubsequences: false)
+        guard size.count == 2, let width = Int(size[0]), let height = Int(size[1]),
+            (1...65_500).contains(width), (1...65_500).contains(height)
+        else { throw bad("the size must be WxH with both sides from 1 to 65500") }
+        var recipe = ThumbnailRecipe(name: name, width: width, height: height, fit: .fit)
+        for part in parts {
+            if let fit = Fit(rawValue: String(part)) {
+                recipe.fit = fit
+            } else if let format = Format(rawValue: String(part)) {
+                recipe.format = format
+            } else if part.first == "q", let quality = Int(part.dropFirst()), (1...100).contains(quality) {
+                recipe.quality = quality
+            } else {
+                throw bad("unknown part '\(part)' (expected cover, fit, jpeg, webp, avif or q1…q100)")
+            }
+        }
+        self = recipe
+    }
+}

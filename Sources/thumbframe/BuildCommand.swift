@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import ThumbframeCore
+import ThumbframeManifest
+
+extension ThumbnailRecipe: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let recipe = try? ThumbnailRecipe(parsing: argument) else { return nil }
+        self = recipe
+    }
+}
+
+/// `thumbframe build SOURCE_DIR --out OUT_DIR`: the main job.
+struct BuildCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "build",
+        abstract: "Write thumbnails and manifest.json for every image under SOURCE_DIR.",
+        discussion: "Prints the manifest's path on stdout. Exit 0 when every file was processed, 1 when the manifest was written but some files failed."
+    )
+
+    @Argument(help: "The directory of originals.")
+    var source: String
+
+    @Option(name: .long, help: "Output directory for manifest.json and thumbs/.")
+    var out: String
+
+    @Option(
+        name: .customLong("thumb"),
+        help: ArgumentHelp(
+            "A thumbnail recipe NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]; repeat for more. Replaces the defaults grid=256x256:cover:jpeg:q80 and preview=1280x1280:fit:jpeg:q82.",
+            valueName: "recipe"))
+    var thumbs: [ThumbnailRecipe] = []
+
+    @Option(help: "Files processed at once (default: the number of cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("max-pixels"), help: "Fail images with more pixels than this, from their header.")
+    var maxPixels: Int = BuildOptions.defaultMaxPixels
+
+    @Flag(help: "Print nothing on stderr but errors.")
+    var quiet = false
+
+    func validate() throws {
+        do {
+            try options.validate()
+        } catch {
+            throw ValidationError(error.localizedDescription)
+        }
+    }
+
+    var options: BuildOptions {
+        BuildOptions(
+            source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
+            jobs: jobs, maxPixels: maxPixels)
+    }
+
+    func run() async throws {
+        let quiet = quiet
+        let builder = Builder(options: options, log: { line in if !quiet { Diagnostics.line(line) } })
+        let report: BuildReport
+        do {
+            report = try await builder.run()
+        } catch {
+            throw cliExitCode(for: error)
+        }
+        print(report.manifestPath)
+        if !quiet {
+            Diagnostics.line(
+                "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
+                    + "\(report.thumbnailsWritten) thumbnails written, manifest \(report.manifestWritten ? "written" : "unchanged")")
+        }
+        if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+}
