@@ -5,9 +5,17 @@
 
 #include <libexif/exif-utils.h>
 
+static void tf_discard_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void) domain; (void) level; (void) message; (void) data;
+}
+
 int tf_vips_start(const char *argv0) {
     if (VIPS_INIT(argv0))
         return -1;
+    // libvips reports decode trouble twice: in its error buffer, which the failing call's caller
+    // turns into a failure entry naming the file, and as g_warning lines on stderr that name no
+    // file and interleave across workers. Keep the first only.
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE, tf_discard_log, NULL);
     // A batch opens every file once: caching operations would only hold memory.
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
@@ -28,10 +36,15 @@ VipsImage *tf_image_new_from_file(const char *path) {
 }
 
 int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int width, int height, int fail_on) {
+    // libvips 8.14 does not hand thumbnail_buffer's own "fail_on" to the loader (a truncated
+    // JPEG would decode half grey); the loader's option string does reach it.
+    char options[64];
+    const char *level = vips_enum_nick(VIPS_TYPE_FAIL_ON, fail_on);
+    g_snprintf(options, sizeof(options), "fail_on=%s", level ? level : "none");
     return vips_thumbnail_buffer((void *) data, length, out, width,
         "height", height,
         "size", VIPS_SIZE_DOWN,
-        "fail_on", (VipsFailOn) fail_on,
+        "option_string", options,
         NULL);
 }
 

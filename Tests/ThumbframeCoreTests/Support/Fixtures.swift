@@ -1,0 +1,153 @@
+import CThumbframeShim
+import CVips
+import Foundation
+import Testing
+@testable import ThumbframeCore
+
+/// Images synthesized with libvips for tests: nothing binary is committed.
+enum Fixtures {
+    /// A colour in 8-bit sRGB.
+    struct Colour: Equatable, CustomStringConvertible {
+        var r: UInt8, g: UInt8, b: UInt8
+        static let red = Colour(r: 220, g: 30, b: 30)
+        static let green = Colour(r: 30, g: 200, b: 40)
+        static let blue = Colour(r: 30, g: 40, b: 210)
+
+        /// Close enough after resampling and JPEG compression.
+        func isNear(_ other: Colour) -> Bool {
+            abs(Int(r) - Int(other.r)) < 60 && abs(Int(g) - Int(other.g)) < 60 && abs(Int(b) - Int(other.b)) < 60
+        }
+        var description: String { "rgb(\(r),\(g),\(b))" }
+    }
+
+    /// The picture a viewer must show: red top-left quadrant, green top-right, blue bottom half.
+    /// Two distinct top corners make every one of the eight orientations tell apart (a single
+    /// marker would survive a transpose unnoticed).
+    static func markerColour(x: Int, y: Int, width: Int, height: Int) -> Colour {
+        if y >= height / 2 { return .blue }
+        return x < width / 2 ? .red : .green
+    }
+
+    /// Where display pixel (x, y) lies in the stored pixels for an EXIF orientation: the
+    /// inverse of what a viewer applies (TIFF/EXIF 2.32 Orientation, values 1–8).
+    static func storedCoordinate(displayX x: Int, displayY y: Int, displayWidth w: Int, displayHeight h: Int,
+                                 orientation: Int) -> (Int, Int)
+    {
+        switch orientation {
+        case 2: (w - 1 - x, y)  // mirrored horizontally
+        case 3: (w - 1 - x, h - 1 - y)  // rotated 180°
+        case 4: (x, h - 1 - y)  // mirrored vertically
+        case 5: (y, x)  // transposed
+        case 6: (y, w - 1 - x)  // stored rotated 90° counter-clockwise; viewer turns it clockwise
+        case 7: (h - 1 - y, w - 1 - x)  // transverse
+        case 8: (h - 1 - y, x)  // stored rotated 90° clockwise; viewer turns it back
+        default: (x, y)
+        }
+    }
+
+    /// Writes an image that shows the marker picture at `displayWidth` × `displayHeight` once a
+    /// viewer applies `orientation`. With `applyOrientation: false` the pixels are written as
+    /// displayed and the tag is only a label (what a HEIF decoder that already rotated presents).
+    static func writeMarkerImage(
+        to path: String, displayWidth w: Int, displayHeight h: Int, orientation: Int, format: TFFormat,
+        applyOrientation: Bool = true, alpha: Bool = false
+    ) throws {
+        let swaps = applyOrientation && orientation >= 5
+        let storedW = swaps ? h : w
+        let storedH = swaps ? w : h
+        let bands = alpha ? 4 : 3
+        var pixels = [UInt8](repeating: 0, count: storedW * storedH * bands)
+        for y in 0..<h {
+            for x in 0..<w {
+                let (sx, sy) = applyOrientation
+                    ? storedCoordinate(displayX: x, displayY: y, displayWidth: w, displayHeight: h, orientation: orientation)
+                    : (x, y)
+                let colour = markerColour(x: x, y: y, width: w, height: h)
+                let offset = (sy * storedW + sx) * bands
+                pixels[offset] = colour.r
+                pixels[offset + 1] = colour.g
+                pixels[offset + 2] = colour.b
+                if alpha { pixels[offset + 3] = x < w / 4 ? 0 : 255 }
+            }
+        }
+        try Vips.start()
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(storedW), Int32(storedH), Int32(bands),
+                                            VIPS_FORMAT_UCHAR)
+        }
+        guard let image else { throw FixtureError(Vips.takeError()) }
+        defer { g_object_unref(image) }
+        if orientation != 1 { vips_image_set_int(image, "orientation", Int32(orientation)) }
+        guard tf_save_file(image, path, format, 92) == 0 else { throw FixtureError(Vips.takeError()) }
+    }
+
+    /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
+    static func writeImage(to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG) throws {
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let offset = (y * width + x) * 3
+                pixels[offset] = UInt8(x * 255 / max(1, width - 1))
+                pixels[offset + 1] = UInt8(y * 255 / max(1, height - 1))
+                pixels[offset + 2] = 128
+            }
+        }
+        try Vips.start()
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)
+        }
+        guard let image else { throw FixtureError(Vips.takeError()) }
+        defer { g_object_unref(image) }
+        guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(Vips.takeError()) }
+    }
+
+    /// Decoded pixels of an image file, as 8-bit RGB.
+    struct Decoded {
+        var width: Int
+        var height: Int
+        var bands: Int
+        var pixels: [UInt8]
+
+        func colour(x: Int, y: Int) -> Colour {
+            let offset = (y * width + x) * bands
+            return Colour(r: pixels[offset], g: pixels[offset + 1], b: pixels[offset + 2])
+        }
+    }
+
+    static func decode(_ path: String) throws -> Decoded {
+        try Vips.start()
+        guard let image = tf_image_new_from_file(path) else { throw FixtureError(Vips.takeError()) }
+        defer { g_object_unref(image) }
+        var length = 0
+        guard let memory = vips_image_write_to_memory(image, &length) else { throw FixtureError(Vips.takeError()) }
+        defer { g_free(memory) }
+        return Decoded(
+            width: Int(vips_image_get_width(image)), height: Int(vips_image_get_height(image)),
+            bands: Int(vips_image_get_bands(image)),
+            pixels: Array(UnsafeRawBufferPointer(start: memory, count: length)))
+    }
+
+    /// Runs `body` with a new empty directory, removed afterwards.
+    static func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("thumbframe-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await body(path)
+    }
+
+    /// Creates the directories of `path` and writes `bytes`.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

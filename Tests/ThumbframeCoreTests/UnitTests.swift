@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+@testable import ThumbframeCore
+
+@Suite("Natural order")
+struct NaturalOrderTests {
+    @Test func numbersCompareByValue() {
+        let names = ["IMG_10.jpg", "IMG_2.jpg", "img_1.jpg", "IMG_002.jpg", "a", "IMG_9999999999999999999999.jpg", "B"]
+        #expect(names.sorted(by: NaturalOrder.less) == [
+            "a", "B", "img_1.jpg", "IMG_002.jpg", "IMG_2.jpg", "IMG_10.jpg", "IMG_9999999999999999999999.jpg",
+        ])
+    }
+
+    @Test func totalOrderWithByteTieBreak() {
+        // Equal by natural order alone; bytes decide, so sorting is stable across runs.
+        #expect(NaturalOrder.less("IMG_002.jpg", "IMG_2.jpg"))
+        #expect(!NaturalOrder.less("IMG_2.jpg", "IMG_002.jpg"))
+        #expect(!NaturalOrder.less("x", "x"))
+    }
+
+    @Test func directoriesBeforeTheirChildrenAndSiblings() {
+        let paths: [[String]] = [["a-b"], ["a", "b"], [], ["a"], ["a", "10"], ["a", "9"]]
+        #expect(paths.sorted(by: NaturalOrder.lessPath) == [[], ["a"], ["a", "9"], ["a", "10"], ["a", "b"], ["a-b"]])
+    }
+}
+
+@Suite("Thumbnail plan")
+struct ThumbnailPlanTests {
+    @Test func decodeOnceAtTheLargestNeed() {
+        let plan = ThumbnailPlan(width: 4000, height: 3000, recipes: ThumbnailRecipe.defaults)
+        #expect((plan.decodeWidth, plan.decodeHeight) == (1280, 960))
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [1280, 960]])
+        #expect(plan.outputs[0].crop == Manifest.Rect(x: 0.125, y: 0, width: 0.75, height: 1))
+    }
+
+    @Test func coverCanNeedMoreThanFit() {
+        // A panorama: the 256-high cover cell needs more pixels than the 1280-wide preview.
+        let plan = ThumbnailPlan(width: 12_000, height: 1000, recipes: ThumbnailRecipe.defaults)
+        #expect((plan.decodeWidth, plan.decodeHeight) == (3072, 256))
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [1280, 107]])
+    }
+
+    @Test func neverEnlarges() {
+        let plan = ThumbnailPlan(width: 100, height: 50, recipes: ThumbnailRecipe.defaults)
+        #expect((plan.decodeWidth, plan.decodeHeight) == (100, 50))
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[100, 50], [100, 50]])
+        #expect(plan.outputs[0].crop == Manifest.Rect(x: 0, y: 0, width: 1, height: 1))
+    }
+
+    @Test func longImagesAreLimitedByWidthAndFormat() {
+        let plan = ThumbnailPlan(width: 1080, height: 7000, recipes: ThumbnailRecipe.defaults)
+        #expect(plan.outputs[1].width == 1080 && plan.outputs[1].height == 7000)
+        let webp = ThumbnailRecipe(name: "p", width: 1280, height: 1280, fit: .fit, format: .webp)
+        let tall = ThumbnailPlan(width: 1000, height: 40_000, recipes: [webp])
+        #expect(tall.outputs[0].height == 16_383 && tall.outputs[0].width == 410)
+        // Just under 3:1 is not long: fitted in the box.
+        let notLong = ThumbnailPlan(width: 1000, height: 2999, recipes: ThumbnailRecipe.defaults)
+        #expect(notLong.outputs[1].height == 1280)
+    }
+}
+
+@Suite("EXIF text")
+struct ExifTextTests {
+    @Test(arguments: [
+        ("2019:06:01 12:00:00", "2019-06-01T12:00:00"),
+        ("2019-06-01 12:00:00", "2019-06-01T12:00:00"),
+        ("2008:05:30 15:56:01\0", "2008-05-30T15:56:01"),
+    ])
+    func validDates(text: String, expected: String) {
+        #expect(ExifText.captureDate(Array(text.utf8)) == expected)
+    }
+
+    @Test(arguments: ["0000:00:00 00:00:00", "    :  :     :  :  ", "", "2019:13:01 12:00:00", "2019:06:01 25:00:00"])
+    func invalidDates(text: String) {
+        #expect(ExifText.captureDate(Array(text.utf8)) == nil)
+    }
+
+    @Test func offsetsAndLabels() {
+        #expect(ExifText.utcOffset(Array("+01:00".utf8)) == "+01:00")
+        #expect(ExifText.utcOffset(Array("-09:30".utf8)) == "-09:30")
+        #expect(ExifText.utcOffset(Array("01:00".utf8)) == nil)
+        #expect(ExifText.utcOffset(Array("+1:00".utf8)) == nil)
+        #expect(ExifText.label(Array("Canon  ".utf8)) == "Canon")
+        #expect(ExifText.label(Array("   ".utf8)) == nil)
+        #expect(ExifText.label([0x41, 0x07, 0x42]) == "AB")
+    }
+}
+
+@Suite("File signature")
+struct FileSignatureTests {
+    @Test func extensions() {
+        #expect(FileSignature.hasImageExtension("IMG_1.JPG"))
+        #expect(FileSignature.hasImageExtension("a.heic"))
+        #expect(!FileSignature.hasImageExtension("notes.txt"))
+        #expect(!FileSignature.hasImageExtension("jpg"))
+        #expect(!FileSignature.hasImageExtension(".jpg"))
+    }
+
+    @Test func magicBytes() {
+        #expect(FileSignature.looksLikeImage([0xFF, 0xD8, 0xFF, 0xE0]))
+        #expect(FileSignature.looksLikeImage([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A]))
+        #expect(FileSignature.looksLikeImage(Array("RIFF\0\0\0\0WEBPVP8 ".utf8)))
+        #expect(FileSignature.looksLikeImage([0, 0, 0, 0x18] + Array("ftypheic".utf8)))
+        #expect(!FileSignature.looksLikeImage([0, 0, 0, 0x18] + Array("ftypmp42".utf8)))
+        #expect(!FileSignature.looksLikeImage(Array("hello".utf8)))
+        #expect(!FileSignature.looksLikeImage([]))
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+
+@Suite("Thumbnail recipes")
+struct ThumbnailRecipeTests {
+    @Test func parsesEveryPart() throws {
+        let recipe = try ThumbnailRecipe(parsing: "grid=256x200:cover:webp:q75")
+        #expect(recipe == ThumbnailRecipe(name: "grid", width: 256, height: 200, fit: .cover, format: .webp, quality: 75))
+        #expect(recipe.canonicalRecipe == "256x200:cover:webp:q75")
+        let defaults = try ThumbnailRecipe(parsing: "p=10x20")
+        #expect((defaults.fit, defaults.format, defaults.quality) == (.fit, .jpeg, 80))
+    }
+
+    @Test(arguments: ["grid", "=10x10", "g=10", "g=0x10", "g=10x10:zoom", "g=10x10:q0", "g=10x10:q101", "g h=1x1", "g=axb"])
+    func rejectsMalformed(text: String) {
+        #expect(throws: ManifestError.self) { try ThumbnailRecipe(parsing: text) }
+    }
+}
+
+@Suite("Manifest coding")
+struct ManifestCodingTests {
+    static func sample() -> Manifest {
+        let item = Manifest.Item(
+            index: 0, section: 0, item: 0, path: "2019/trip/IMG_0001.jpg",
+            file: .init(bytes: 2_817_364, modified: "2019-06-01T10:00:00.123456789Z", sha256: String(repeating: "a", count: 64)),
+            image: .init(format: "jpeg", width: 3024, height: 4032, storedWidth: 4032, storedHeight: 3024, orientation: 6,
+                         pages: 1, hasAlpha: false, interlaced: false),
+            exif: .init(capturedAt: "2019-06-01T12:00:00", offset: "+02:00", make: "Apple", model: "iPhone X"),
+            thumbnails: ["grid": .init(path: "thumbs/ab/ab.jpg", width: 256, height: 256,
+                                       crop: .init(x: 0, y: 0.125, width: 1, height: 0.75))])
+        return Manifest(
+            generator: .init(version: "0.1.0", libvips: "8.14.1"),
+            settings: .init(thumbnails: ThumbnailRecipe.defaults),
+            sections: [.init(name: "2019/trip", title: "trip", start: 0, count: 1)], items: [item],
+            failures: [.init(path: "broken.jpg", stage: "decode", reason: "premature end")])
+    }
+
+    @Test func roundTripsAndIsStable() throws {
+        let manifest = Self.sample()
+        let data = try manifest.encoded()
+        #expect(try Manifest.decode(from: data) == manifest)
+        #expect(try manifest.encoded() == data)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("\"path\" : \"2019/trip/IMG_0001.jpg\""))  // slashes not escaped
+        #expect(text.hasSuffix("}\n"))
+    }
+
+    @Test func roundsToFourDecimals() {
+        let rect = Manifest.Rect(x: 1.0 / 3, y: -0.00001, width: 2527.777777, height: 0.12345)
+        #expect(rect == Manifest.Rect(x: 0.3333, y: 0, width: 2527.7778, height: 0.1235))
+        #expect(rect.y.sign == .plus)
+    }
+
+    @Test func rejectsOtherDocuments() {
+        #expect(throws: ManifestError.unsupported(format: "something-else", version: 1)) {
+            try Manifest.decode(from: Data(#"{"format":"something-else","version":1}"#.utf8))
+        }
+        #expect(throws: ManifestError.unsupported(format: "thumbframe-manifest", version: 2)) {
+            try Manifest.decode(from: Data(#"{"format":"thumbframe-manifest","version":2}"#.utf8))
+        }
+        #expect(throws: ManifestError.self) { try Manifest.decode(from: Data("{\"format\": \"thumb".utf8)) }
+        #expect(throws: ManifestError.malformed("missing key 'generator' at top level")) {
+            try Manifest.decode(from: Data(#"{"format":"thumbframe-manifest","version":1}"#.utf8))
+        }
+    }
+}
