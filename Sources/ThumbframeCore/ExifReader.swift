@@ -12,10 +12,14 @@ struct ExifFacts: Equatable {
 
 /// Reads EXIF blocks with libexif. The only file that touches libexif.
 enum ExifReader {
-    /// Parses an EXIF block: `Exif\0\0` + TIFF structure (as libvips hands it out), or a bare
-    /// TIFF file (whose IFD0 is its EXIF IFD0).
-    static func read(_ block: [UInt8], isBareTIFF: Bool = false) -> ExifFacts {
-        let bytes = isBareTIFF ? Array("Exif\0\0".utf8) + block : block
+    /// Parses an EXIF block: `Exif\0\0` + TIFF structure (as libvips hands out JPEG's), or a
+    /// bare TIFF structure (some HEIF files' EXIF item, or a whole TIFF file, whose IFD0 is its
+    /// EXIF IFD0). libexif reads at most 64 KiB (the JPEG APP1 limit), so a TIFF whose IFDs lie
+    /// further in yields no capture facts; its orientation still comes from libvips.
+    static func read(_ block: [UInt8]) -> ExifFacts {
+        let isBareTIFF = block.starts(with: [0x49, 0x49, 0x2A, 0x00]) || block.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
+        // libexif wants the APP1 signature in front of the TIFF header.
+        let bytes = isBareTIFF ? Array("Exif\0\0".utf8) + block.prefix(0xFFF0) : block
         guard bytes.count > 6, bytes.count <= Int(UInt32.max) else { return ExifFacts() }
         return bytes.withUnsafeBufferPointer { buffer in
             guard let exif = tf_exif_load(buffer.baseAddress, UInt32(buffer.count)) else { return ExifFacts() }

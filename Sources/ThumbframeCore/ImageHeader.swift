@@ -44,7 +44,7 @@ struct ImageHeader: Equatable {
         if let block = image.blob("exif-data") {
             facts = ExifReader.read(block)
         } else if format == "tiff" {
-            facts = ExifReader.read(Array(fileBytes), isBareTIFF: true)
+            facts = ExifReader.read(Array(fileBytes.prefix(0xFFF0)))
         } else {
             facts = ExifFacts()
         }

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+@testable import ThumbframeCore
+
+/// Real camera and phone files from `../shared/corpus/exif-samples`, checked against
+/// `exiftool -n` (sizes, orientation, EXIF text) and the `vips` CLI (what cannot be decoded).
+@Suite("Real-image corpus")
+struct CorpusTests {
+    static let corpus: String = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent("../shared/corpus/exif-samples").standardized.path
+    }()
+
+    static func tool(_ name: String) -> String? {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)", "/opt/homebrew/bin/\(name)"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static var available: Bool {
+        FileManager.default.fileExists(atPath: corpus) && tool("exiftool") != nil && tool("vips") != nil
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// What exiftool says of one file; `-n` for numbers, EXIF group only for text.
+    struct Oracle: Decodable {
+        var SourceFile: String
+        var FileType: String?
+        var ImageWidth: Int?
+        var ImageHeight: Int?
+        var Orientation: Int?
+        var Rotation: Int?
+        var DateTimeOriginal: Value?
+        var CreateDate: Value?
+        var ModifyDate: Value?
+        var OffsetTimeOriginal: Value?
+        var Make: Value?
+        var Model: Value?
+        var Warning: Value?
+        var FileSize: Int?
+
+        /// exiftool prints numbers for some odd values; compare as text.
+        struct Value: Decodable {
+            var text: String
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let text = try? container.decode(String.self) {
+                    self.text = text
+                } else {
+                    self.text = String(try container.decode(Double.self))
+                }
+            }
+        }
+    }
+
+    @Test(
+        "every file matches exiftool and vips",
+        .enabled(if: available, "needs ../shared/corpus/exif-samples, exiftool and vips (scripts/bootstrap --test)"))
+    func corpusMatchesOracles() async throws {
+        try await Fixtures.withTemporaryDirectory { out in
+            let report = try await Builder(options: BuildOptions(source: Self.corpus, output: out)).run()
+            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, json) = try Self.run(Self.tool("exiftool")!, [
+                "-n", "-json", "-r", "-FileType", "-ImageWidth", "-ImageHeight", "-Orientation", "-Rotation",
+                "-EXIF:DateTimeOriginal", "-EXIF:CreateDate", "-EXIF:ModifyDate", "-EXIF:OffsetTimeOriginal",
+                "-EXIF:Make", "-EXIF:Model", "-Warning", "-FileSize", Self.corpus,
+            ])
+            let oracles = try JSONDecoder().decode([Oracle].self, from: json)
+            #expect(oracles.count > 90)
+            let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
+            let failures = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, $0) })
+            #expect(items.count + failures.count == oracles.count, "every image is an item or a failure, nothing else")
+
+            for oracle in oracles {
+                let path = String(oracle.SourceFile.dropFirst(Self.corpus.count + 1))
+                if let failure = failures[path] {
+                    // Only what libvips itself cannot decode may fail.
+                    let (status, _) = try Self.run(Self.tool("vips")!, [
+                        "copy", oracle.SourceFile + "[fail_on=truncated]", out + "/oracle.v",
+                    ])
+                    #expect(status != 0, "\(path) failed (\(failure.reason)) but vips decodes it")
+                    continue
+                }
+                let item = try #require(items[path], "\(path) is neither an item nor a failure")
+                try Self.check(item, against: oracle, path: path)
+            }
+            #expect(failures.keys.contains("jpg/corrupted.jpg"))
+        }
+    }
+
+    static func check(_ item: Manifest.Item, against oracle: Oracle, path: String) throws {
+        var width = try #require(oracle.ImageWidth, "\(path): exiftool has no size")
+        var height = try #require(oracle.ImageHeight)
+        let orientation: Int
+        if oracle.FileType == "HEIC" || oracle.FileType == "AVIF" {
+            // ispe is the coded size; libheif applies irot, and thumbframe must not rotate again.
+            if oracle.Rotation == 90 || oracle.Rotation == 270 { swap(&width, &height) }
+            orientation = 1
+        } else {
+            orientation = oracle.Orientation ?? 1
+            if orientation >= 5 { swap(&width, &height) }
+        }
+        #expect(item.image.orientation == orientation, "\(path) orientation")
+        #expect(item.image.width == width && item.image.height == height, "\(path) display size")
+
+        // libexif reads at most 64 KiB of EXIF (the JPEG APP1 limit): a larger TIFF's IFDs are
+        // out of its reach (a documented limitation), while orientation comes from libvips.
+        if oracle.FileType == "TIFF", (oracle.FileSize ?? 0) > 0xFFF0 { return }
+        let dates = [oracle.DateTimeOriginal, oracle.CreateDate, oracle.ModifyDate].compactMap {
+            $0.flatMap { ExifText.captureDate(Array($0.text.utf8)) }
+        }
+        // exiftool refuses to follow a mistyped ExifOffset that libexif follows; there the
+        // oracle does not see the Exif IFD's dates at all.
+        if oracle.Warning?.text.contains("ExifOffset") != true {
+            #expect(item.exif?.capturedAt == dates.first, "\(path) capturedAt")
+        }
+        if oracle.DateTimeOriginal.flatMap({ ExifText.captureDate(Array($0.text.utf8)) }) != nil {
+            #expect(item.exif?.offset == oracle.OffsetTimeOriginal?.text, "\(path) offset")
+        }
+        #expect(item.exif?.make == oracle.Make.flatMap { ExifText.label(Array($0.text.utf8)) }, "\(path) make")
+        #expect(item.exif?.model == oracle.Model.flatMap { ExifText.label(Array($0.text.utf8)) }, "\(path) model")
+        for thumbnail in item.thumbnails.values {
+            #expect(thumbnail.width >= 1 && thumbnail.height >= 1)
+        }
+    }
+}
