@@ -41,14 +41,20 @@ let package = Package(
             ]
         ),
 
+        // Images synthesized with libvips for the tests (only the C APIs: no testable imports).
+        .target(
+            name: "ThumbframeTestSupport",
+            dependencies: ["CVips", "CThumbframeShim"],
+            path: "Tests/ThumbframeTestSupport"
+        ),
         .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest"]),
         .testTarget(
             name: "ThumbframeCoreTests",
-            dependencies: ["ThumbframeCore", "ThumbframeManifest", "CVips", "CThumbframeShim"]
+            dependencies: ["ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport", "CVips", "CThumbframeShim"]
         ),
         .testTarget(
             name: "ThumbframeCLITests",
-            dependencies: ["thumbframe", "ThumbframeCore", "ThumbframeManifest"]
+            dependencies: ["thumbframe", "ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport"]
         ),
     ]
 )

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 @testable import ThumbframeCore
+import ThumbframeTestSupport
 
 @Suite("Build")
 struct BuildTests {

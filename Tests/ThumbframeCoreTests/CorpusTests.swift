@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 @testable import ThumbframeCore
+import ThumbframeTestSupport
 
 /// Real camera and phone files from `../shared/corpus/exif-samples`, checked against
 /// `exiftool -n` (sizes, orientation, EXIF text) and the `vips` CLI (what cannot be decoded).

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 @testable import ThumbframeCore
+import ThumbframeTestSupport
 
 /// Every EXIF orientation must give the right display size and upright thumbnails: the marker
 /// picture (red top-left, green top-right, blue bottom) must come out where a viewer shows it.

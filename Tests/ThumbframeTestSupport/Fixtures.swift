@@ -1,36 +1,53 @@
 import CThumbframeShim
 import CVips
 import Foundation
-import Testing
-@testable import ThumbframeCore
 
 /// Images synthesized with libvips for tests: nothing binary is committed.
-enum Fixtures {
+public enum Fixtures {
+    /// libvips for the fixtures themselves (the product starts it the same way).
+    static let started: Bool = tf_vips_start("thumbframe-tests") == 0
+
+    static func startVips() throws {
+        guard started else { throw FixtureError("libvips did not start") }
+    }
+
+    static func vipsError() -> String {
+        guard let raw = vips_error_buffer_copy() else { return "unknown libvips error" }
+        defer { g_free(raw) }
+        return String(cString: raw)
+    }
+
     /// A colour in 8-bit sRGB.
-    struct Colour: Equatable, CustomStringConvertible {
-        var r: UInt8, g: UInt8, b: UInt8
-        static let red = Colour(r: 220, g: 30, b: 30)
-        static let green = Colour(r: 30, g: 200, b: 40)
-        static let blue = Colour(r: 30, g: 40, b: 210)
+    public struct Colour: Equatable, Sendable, CustomStringConvertible {
+        public var r: UInt8, g: UInt8, b: UInt8
+        public static let red = Colour(r: 220, g: 30, b: 30)
+        public static let green = Colour(r: 30, g: 200, b: 40)
+        public static let blue = Colour(r: 30, g: 40, b: 210)
+
+        public init(r: UInt8, g: UInt8, b: UInt8) {
+            self.r = r
+            self.g = g
+            self.b = b
+        }
 
         /// Close enough after resampling and JPEG compression.
-        func isNear(_ other: Colour) -> Bool {
+        public func isNear(_ other: Colour) -> Bool {
             abs(Int(r) - Int(other.r)) < 60 && abs(Int(g) - Int(other.g)) < 60 && abs(Int(b) - Int(other.b)) < 60
         }
-        var description: String { "rgb(\(r),\(g),\(b))" }
+        public var description: String { "rgb(\(r),\(g),\(b))" }
     }
 
     /// The picture a viewer must show: red top-left quadrant, green top-right, blue bottom half.
     /// Two distinct top corners make every one of the eight orientations tell apart (a single
     /// marker would survive a transpose unnoticed).
-    static func markerColour(x: Int, y: Int, width: Int, height: Int) -> Colour {
+    public static func markerColour(x: Int, y: Int, width: Int, height: Int) -> Colour {
         if y >= height / 2 { return .blue }
         return x < width / 2 ? .red : .green
     }
 
     /// Where display pixel (x, y) lies in the stored pixels for an EXIF orientation: the
     /// inverse of what a viewer applies (TIFF/EXIF 2.32 Orientation, values 1–8).
-    static func storedCoordinate(displayX x: Int, displayY y: Int, displayWidth w: Int, displayHeight h: Int,
+    public static func storedCoordinate(displayX x: Int, displayY y: Int, displayWidth w: Int, displayHeight h: Int,
                                  orientation: Int) -> (Int, Int)
     {
         switch orientation {
@@ -48,7 +65,7 @@ enum Fixtures {
     /// Writes an image that shows the marker picture at `displayWidth` × `displayHeight` once a
     /// viewer applies `orientation`. With `applyOrientation: false` the pixels are written as
     /// displayed and the tag is only a label (what a HEIF decoder that already rotated presents).
-    static func writeMarkerImage(
+    public static func writeMarkerImage(
         to path: String, displayWidth w: Int, displayHeight h: Int, orientation: Int, format: TFFormat,
         applyOrientation: Bool = true, alpha: Bool = false
     ) throws {
@@ -70,19 +87,19 @@ enum Fixtures {
                 if alpha { pixels[offset + 3] = x < w / 4 ? 0 : 255 }
             }
         }
-        try Vips.start()
+        try startVips()
         let image = pixels.withUnsafeBytes {
             vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(storedW), Int32(storedH), Int32(bands),
                                             VIPS_FORMAT_UCHAR)
         }
-        guard let image else { throw FixtureError(Vips.takeError()) }
+        guard let image else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
         if orientation != 1 { vips_image_set_int(image, "orientation", Int32(orientation)) }
-        guard tf_save_file(image, path, format, 92) == 0 else { throw FixtureError(Vips.takeError()) }
+        guard tf_save_file(image, path, format, 92) == 0 else { throw FixtureError(vipsError()) }
     }
 
     /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
-    static func writeImage(to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG) throws {
+    public static func writeImage(to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG) throws {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
@@ -92,34 +109,34 @@ enum Fixtures {
                 pixels[offset + 2] = 128
             }
         }
-        try Vips.start()
+        try startVips()
         let image = pixels.withUnsafeBytes {
             vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)
         }
-        guard let image else { throw FixtureError(Vips.takeError()) }
+        guard let image else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
-        guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(Vips.takeError()) }
+        guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(vipsError()) }
     }
 
     /// Decoded pixels of an image file, as 8-bit RGB.
-    struct Decoded {
-        var width: Int
-        var height: Int
-        var bands: Int
-        var pixels: [UInt8]
+    public struct Decoded {
+        public var width: Int
+        public var height: Int
+        public var bands: Int
+        public var pixels: [UInt8]
 
-        func colour(x: Int, y: Int) -> Colour {
+        public func colour(x: Int, y: Int) -> Colour {
             let offset = (y * width + x) * bands
             return Colour(r: pixels[offset], g: pixels[offset + 1], b: pixels[offset + 2])
         }
     }
 
-    static func decode(_ path: String) throws -> Decoded {
-        try Vips.start()
-        guard let image = tf_image_new_from_file(path) else { throw FixtureError(Vips.takeError()) }
+    public static func decode(_ path: String) throws -> Decoded {
+        try startVips()
+        guard let image = tf_image_new_from_file(path) else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
         var length = 0
-        guard let memory = vips_image_write_to_memory(image, &length) else { throw FixtureError(Vips.takeError()) }
+        guard let memory = vips_image_write_to_memory(image, &length) else { throw FixtureError(vipsError()) }
         defer { g_free(memory) }
         return Decoded(
             width: Int(vips_image_get_width(image)), height: Int(vips_image_get_height(image)),
@@ -128,7 +145,7 @@ enum Fixtures {
     }
 
     /// Runs `body` with a new empty directory, removed afterwards.
-    static func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    public static func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("thumbframe-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -136,18 +153,19 @@ enum Fixtures {
     }
 
     /// Creates the directories of `path` and writes `bytes`.
-    static func write(_ bytes: [UInt8], to path: String) throws {
+    public static func write(_ bytes: [UInt8], to path: String) throws {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    static func makeDirectory(_ path: String) throws {
+    public static func makeDirectory(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 }
 
-struct FixtureError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+/// A fixture could not be made.
+public struct FixtureError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,167 @@
+import CThumbframeShim
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+@testable import thumbframe
+
+/// The executable, run as a user runs it: one test per exit code.
+@Suite("Command line")
+struct CLITests {
+    /// The built `thumbframe` next to the test bundle.
+    static let executable: String = {
+        let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [
+            here.appendingPathComponent("thumbframe").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/thumbframe")
+                .standardized.path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }()
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Drain stderr on another thread while reading stdout, so neither pipe can fill up and
+        // block the child.
+        let errBox = DataBox()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errBox.data = err.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        let stderr = errBox.data
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func makeLibrary(_ root: String, broken: Bool) throws -> String {
+        let source = root + "/photos"
+        try Fixtures.makeDirectory(source + "/2020")
+        try Fixtures.writeImage(to: source + "/a.jpg", width: 400, height: 300)
+        try Fixtures.writeImage(to: source + "/2020/b.jpg", width: 300, height: 400)
+        if broken { try Fixtures.write(Array("garbage".utf8), to: source + "/2020/broken.jpg") }
+        return source
+    }
+
+    @Test("parses build options in-process")
+    func parsesBuildOptions() throws {
+        let command = try #require(
+            try Thumbframe.parseAsRoot([
+                "build", "src", "--out", "out", "--thumb", "g=64x64:cover:webp:q60", "--thumb", "p=512x512",
+                "--jobs", "3", "--max-pixels", "1000",
+            ]) as? BuildCommand)
+        let options = command.options
+        #expect(options.source == "src" && options.output == "out")
+        #expect(options.thumbnails.map(\.name) == ["g", "p"])
+        #expect(options.thumbnails[0] == ThumbnailRecipe(name: "g", width: 64, height: 64, fit: .cover, format: .webp, quality: 60))
+        #expect(options.jobs == 3 && options.maxPixels == 1000)
+        let defaults = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out"]) as? BuildCommand)
+        #expect(defaults.options.thumbnails == ThumbnailRecipe.defaults)
+        #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--thumb", "g=1x1", "--thumb", "g=2x2"]) }
+        #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--jobs", "0"]) }
+    }
+
+    @Test("exit 0: everything built; stdout is the manifest path only")
+    func exitSuccess() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.makeLibrary(root, broken: false)
+            let run = try Self.run(["build", source, "--out", root + "/out"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout == root + "/out/manifest.json\n")
+            #expect(run.stderr.contains("2 items in 2 sections, 0 failed"))
+            let inspect = try Self.run(["inspect", root + "/out/manifest.json"])
+            #expect(inspect.status == 0)
+            #expect(inspect.stdout.contains("items         2 in 2 sections"))
+            #expect(inspect.stdout.contains("formats       jpeg=2"))
+            let json = try Self.run(["inspect", "--json", root + "/out/manifest.json"])
+            let summary = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(summary?["items"] as? Int == 2)
+            let quiet = try Self.run(["build", source, "--out", root + "/out", "--quiet"])
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty)
+        }
+    }
+
+    @Test("exit 1: manifest written, failures listed")
+    func exitWithFailures() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.makeLibrary(root, broken: true)
+            let run = try Self.run(["build", source, "--out", root + "/out"])
+            #expect(run.status == 1)
+            #expect(run.stderr.contains("2020/broken.jpg: probe: not a readable image"))
+            let manifest = try Manifest.decode(from: Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")))
+            #expect(manifest.items.count == 2 && manifest.failures.map(\.path) == ["2020/broken.jpg"])
+            let inspect = try Self.run(["inspect", root + "/out/manifest.json"])
+            #expect(inspect.stdout.contains("2020/broken.jpg  [probe]"))
+        }
+    }
+
+    @Test("exit 64: usage errors")
+    func exitUsage() throws {
+        for arguments in [["build", "x"], ["build", "x", "--out", "y", "--thumb", "nonsense"], ["frobnicate"]] {
+            let run = try Self.run(arguments)
+            #expect(run.status == 64, "\(arguments): \(run.stderr)")
+            #expect(!run.stderr.isEmpty && run.stdout.isEmpty)
+        }
+    }
+
+    @Test("exit 65: an input manifest that is not a valid manifest")
+    func exitInvalidManifest() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let cases = ["{\"format\": \"thumbframe-manifest\", \"vers", "{\"format\":\"other\",\"version\":1}", "[]"]
+            for (index, text) in cases.enumerated() {
+                let path = "\(root)/m\(index).json"
+                try Fixtures.write(Array(text.utf8), to: path)
+                let run = try Self.run(["inspect", path])
+                #expect(run.status == 65, "\(text): \(run.stderr)")
+                #expect(run.stderr.hasPrefix("thumbframe: error: \(path): "))
+                #expect(run.stderr.split(separator: "\n").count == 1)
+            }
+        }
+    }
+
+    @Test("exit 66: missing input")
+    func exitMissingInput() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let build = try Self.run(["build", root + "/nowhere", "--out", root + "/out"])
+            #expect(build.status == 66)
+            #expect(build.stderr.contains("cannot read source directory \(root)/nowhere"))
+            #expect(!FileManager.default.fileExists(atPath: root + "/out"))
+            let inspect = try Self.run(["inspect", root + "/missing.json"])
+            #expect(inspect.status == 66)
+        }
+    }
+
+    @Test("exit 73: output cannot be written")
+    func exitCannotWrite() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.makeLibrary(root, broken: false)
+            try Fixtures.write(Array("a file".utf8), to: root + "/occupied")
+            let run = try Self.run(["build", source, "--out", root + "/occupied/out"])
+            #expect(run.status == 73)
+            #expect(run.stderr.contains("cannot write \(root)/occupied/out"))
+        }
+    }
+}
+
+/// Carries the stderr bytes from the draining thread; written before the semaphore is signalled
+/// and read after it is waited on, so access never overlaps.
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
