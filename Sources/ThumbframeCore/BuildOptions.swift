@@ -9,6 +9,14 @@ public struct BuildOptions: Sendable, Equatable {
     public var output: String
     /// Thumbnail recipes; names must be unique.
     public var thumbnails: [ThumbnailRecipe]
+    /// Viewports to lay every item out for; names must be unique.
+    public var viewports: [Viewport]
+    /// Layout and zoom rules.
+    public var preset: LayoutPreset
+    /// Sectioning.
+    public var sections: Manifest.SectionMode
+    /// Order inside sections.
+    public var order: Manifest.ItemOrder
     /// Files processed at once.
     public var jobs: Int
     /// Images with more pixels than this fail from their header, before any decode.
@@ -20,13 +28,25 @@ public struct BuildOptions: Sendable, Equatable {
     /// Creates options with the defaults of the specification.
     public init(
         source: String, output: String, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
+        viewports: [Viewport] = Viewport.defaults, preset: LayoutPreset = .jx3,
+        sections: Manifest.SectionMode = .directory, order: Manifest.ItemOrder = .name,
         jobs: Int = ProcessInfo.processInfo.activeProcessorCount, maxPixels: Int = defaultMaxPixels
     ) {
         self.source = source
         self.output = output
         self.thumbnails = thumbnails
+        self.viewports = viewports
+        self.preset = preset
+        self.sections = sections
+        self.order = order
         self.jobs = jobs
         self.maxPixels = maxPixels
+    }
+
+    /// The manifest's `settings` for these options.
+    public var settings: Manifest.Settings {
+        Manifest.Settings(
+            preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails)
     }
 
     /// Rejects impossible combinations with a sentence for the user.
@@ -35,6 +55,10 @@ public struct BuildOptions: Sendable, Equatable {
         var seen = Set<String>()
         for recipe in thumbnails where !seen.insert(recipe.name).inserted {
             throw .invalidOptions("thumbnail name '\(recipe.name)' is given twice")
+        }
+        var viewportNames = Set<String>()
+        for viewport in viewports where !viewportNames.insert(viewport.name).inserted {
+            throw .invalidOptions("viewport name '\(viewport.name)' is given twice")
         }
         guard jobs >= 1 else { throw .invalidOptions("--jobs must be at least 1") }
         guard maxPixels >= 1 else { throw .invalidOptions("--max-pixels must be at least 1") }

@@ -53,8 +53,8 @@ public struct Builder: Sendable {
         }
         failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
 
-        let manifest = ManifestAssembler(sourceTitle: (source as NSString).lastPathComponent)
-            .assemble(processed, failures: failures, settings: .init(thumbnails: options.thumbnails))
+        let manifest = ManifestAssembler(sourceTitle: (source as NSString).lastPathComponent, settings: options.settings)
+            .assemble(processed, failures: failures)
         let manifestPath = output + "/manifest.json"
         let written = try Self.writeManifest(manifest, to: manifestPath, outputDirectory: output)
         return BuildReport(

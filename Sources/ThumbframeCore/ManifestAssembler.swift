@@ -1,35 +1,79 @@
 import ThumbframeManifest
 
-/// Puts processed items in their final order and sections and numbers them.
+/// Puts processed items in their final order and sections, numbers them, and lays each out in
+/// every viewport.
 struct ManifestAssembler {
-    /// Heading of the root directory's section: the source directory's own name.
+    /// Heading of the root directory's section (and of the single section of `none`): the
+    /// source directory's own name.
     var sourceTitle: String
+    var settings: Manifest.Settings
 
-    /// One section per directory holding at least one item, in natural order of directory paths
-    /// (root first); items in natural order of names inside each.
-    func assemble(_ items: [ProcessedItem], failures: [Manifest.Failure], settings: Manifest.Settings) -> Manifest {
-        let sorted = items.sorted { SourceFile.inDisplayOrder($0.source, $1.source) }
+    func assemble(_ items: [ProcessedItem], failures: [Manifest.Failure]) -> Manifest {
         var sections: [Manifest.Section] = []
         var entries: [Manifest.Item] = []
-        entries.reserveCapacity(sorted.count)
-        var currentDirectory: [String]?
-        for processed in sorted {
-            let directory = processed.source.directory
-            if directory != currentDirectory || sections.isEmpty {
-                // Items of one directory are contiguous: the order compares directories first.
-                sections.append(Manifest.Section(
-                    name: directory.isEmpty ? "." : directory.joined(separator: "/"),
-                    title: directory.last ?? sourceTitle, start: entries.count, count: 0))
-                currentDirectory = directory
+        entries.reserveCapacity(items.count)
+        for group in grouped(items) {
+            // No empty section: a group exists only because an item fell into it.
+            let sectionIndex = sections.count
+            sections.append(Manifest.Section(name: group.name, title: group.title, start: entries.count, count: group.items.count))
+            for (position, processed) in ordered(group.items).enumerated() {
+                let layouts = Dictionary(uniqueKeysWithValues: settings.viewports.map {
+                    ($0.name, LayoutEngine.layout(
+                        width: processed.image.width, height: processed.image.height, viewport: $0, preset: settings.preset))
+                })
+                entries.append(Manifest.Item(
+                    index: entries.count, section: sectionIndex, item: position, path: processed.source.relativePath,
+                    file: processed.file, image: processed.image, exif: processed.exif,
+                    thumbnails: processed.thumbnails, layouts: layouts))
             }
-            sections[sections.count - 1].count += 1
-            entries.append(Manifest.Item(
-                index: entries.count, section: sections.count - 1, item: sections[sections.count - 1].count - 1,
-                path: processed.source.relativePath, file: processed.file, image: processed.image,
-                exif: processed.exif, thumbnails: processed.thumbnails))
         }
         return Manifest(
             generator: .init(version: ThumbframeVersion.current, libvips: Vips.version),
             settings: settings, sections: sections, items: entries, failures: failures)
+    }
+
+    private struct Group {
+        var name: String
+        var title: String
+        var items: [ProcessedItem]
+    }
+
+    /// Sections in display order: directories in natural order of their paths (root first),
+    /// capture days ascending, or everything in one.
+    private func grouped(_ items: [ProcessedItem]) -> [Group] {
+        switch settings.sections {
+        case .none:
+            return items.isEmpty ? [] : [Group(name: ".", title: sourceTitle, items: items)]
+        case .directory:
+            let byDirectory = Dictionary(grouping: items, by: \.source.directory)
+            return byDirectory.keys.sorted(by: NaturalOrder.lessPath).map { directory in
+                Group(
+                    name: directory.isEmpty ? "." : directory.joined(separator: "/"),
+                    title: directory.last ?? sourceTitle, items: byDirectory[directory]!)
+            }
+        case .date:
+            let byDay = Dictionary(grouping: items) { String($0.captureTime.prefix(10)) }
+            return byDay.keys.sorted().map { Group(name: $0, title: $0, items: byDay[$0]!) }
+        }
+    }
+
+    private func ordered(_ items: [ProcessedItem]) -> [ProcessedItem] {
+        switch settings.order {
+        case .name:
+            return items.sorted { SourceFile.inDisplayOrder($0.source, $1.source) }
+        case .date:
+            return items.sorted {
+                $0.captureTime != $1.captureTime
+                    ? $0.captureTime < $1.captureTime : SourceFile.inDisplayOrder($0.source, $1.source)
+            }
+        }
+    }
+}
+
+extension ProcessedItem {
+    /// When the photo was taken, `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's
+    /// modification time in UTC (what a camera-less image has).
+    var captureTime: String {
+        exif?.capturedAt ?? String(file.modified.prefix(19))
     }
 }

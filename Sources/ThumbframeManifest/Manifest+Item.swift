@@ -19,11 +19,13 @@ extension Manifest {
         public var exif: ExifInfo?
         /// Thumbnails by recipe name.
         public var thumbnails: [String: Thumbnail]
+        /// The layout in each viewport, by viewport name.
+        public var layouts: [String: Layout]
 
         /// Creates an item.
         public init(
             index: Int, section: Int, item: Int, path: String, file: FileInfo, image: ImageInfo,
-            exif: ExifInfo?, thumbnails: [String: Thumbnail]
+            exif: ExifInfo?, thumbnails: [String: Thumbnail], layouts: [String: Layout]
         ) {
             self.index = index
             self.section = section
@@ -33,6 +35,7 @@ extension Manifest {
             self.image = image
             self.exif = exif
             self.thumbnails = thumbnails
+            self.layouts = layouts
         }
     }
 

@@ -57,19 +57,49 @@ extension Manifest {
 
     /// The options that shaped the output.
     public struct Settings: Codable, Hashable, Sendable {
-        /// How items are grouped: `directory`, `date` or `none`.
-        public var sections: String
-        /// How items are ordered inside a section: `name` or `date`.
-        public var order: String
+        /// Which browser's layout and zoom rules `layouts` follow.
+        public var preset: LayoutPreset
+        /// How items are grouped into sections.
+        public var sections: SectionMode
+        /// How items are ordered inside a section.
+        public var order: ItemOrder
+        /// The viewports every item is laid out for, in the order they were given.
+        public var viewports: [Viewport]
+        /// The preset's behaviour constants (page spacing, pan-to-dismiss).
+        public var frontend: FrontendConstants
         /// The thumbnail recipes, in the order they were given.
         public var thumbnails: [ThumbnailRecipe]
 
-        /// Creates settings.
-        public init(sections: String = "directory", order: String = "name", thumbnails: [ThumbnailRecipe]) {
+        /// Creates settings; the frontend constants follow from the preset.
+        public init(
+            preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
+            viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults
+        ) {
+            self.preset = preset
             self.sections = sections
             self.order = order
+            self.viewports = viewports
+            self.frontend = FrontendConstants.of(preset)
             self.thumbnails = thumbnails
         }
+    }
+
+    /// How items are grouped into sections.
+    public enum SectionMode: String, Codable, Hashable, Sendable, CaseIterable {
+        /// One section per directory holding images.
+        case directory
+        /// One section per capture day (EXIF local date, else the file's UTC modification date).
+        case date
+        /// A single section.
+        case none
+    }
+
+    /// How items are ordered inside a section.
+    public enum ItemOrder: String, Codable, Hashable, Sendable, CaseIterable {
+        /// Natural order of paths.
+        case name
+        /// Capture time, then natural order of paths.
+        case date
     }
 
     /// A run of consecutive items shown under one heading.

@@ -8,6 +8,8 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
     case unsupported(format: String, version: Int)
     /// A `--thumb` value that cannot be parsed.
     case invalidThumbnailSpec(String, String)
+    /// A `--viewport` value that cannot be parsed.
+    case invalidViewport(String, String)
 
     /// The one-line sentence shown to the user.
     public var errorDescription: String? {
@@ -19,6 +21,8 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
                 + "(expected '\(Manifest.formatName)' version \(Manifest.currentVersion))"
         case .invalidThumbnailSpec(let text, let why):
             "invalid thumbnail recipe '\(text)': \(why)"
+        case .invalidViewport(let text, let why):
+            "invalid viewport '\(text)': \(why)"
         }
     }
 }

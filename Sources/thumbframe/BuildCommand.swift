@@ -31,6 +31,22 @@ struct BuildCommand: AsyncParsableCommand {
             valueName: "recipe"))
     var thumbs: [ThumbnailRecipe] = []
 
+    @Option(
+        name: .customLong("viewport"),
+        help: ArgumentHelp(
+            "A viewport NAME=WxH@S in points and screen scale; repeat for more. Replaces the defaults phone=390x844@3, phone-landscape=844x390@3, tablet=820x1180@2 and desktop=1440x900@2.",
+            valueName: "viewport"))
+    var viewports: [Viewport] = []
+
+    @Option(help: "Layout and zoom rules: jx3 (JXPhotoBrowser 3), jx4, photoswipe (PhotoSwipe 5) or pixel.")
+    var preset: LayoutPreset = .jx3
+
+    @Option(help: "Sections: directory (one per folder), date (one per capture day) or none.")
+    var sections: Manifest.SectionMode = .directory
+
+    @Option(help: "Order inside a section: name (natural order of paths) or date (capture time).")
+    var order: Manifest.ItemOrder = .name
+
     @Option(help: "Files processed at once (default: the number of cores).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
@@ -51,7 +67,8 @@ struct BuildCommand: AsyncParsableCommand {
     var options: BuildOptions {
         BuildOptions(
             source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
-            jobs: jobs, maxPixels: maxPixels)
+            viewports: viewports.isEmpty ? Viewport.defaults : viewports, preset: preset, sections: sections,
+            order: order, jobs: jobs, maxPixels: maxPixels)
     }
 
     func run() async throws {

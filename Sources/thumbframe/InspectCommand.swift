@@ -9,25 +9,10 @@ struct InspectCommand: ParsableCommand {
         abstract: "Summarize a manifest: items, sections, formats, orientations, thumbnails, failures."
     )
 
-    @Argument(help: "Path of a manifest.json.")
-    var manifest: String
-
-    @Flag(help: "Print the summary as JSON.")
-    var json = false
+    @OptionGroup var input: ManifestOptions
 
     func run() throws {
-        let summary: ManifestSummary
-        do {
-            summary = ManifestSummary(try ManifestFile.load(manifest))
-        } catch {
-            throw cliExitCode(for: error)
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
-        } else {
-            print(summary.rendered(), terminator: "")
-        }
+        let summary = ManifestSummary(try input.load())
+        try emit(summary, json: input.json) { summary.rendered() }
     }
 }

@@ -14,7 +14,9 @@ struct Thumbframe: AsyncParsableCommand {
             73 cannot write output; 70 internal error (libvips did not start).
             """,
         version: ThumbframeVersion.current,
-        subcommands: [BuildCommand.self, InspectCommand.self]
+        subcommands: [
+            BuildCommand.self, InspectCommand.self, ShowCommand.self, LookupCommand.self, LayoutCommand.self,
+        ]
     )
 }
 

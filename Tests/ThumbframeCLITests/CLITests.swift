@@ -165,3 +165,53 @@ struct CLITests {
 private final class DataBox: @unchecked Sendable {
     var data = Data()
 }
+
+@Suite("Command line: lookup, show, layout")
+struct QueryCLITests {
+    @Test("lookup both ways, show by index and path, errors exit 64")
+    func lookupAndShow() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: false)
+            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            let manifest = root + "/out/manifest.json"
+            let forward = try CLITests.run(["lookup", manifest, "--index", "1"])
+            #expect(forward.status == 0)
+            #expect(forward.stdout == "index 1 = section 1 item 0 (2020): 2020/b.jpg\n")
+            let back = try CLITests.run(["lookup", manifest, "--section", "1", "--item", "0", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any]
+            #expect(object?["index"] as? Int == 1 && object?["path"] as? String == "2020/b.jpg")
+            let outside = try CLITests.run(["lookup", manifest, "--index", "2"])
+            #expect(outside.status == 64 && outside.stderr.contains("index 2 is out of range 0..<2"))
+            let half = try CLITests.run(["lookup", manifest, "--section", "1"])
+            #expect(half.status == 64)
+
+            let show = try CLITests.run(["show", manifest, "--path", "2020/b.jpg", "--viewport", "phone"])
+            #expect(show.status == 0)
+            #expect(show.stdout.contains("#1  2020/b.jpg  (section 1 2020, item 0)"))
+            #expect(show.stdout.contains("layout      phone 390x844@3: frame (0, 162, 390, 520)"))
+            #expect(!show.stdout.contains("desktop"))
+            let json = try CLITests.run(["show", manifest, "--index", "0", "--json"])
+            let item = try JSONDecoder().decode(Manifest.Item.self, from: Data(json.stdout.utf8))
+            #expect(item.path == "a.jpg" && item.layouts.count == 4)
+            #expect(try CLITests.run(["show", manifest, "--path", "nope.jpg"]).status == 64)
+            #expect(try CLITests.run(["show", manifest, "--index", "0", "--viewport", "watch"]).status == 64)
+        }
+    }
+
+    @Test("layout needs no files and matches the engine")
+    func layout() throws {
+        let text = try CLITests.run(["layout", "--size", "7000x1080", "--orientation", "6", "--viewport", "390x844@3"])
+        #expect(text.status == 0)
+        #expect(text.stdout.hasPrefix("jx3: 1080×7000 in 390x844@3: frame (0, 0, 390, 2527.7778)"))
+        #expect(text.stdout.contains("maxOffset (0, 1683.7778) long"))
+        let json = try CLITests.run(["layout", "--size", "4000x3000", "--viewport", "844x390@3", "--preset", "jx4", "--json"])
+        let layout = try JSONDecoder().decode(Layout.self, from: Data(json.stdout.utf8))
+        #expect(layout == LayoutEngine.layout(
+            width: 4000, height: 3000, viewport: Viewport(name: "x", width: 844, height: 390, scale: 3), preset: .jx4))
+        for bad in [["layout", "--size", "0x10", "--viewport", "1x1@1"], ["layout", "--size", "10x10", "--viewport", "1x1"],
+                    ["layout", "--size", "10x10", "--viewport", "1x1@1", "--orientation", "9"],
+                    ["layout", "--size", "10x10", "--viewport", "1x1@1", "--preset", "nope"]] {
+            #expect(try CLITests.run(bad).status == 64, "\(bad)")
+        }
+    }
+}

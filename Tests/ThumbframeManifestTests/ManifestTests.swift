@@ -28,10 +28,11 @@ struct ManifestCodingTests {
                          pages: 1, hasAlpha: false, interlaced: false),
             exif: .init(capturedAt: "2019-06-01T12:00:00", offset: "+02:00", make: "Apple", model: "iPhone X"),
             thumbnails: ["grid": .init(path: "thumbs/ab/ab.jpg", width: 256, height: 256,
-                                       crop: .init(x: 0, y: 0.125, width: 1, height: 0.75))])
+                                       crop: .init(x: 0, y: 0.125, width: 1, height: 0.75))],
+            layouts: ["phone": LayoutEngine.layout(width: 3024, height: 4032, viewport: Viewport.defaults[0], preset: .jx3)])
         return Manifest(
             generator: .init(version: "0.1.0", libvips: "8.14.1"),
-            settings: .init(thumbnails: ThumbnailRecipe.defaults),
+            settings: .init(),
             sections: [.init(name: "2019/trip", title: "trip", start: 0, count: 1)], items: [item],
             failures: [.init(path: "broken.jpg", stage: "decode", reason: "premature end")])
     }

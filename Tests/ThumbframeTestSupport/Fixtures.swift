@@ -99,7 +99,10 @@ public enum Fixtures {
     }
 
     /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
-    public static func writeImage(to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG) throws {
+    /// `exif` sets EXIF fields by libvips' names, e.g. `exif-ifd2-DateTimeOriginal`.
+    public static func writeImage(
+        to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG, exif: [String: String] = [:]
+    ) throws {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
@@ -115,6 +118,7 @@ public enum Fixtures {
         }
         guard let image else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
+        for (name, value) in exif { vips_image_set_string(image, name, value) }
         guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(vipsError()) }
     }
 
