@@ -21,6 +21,14 @@ public struct BuildOptions: Sendable, Equatable {
     public var jobs: Int
     /// Images with more pixels than this fail from their header, before any decode.
     public var maxPixels: Int
+    /// Follow symbolic links (never out of the source directory).
+    public var followSymlinks = false
+    /// Ignore the previous manifest and rewrite every thumbnail.
+    public var force = false
+    /// Re-hash files whose size and modification time are unchanged before reusing them.
+    public var verify = false
+    /// Write nothing; report what a build would change.
+    public var check = false
 
     /// The default ceiling: 16383², the largest WebP.
     public static let defaultMaxPixels = 268_402_689
@@ -79,6 +87,12 @@ public struct BuildReport: Sendable, Equatable {
     public var thumbnailsWritten: Int
     /// Whether manifest.json was (re)written; false when its bytes would not change.
     public var manifestWritten: Bool
+    /// Items taken from the previous manifest without opening their files.
+    public var reused: Int = 0
+    /// Thumbnail files removed because no item names them any more.
+    public var pruned: Int = 0
+    /// With `check`: what a build would change, one line each (empty when up to date).
+    public var stale: [String] = []
 }
 
 /// The thumbframe version written into manifests.

@@ -2,22 +2,28 @@ import CVips
 import Foundation
 import ThumbframeManifest
 
-/// Runs `thumbframe build`: walk, process every file in a bounded parallel window, assemble the
-/// manifest in a deterministic order, and put it in place atomically after its thumbnails.
+/// Runs `thumbframe build`: walk, reuse what the previous manifest already knows, process the
+/// rest in a bounded parallel window, assemble the manifest in a deterministic order, put it in
+/// place atomically after its thumbnails, and prune thumbnails nothing names any more.
 public struct Builder: Sendable {
     /// The options of this run.
     public var options: BuildOptions
     /// Receives human-readable diagnostics (one line each); the CLI sends them to stderr.
     public var log: @Sendable (String) -> Void
+    /// Set by a signal handler to stop between files; nil when nothing can stop the run.
+    public var cancellation: CancellationFlag?
 
     /// Creates a builder.
-    public init(options: BuildOptions, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        options: BuildOptions, cancellation: CancellationFlag? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.options = options
+        self.cancellation = cancellation
         self.log = log
     }
 
-    /// Builds the manifest and thumbnails. Throws only for problems of the whole run; files that
-    /// fail are in the report's `failures`.
+    /// Builds (or with `check`, only compares) the manifest and thumbnails. Throws only for
+    /// problems of the whole run; files that fail are in the report's `failures`.
     public func run() async throws(ThumbframeError) -> BuildReport {
         try options.validate()
         try Vips.start()
@@ -28,21 +34,36 @@ public struct Builder: Sendable {
         guard let source = Self.realPath(options.source), FileStat.lstat(source)?.isDirectory == true else {
             throw .sourceUnreadable(path: options.source, reason: FileStat.lastErrorDescription(default: "not a directory"))
         }
-        do {
-            try FileSystem.makeDirectories(options.output)
-        } catch {
-            throw .cannotWrite(path: options.output, reason: error.localizedDescription)
+        if !options.check {
+            do {
+                try FileSystem.makeDirectories(options.output)
+            } catch {
+                throw .cannotWrite(path: options.output, reason: error.localizedDescription)
+            }
         }
-        guard let output = Self.realPath(options.output), let outputStat = FileStat.lstat(output) else {
-            throw .cannotWrite(path: options.output, reason: FileStat.lastErrorDescription(default: "unreachable"))
+        let output = Self.realPath(options.output) ?? options.output
+        let manifestPath = output + "/manifest.json"
+        let lock = options.check ? nil : try BuildLock.acquire(outputDirectory: output)
+        defer { withExtendedLifetime(lock) {} }
+
+        let previous = loadPrevious(manifestPath)
+        var excluded: [FileIdentity] = []
+        if let outputStat = FileStat.lstat(output) { excluded.append(outputStat.identity) }
+        let walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
+        let plan = ReusePlan(previous: previous.manifest, options: options, outputDirectory: output, files: walk.files)
+        let assembler = ManifestAssembler(sourceTitle: (source as NSString).lastPathComponent, settings: options.settings)
+
+        if options.check {
+            return check(plan, previous: previous, walk: walk, assembler: assembler, manifestPath: manifestPath)
         }
 
-        let walk = try SourceWalker(root: source, excluded: [outputStat.identity]).walk()
-        let context = ProcessingContext(recipes: options.thumbnails, outputDirectory: output, maxPixels: options.maxPixels)
-        let results = await Self.processAll(walk.files, context: context, jobs: options.jobs)
+        let context = ProcessingContext(
+            recipes: options.thumbnails, outputDirectory: output, maxPixels: options.maxPixels, overwrite: options.force)
+        let results = await processAll(plan.work, context: context)
+        if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
 
-        var processed: [ProcessedItem] = []
-        var failures = walk.failures
+        var processed = plan.reused
+        var failures = walk.failures + plan.reusedFailures
         for result in results {
             switch result {
             case .item(let item): processed.append(item)
@@ -52,38 +73,89 @@ public struct Builder: Sendable {
             }
         }
         failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
-
-        let manifest = ManifestAssembler(sourceTitle: (source as NSString).lastPathComponent, settings: options.settings)
-            .assemble(processed, failures: failures)
-        let manifestPath = output + "/manifest.json"
+        let manifest = assembler.assemble(processed, failures: failures)
         let written = try Self.writeManifest(manifest, to: manifestPath, outputDirectory: output)
+        // Only once the new manifest is in place may the old one's thumbnails go.
+        let pruned = written || previous.problem != nil ? ThumbnailPruner.prune(output, keeping: manifest) : 0
         return BuildReport(
             manifestPath: manifestPath, items: manifest.items.count, sections: manifest.sections.count,
             failures: failures, thumbnailsWritten: processed.reduce(0) { $0 + $1.thumbnailsWritten },
-            manifestWritten: written)
+            manifestWritten: written, reused: plan.reused.count, pruned: pruned)
+    }
+
+    /// The previous manifest, or why it cannot be trusted.
+    private func loadPrevious(_ path: String) -> (manifest: Manifest?, problem: String?) {
+        guard FileStat.lstat(path) != nil else { return (nil, nil) }
+        do {
+            return (try ManifestFile.load(path), nil)
+        } catch {
+            let problem = "previous manifest.json cannot be used (\(error.localizedDescription)); rebuilding"
+            log(problem)
+            return (nil, problem)
+        }
+    }
+
+    /// `--check`: names what a build would change, writing nothing.
+    private func check(
+        _ plan: ReusePlan, previous: (manifest: Manifest?, problem: String?), walk: SourceWalker.Result,
+        assembler: ManifestAssembler, manifestPath: String
+    ) -> BuildReport {
+        var stale: [String] = []
+        if let problem = previous.problem {
+            stale.append(problem)
+        } else if previous.manifest == nil {
+            stale.append("no manifest.json yet")
+        } else if !plan.settingsMatch {
+            stale.append("settings or thumbframe version changed: every item would be rebuilt")
+        }
+        if previous.manifest != nil && plan.settingsMatch {
+            stale += plan.work.map { $0.previous == nil && !plan.knownPaths.contains($0.file.relativePath)
+                ? "added \($0.file.relativePath)" : "changed \($0.file.relativePath)" }
+            let current = Set(walk.files.map(\.relativePath))
+            stale += plan.knownPaths.subtracting(current).sorted().map { "removed \($0)" }
+            stale += plan.missingThumbnails.map { "thumbnails missing for \($0)" }
+        }
+        var failures = walk.failures + plan.reusedFailures
+        failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        var items = 0
+        var sections = 0
+        if stale.isEmpty {
+            // Everything is reusable: the manifest a build would write is known without work.
+            let manifest = assembler.assemble(plan.reused, failures: failures)
+            items = manifest.items.count
+            sections = manifest.sections.count
+            let existing = try? FileSystem.readFile(manifestPath)
+            if let data = try? manifest.encoded(), existing.map({ !$0.elementsEqual(data) }) ?? true {
+                stale.append("manifest.json differs from what a build would write")
+            }
+        }
+        return BuildReport(
+            manifestPath: manifestPath, items: items, sections: sections, failures: failures, thumbnailsWritten: 0,
+            manifestWritten: false, reused: plan.reused.count, stale: stale)
     }
 
     /// Processes files with at most `jobs` in flight. Each task returns its outcome rather than
-    /// throwing (a throw would cancel its siblings); results come back in input order.
-    static func processAll(_ files: [SourceFile], context: ProcessingContext, jobs: Int) async
-        -> [FileOutcome]
-    {
-        var results = [FileOutcome?](repeating: nil, count: files.count)
+    /// throwing (a throw would cancel its siblings); results come back in input order. A
+    /// cancellation stops submitting; the files in flight finish.
+    private func processAll(_ work: [ReusePlan.Work], context: ProcessingContext) async -> [FileOutcome] {
+        var results = [FileOutcome?](repeating: nil, count: work.count)
+        let jobs = options.jobs
+        let cancellation = cancellation
         await withTaskGroup(of: (Int, FileOutcome).self) { group in
             var next = 0
             func submit() {
                 let index = next
-                let file = files[index]
+                let unit = work[index]
                 next += 1
-                group.addTask { (index, ItemProcessor.process(file, context: context)) }
+                group.addTask { (index, ItemProcessor.process(unit.file, context: context, previous: unit.previous)) }
             }
-            while next < min(jobs, files.count) { submit() }
+            while next < min(jobs, work.count) { submit() }
             while let (index, result) = await group.next() {
                 results[index] = result
-                if next < files.count { submit() }
+                if next < work.count, cancellation?.signal == nil { submit() }
             }
         }
-        return results.map { $0! }
+        return results.compactMap { $0 }
     }
 
     /// Writes the manifest only when its bytes change: thumbnails are flushed to disk first, then

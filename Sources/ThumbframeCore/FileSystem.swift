@@ -17,6 +17,7 @@ struct FileStat: Sendable, Equatable {
 
     var isDirectory: Bool { mode & 0o170000 == 0o040000 }
     var isRegularFile: Bool { mode & 0o170000 == 0o100000 }
+    var isSymbolicLink: Bool { mode & 0o170000 == 0o120000 }
 
     /// `lstat(path)`, or nil with errno set.
     static func lstat(_ path: String) -> FileStat? {
@@ -85,7 +86,8 @@ enum FileSystem {
 
     /// Reads a whole regular file without following a symlink in its last component.
     static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put where a file was must not block the open; a regular file ignores it.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .posix(errno) }
         defer { close(fd) }
         var info = stat()

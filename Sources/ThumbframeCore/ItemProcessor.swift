@@ -9,6 +9,13 @@ struct ProcessingContext: Sendable {
     /// The output directory (absolute); thumbnail paths are relative to it.
     var outputDirectory: String
     var maxPixels: Int
+    /// Rewrite thumbnails even when their content-addressed file exists (`--force`).
+    var overwrite = false
+
+    /// A progressive JPEG is decoded through a buffer of all its DCT coefficients: about 6 bytes
+    /// per pixel at 4:4:4, whatever the shrink. Above this many pixels it would need more than
+    /// 1 GiB, so it fails from its header instead.
+    static let progressiveJPEGMaxPixels = (1 << 30) / 6
 
     /// Content-addressed location of a thumbnail: it changes when the source bytes or the
     /// recipe change, never otherwise, so renamed and copied files share their thumbnails.
@@ -21,6 +28,25 @@ struct ProcessingContext: Sendable {
 
 /// One processed image, before it is given its place in the manifest.
 struct ProcessedItem: Sendable, Equatable {
+    /// A previous manifest's entry for an unchanged file, taken without opening it.
+    init(reusing previous: Manifest.Item, source: SourceFile) {
+        self.init(
+            source: source, file: previous.file, image: previous.image, exif: previous.exif,
+            thumbnails: previous.thumbnails, thumbnailsWritten: 0)
+    }
+
+    init(
+        source: SourceFile, file: Manifest.FileInfo, image: Manifest.ImageInfo, exif: Manifest.ExifInfo?,
+        thumbnails: [String: Manifest.Thumbnail], thumbnailsWritten: Int
+    ) {
+        self.source = source
+        self.file = file
+        self.image = image
+        self.exif = exif
+        self.thumbnails = thumbnails
+        self.thumbnailsWritten = thumbnailsWritten
+    }
+
     var source: SourceFile
     var file: Manifest.FileInfo
     var image: Manifest.ImageInfo
@@ -46,7 +72,9 @@ enum FailureStage: String {
 /// at the scale of the largest thumbnail, derive and write every thumbnail. Owns its libvips
 /// handles from start to end; any problem becomes a failure for this file alone.
 enum ItemProcessor {
-    static func process(_ source: SourceFile, context: ProcessingContext) -> FileOutcome {
+    /// Processes one file. With `previous` (`--verify`), the file is only re-hashed, and the
+    /// previous entry is reused when the bytes are the same.
+    static func process(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> FileOutcome {
         defer { Vips.threadDone() }
         let bytes: [UInt8]
         do {
@@ -56,9 +84,13 @@ enum ItemProcessor {
         }
         guard !bytes.isEmpty else { return .failed(failure(source, .read, "empty file")) }
         return bytes.withUnsafeBytes { raw in
-            switch build(source, raw, context: context) {
-            case .success(let item): .item(item)
-            case .failure(let problem): .failed(failure(source, problem.stage, problem.reason))
+            let sha256 = Digest.sha256(raw)
+            if let previous, previous.file.sha256 == sha256 {
+                return .item(ProcessedItem(reusing: previous, source: source))
+            }
+            switch build(source, raw, sha256: sha256, context: context) {
+            case .success(let item): return .item(item)
+            case .failure(let problem): return .failed(failure(source, problem.stage, problem.reason))
             }
         }
     }
@@ -70,16 +102,17 @@ enum ItemProcessor {
 
     private static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {
         let line = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return Manifest.Failure(path: source.relativePath, stage: stage.rawValue, reason: String(line.prefix(300)))
+        return Manifest.Failure(
+            path: source.relativePath, stage: stage.rawValue, reason: String(line.prefix(300)),
+            bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
     }
 
     /// Truncated and corrupt data fail the file instead of giving a half-grey thumbnail.
     private static let failOn = Int32(VIPS_FAIL_ON_TRUNCATED.rawValue)
 
-    private static func build(_ source: SourceFile, _ raw: UnsafeRawBufferPointer, context: ProcessingContext)
-        -> Result<ProcessedItem, Problem>
-    {
-        let sha256 = Digest.sha256(raw)
+    private static func build(
+        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext
+    ) -> Result<ProcessedItem, Problem> {
         guard let opened = tf_image_new_from_buffer(raw.baseAddress, raw.count, failOn) else {
             return .failure(Problem(stage: .probe, reason: "not a readable image: \(Vips.takeError())"))
         }
@@ -90,6 +123,12 @@ enum ItemProcessor {
                 stage: .probe,
                 reason: "\(header.storedWidth)×\(header.storedHeight) pixels is over --max-pixels \(context.maxPixels)"))
         }
+        if header.format == "jpeg", header.interlaced, pixels.partialValue > ProcessingContext.progressiveJPEGMaxPixels {
+            return .failure(Problem(
+                stage: .probe,
+                reason: "progressive JPEG of \(header.storedWidth)×\(header.storedHeight) pixels would need over 1 GiB to decode "
+                    + "(limit \(ProcessingContext.progressiveJPEGMaxPixels) pixels)"))
+        }
 
         let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
         var thumbnails: [String: Manifest.Thumbnail] = [:]
@@ -98,7 +137,7 @@ enum ItemProcessor {
             let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe)
             thumbnails[output.recipe.name] = Manifest.Thumbnail(
                 path: path, width: output.width, height: output.height, crop: output.crop)
-            if FileStat.lstat(context.outputDirectory + "/" + path)?.isRegularFile != true {
+            if context.overwrite || FileStat.lstat(context.outputDirectory + "/" + path)?.isRegularFile != true {
                 missing.append((output, path))
             }
         }

@@ -15,6 +15,10 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
     case invalidManifest(path: String, reason: String)
     /// Conflicting or impossible options.
     case invalidOptions(String)
+    /// Another build holds the lock on the output directory.
+    case locked(path: String, holder: String)
+    /// SIGINT or SIGTERM arrived; the run stopped before writing a manifest.
+    case interrupted(signal: Int32)
 
     /// The one-line sentence shown to the user.
     public var errorDescription: String? {
@@ -25,6 +29,10 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
         case .manifestUnreadable(let path, let why): "cannot read \(path): \(why)"
         case .invalidManifest(let path, let why): "\(path): \(why)"
         case .invalidOptions(let why): why
+        case .locked(let path, let holder):
+            "another build (\(holder)) is writing \(path); try again when it has finished"
+        case .interrupted(let signal):
+            "stopped by signal \(signal); the previous manifest is unchanged"
         }
     }
 }

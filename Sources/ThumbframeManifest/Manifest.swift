@@ -130,12 +130,18 @@ extension Manifest {
         public var stage: String
         /// One line saying why.
         public var reason: String
+        /// The file's size when it failed, so an unchanged broken file is not decoded again.
+        public var bytes: Int?
+        /// The file's modification time when it failed (as `FileInfo.modified`).
+        public var modified: String?
 
         /// Creates a failure record.
-        public init(path: String, stage: String, reason: String) {
+        public init(path: String, stage: String, reason: String, bytes: Int? = nil, modified: String? = nil) {
             self.path = path
             self.stage = stage
             self.reason = reason
+            self.bytes = bytes
+            self.modified = modified
         }
     }
 }

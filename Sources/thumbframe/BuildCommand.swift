@@ -53,6 +53,18 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Fail images with more pixels than this, from their header.")
     var maxPixels: Int = BuildOptions.defaultMaxPixels
 
+    @Flag(name: .customLong("follow-symlinks"), help: "Follow symbolic links (never out of SOURCE_DIR).")
+    var followSymlinks = false
+
+    @Flag(help: "Ignore the previous manifest: process every file and rewrite every thumbnail.")
+    var force = false
+
+    @Flag(help: "Re-hash files whose size and modification time are unchanged before reusing them.")
+    var verify = false
+
+    @Flag(help: "Write nothing: print what a build would change on stdout and exit 1, or exit 0 when up to date.")
+    var check = false
+
     @Flag(help: "Print nothing on stderr but errors.")
     var quiet = false
 
@@ -65,27 +77,67 @@ struct BuildCommand: AsyncParsableCommand {
     }
 
     var options: BuildOptions {
-        BuildOptions(
+        var options = BuildOptions(
             source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
             viewports: viewports.isEmpty ? Viewport.defaults : viewports, preset: preset, sections: sections,
             order: order, jobs: jobs, maxPixels: maxPixels)
+        options.followSymlinks = followSymlinks
+        options.force = force
+        options.verify = verify
+        options.check = check
+        return options
     }
 
     func run() async throws {
         let quiet = quiet
-        let builder = Builder(options: options, log: { line in if !quiet { Diagnostics.line(line) } })
+        let cancellation = CancellationFlag()
+        let signals = SignalTrap(cancellation: cancellation, quiet: quiet)
+        let builder = Builder(options: options, cancellation: cancellation) { line in
+            if !quiet { Diagnostics.line(line) }
+        }
         let report: BuildReport
         do {
             report = try await builder.run()
         } catch {
             throw cliExitCode(for: error)
         }
+        withExtendedLifetime(signals) {}
+        if check {
+            for line in report.stale { print(line) }
+            if !quiet { Diagnostics.line("thumbframe: \(report.stale.isEmpty ? "up to date" : "stale")") }
+            if !report.stale.isEmpty { throw ExitCode(1) }
+            return
+        }
         print(report.manifestPath)
         if !quiet {
             Diagnostics.line(
                 "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
-                    + "\(report.thumbnailsWritten) thumbnails written, manifest \(report.manifestWritten ? "written" : "unchanged")")
+                    + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
+                    + "manifest \(report.manifestWritten ? "written" : "unchanged")")
         }
         if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a cancellation of the build, so it stops between files, keeps
+/// the previous manifest and releases its lock, instead of dying mid-write.
+final class SignalTrap {
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(cancellation: CancellationFlag, quiet: Bool) {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                if !quiet { Diagnostics.line("thumbframe: stopping after the files in progress") }
+                cancellation.cancel(signal: signalNumber)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
     }
 }

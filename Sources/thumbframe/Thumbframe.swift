@@ -9,9 +9,10 @@ struct Thumbframe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Prepare photo libraries for image browsers: thumbnails and one JSON manifest.",
         discussion: """
-            Exit codes: 0 success; 1 manifest written but some files failed (see `failures`); \
-            64 usage error; 65 input manifest invalid; 66 input missing or unreadable; \
-            73 cannot write output; 70 internal error (libvips did not start).
+            Exit codes: 0 success (with build --check: up to date); 1 manifest written but some files \
+            failed (with --check: the manifest is stale); 64 usage error; 65 input manifest invalid; \
+            66 input missing or unreadable; 70 internal error; 73 cannot write output; 75 another build \
+            holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
             """,
         version: ThumbframeVersion.current,
         subcommands: [
@@ -29,6 +30,8 @@ func cliExitCode(for error: ThumbframeError) -> ExitCode {
     case .sourceUnreadable, .manifestUnreadable: return ExitCode(66)
     case .vipsStart: return ExitCode(70)
     case .cannotWrite: return ExitCode(73)
+    case .locked: return ExitCode(75)
+    case .interrupted(let signal): return ExitCode(128 + signal)
     }
 }
 
