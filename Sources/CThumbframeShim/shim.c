@@ -92,6 +92,10 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
     return -1;
 }
 
+int tf_write_to_file(VipsImage *in, const char *path_with_options) {
+    return vips_image_write_to_file(in, path_with_options, NULL);
+}
+
 int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality) {
     // Unlike tf_save_buffer this keeps metadata, so a fixture can carry its orientation tag.
     switch (format) {

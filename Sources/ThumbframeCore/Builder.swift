@@ -86,13 +86,17 @@ public struct Builder: Sendable {
     /// The previous manifest, or why it cannot be trusted.
     private func loadPrevious(_ path: String) -> (manifest: Manifest?, problem: String?) {
         guard FileStat.lstat(path) != nil else { return (nil, nil) }
+        var reason: String
         do {
-            return (try ManifestFile.load(path), nil)
+            let manifest = try ManifestFile.load(path)
+            guard let first = manifest.consistencyProblems(limit: 1).first else { return (manifest, nil) }
+            reason = first
         } catch {
-            let problem = "previous manifest.json cannot be used (\(error.localizedDescription)); rebuilding"
-            log(problem)
-            return (nil, problem)
+            reason = error.localizedDescription
         }
+        let problem = "previous manifest.json cannot be used (\(reason)); rebuilding"
+        log(problem)
+        return (nil, problem)
     }
 
     /// `--check`: names what a build would change, writing nothing.

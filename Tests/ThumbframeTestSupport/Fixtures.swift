@@ -122,6 +122,15 @@ public enum Fixtures {
         guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(vipsError()) }
     }
 
+    /// Decodes `source` and saves it as `destination` with libvips' save options string, e.g.
+    /// `[interlace]` for a progressive JPEG; the format follows the destination's extension.
+    public static func reencode(_ source: String, to destination: String, options: String) throws {
+        try startVips()
+        guard let image = tf_image_new_from_file(source) else { throw FixtureError(vipsError()) }
+        defer { g_object_unref(image) }
+        guard tf_write_to_file(image, destination + options) == 0 else { throw FixtureError(vipsError()) }
+    }
+
     /// Decoded pixels of an image file, as 8-bit RGB.
     public struct Decoded {
         public var width: Int

@@ -42,7 +42,11 @@ int tf_flatten_white(VipsImage *in, VipsImage **out);
 /// Encodes to memory without metadata. The buffer is freed with g_free().
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length);
 
-/// Writes a raw RGB(A) uchar buffer as an image file (used by tests and fixtures).
+/// Writes an image to a file whose name may carry libvips save options, e.g. "x.jpg[interlace]"
+/// (used by tests and fixtures).
+int tf_write_to_file(VipsImage *in, const char *path_with_options);
+
+/// Writes an image as a file of a given format, keeping its metadata (used by tests and fixtures).
 int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
 
 /// Reads the EXIF block with libexif, without libexif "fixing" it to the specification

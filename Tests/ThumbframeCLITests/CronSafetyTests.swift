@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+@testable import ThumbframeCore
+
+/// What makes thumbframe safe in cron and pipelines, exercised on the real executable.
+@Suite("Cron safety", .serialized)
+struct CronSafetyTests {
+    /// `count` JPEGs in two folders: four distinct images, the rest copies (each copy is still
+    /// read, hashed and probed; with --force decoded and encoded too).
+    static func makeLibrary(_ source: String, count: Int, width: Int = 1600, height: Int = 1200) throws {
+        try Fixtures.makeDirectory(source + "/a")
+        try Fixtures.makeDirectory(source + "/b")
+        for index in 0..<count {
+            let path = "\(source)/\(index % 2 == 0 ? "a" : "b")/IMG_\(index).jpg"
+            if FileManager.default.fileExists(atPath: path) { continue }
+            if index < 4 {
+                try Fixtures.writeImage(to: path, width: width + index, height: height)
+            } else {
+                try FileManager.default.copyItem(atPath: "\(source)/\(index % 2 == 0 ? "a" : "b")/IMG_\(index % 4).jpg", toPath: path)
+            }
+        }
+    }
+
+    /// Starts the executable without waiting for it.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The manifest in `out` (if any) is valid and every thumbnail it names exists.
+    static func expectIntact(_ out: String, _ label: String) throws {
+        guard FileManager.default.fileExists(atPath: out + "/manifest.json") else { return }
+        let manifest = try ManifestFile.load(out + "/manifest.json")
+        #expect(manifest.consistencyProblems().isEmpty, "\(label)")
+        for item in manifest.items {
+            for thumbnail in item.thumbnails.values {
+                #expect(FileManager.default.fileExists(atPath: out + "/" + thumbnail.path), "\(label): \(thumbnail.path) missing")
+            }
+        }
+    }
+
+    @Test("exit 75: a second build on the same OUT_DIR stops at once")
+    func locked() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
+            try Fixtures.makeDirectory(root + "/out")
+            // Hold the lock as a running build would.
+            let fd = open(root + "/out/.thumbframe.lock", O_RDWR | O_CREAT, 0o644)
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            let started = Date()
+            let second = try CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            #expect(second.status == 75)
+            #expect(second.stderr.contains("another build"))
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/manifest.json"))
+            close(fd)
+            // A lock left by a process that is gone does not block: the kernel released it.
+            let third = try CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            #expect(third.status == 0)
+        }
+    }
+
+    @Test("--check: exit 1 naming what is stale, 0 when up to date, nothing written")
+    func check() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
+            let stale = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            #expect(stale.status == 1 && stale.stdout == "no manifest.json yet\n")
+            #expect(!FileManager.default.fileExists(atPath: root + "/out"))
+            #expect(try CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
+            let fresh = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            #expect(fresh.status == 0 && fresh.stdout.isEmpty && fresh.stderr.contains("up to date"))
+            try Fixtures.writeImage(to: root + "/src/b/new.jpg", width: 50, height: 50)
+            let added = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            #expect(added.status == 1 && added.stdout == "added b/new.jpg\n")
+        }
+    }
+
+    @Test("SIGTERM stops between files: exit 143, previous manifest kept, lock released")
+    func terminate() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/src", count: 2)
+            #expect(try CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
+            let before = try Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json"))
+            try Self.makeLibrary(root + "/src", count: 200)
+            let process = try Self.start(["build", root + "/src", "--out", root + "/out", "--jobs", "1", "--force"])
+            try await Task.sleep(for: .milliseconds(300))
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit && process.terminationStatus == 143)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")) == before)
+            try Self.expectIntact(root + "/out", "after SIGTERM")
+            let next = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            #expect(next.status == 1)
+            #expect(try CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
+        }
+    }
+
+    @Test("permission denied is a read failure; the rest is built")
+    func permissionDenied() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
+            try Fixtures.writeImage(to: root + "/src/a/secret.jpg", width: 100, height: 80)
+            chmod(root + "/src/a/secret.jpg", 0)
+            try Fixtures.makeDirectory(root + "/out")
+            var arguments = ["build", root + "/src", "--out", root + "/out"]
+            var executable = CLITests.executable
+            if getuid() == 0 {
+                // Root reads anything: run as nobody, who may write only the output directory.
+                chmod(root, 0o755)
+                chmod(root + "/out", 0o777)
+                arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLITests.executable] + arguments
+                executable = "/usr/bin/setpriv"
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "\(stderr)")
+            #expect(stderr.contains("a/secret.jpg: read: Permission denied"))
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.count == 2)
+        }
+    }
+
+    @Test("SIGKILL at 24 random moments: the manifest stays valid, then one run finishes the rest")
+    func killLoop() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            let out = root + "/out"
+            try Self.makeLibrary(source, count: 40, width: 1200, height: 900)
+            // How long a full build takes here, so the kills land all over it.
+            let timed = Date()
+            #expect(try CLITests.run(["build", source, "--out", root + "/timing", "--jobs", "1"]).status == 0)
+            let fullMilliseconds = max(50, Int(Date().timeIntervalSince(timed) * 1000))
+            // Every kill then lands while a previous manifest is in place.
+            #expect(try CLITests.run(["build", source, "--out", out]).status == 0)
+            var random = SystemRandomNumberGenerator()
+            var kills = 0
+            var round = 0
+            while kills < 24, round < 60 {
+                // The library changes every few rounds, and most rounds force rewrites of
+                // thumbnails that exist: a kill can land in every phase of a build.
+                if round % 5 == 4 {
+                    try Fixtures.writeImage(to: "\(source)/b/new-\(round).jpg", width: 900 + round, height: 700)
+                }
+                let process = try Self.start(["build", source, "--out", out, "--jobs", "1"] + (round % 3 == 0 ? [] : ["--force"]))
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...fullMilliseconds, using: &random)))
+                if process.isRunning {
+                    kill(process.processIdentifier, SIGKILL)
+                    kills += 1
+                }
+                process.waitUntilExit()
+                try Self.expectIntact(out, "after round \(round)")
+                round += 1
+            }
+            #expect(kills >= 20, "only \(kills) of \(round) builds were still running when killed")
+
+            // The next run completes and writes only the thumbnails that were not yet there.
+            let existing = IncrementalThumbnails.list(out)
+            let final = try CLITests.run(["build", source, "--out", out])
+            #expect(final.status == 0, "\(final.stderr)")
+            try Self.expectIntact(out, "final")
+            let manifest = try ManifestFile.load(out + "/manifest.json")
+            let added: Int = (0..<round).filter { $0 % 5 == 4 }.count
+            #expect(manifest.items.count == 40 + added)
+            let referenced = Set(manifest.items.flatMap { $0.thumbnails.values.map(\.path) })
+            let missingBefore = referenced.subtracting(existing.keys)
+            let after = IncrementalThumbnails.list(out)
+            let touched = Set(after.filter { existing[$0.key] != $0.value }.keys)
+            #expect(touched == missingBefore, "the final run wrote exactly the thumbnails that were missing")
+            #expect(!after.keys.contains { $0.contains(".tf-tmp-") }, "temporary files were pruned")
+        }
+    }
+}
+
+/// Thumbnail files under `OUT_DIR/thumbs` with their inode and modification time.
+enum IncrementalThumbnails {
+    static func list(_ out: String) -> [String: String] {
+        var files: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: out + "/thumbs")
+        while let path = enumerator?.nextObject() as? String {
+            var info = stat()
+            if lstat(out + "/thumbs/" + path, &info) == 0, info.st_mode & 0o170000 == 0o100000 {
+                files["thumbs/" + path] = "\(info.st_ino)-\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+            }
+        }
+        return files
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+@testable import ThumbframeCore
+
+@Suite("Incremental builds")
+struct IncrementalTests {
+    static func makeLibrary(_ source: String) throws {
+        try Fixtures.makeDirectory(source + "/album")
+        for index in 1...4 {
+            try Fixtures.writeImage(to: "\(source)/album/IMG_\(index).jpg", width: 300 + index * 10, height: 200)
+        }
+        try Fixtures.write(Array("broken".utf8), to: source + "/album/broken.jpg")
+    }
+
+    static func build(_ source: String, _ output: String, _ configure: (inout BuildOptions) -> Void = { _ in })
+        async throws -> BuildReport
+    {
+        var options = BuildOptions(source: source, output: output)
+        configure(&options)
+        return try await Builder(options: options).run()
+    }
+
+    /// Every regular file under `directory` (relative path → inode and modification time).
+    static func snapshot(_ directory: String) -> [String: String] {
+        var files: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let path = enumerator?.nextObject() as? String {
+            let full = directory + "/" + path
+            // The lock file notes the pid of each run; it is not output.
+            if let stat = FileStat.lstat(full), stat.isRegularFile, path != ".thumbframe.lock" {
+                files[path] = "\(stat.identity.inode)-\(stat.modifiedSeconds).\(stat.modifiedNanoseconds)"
+            }
+        }
+        return files
+    }
+
+    @Test("a no-op rerun opens no image, rewrites nothing and leaves identical bytes")
+    func noOp() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let first = try await Self.build(source, root + "/out")
+            #expect(first.reused == 0 && first.thumbnailsWritten == 8 && first.failures.count == 1)
+            let before = Self.snapshot(root + "/out")
+            let second = try await Self.build(source, root + "/out")
+            #expect(second.reused == 4 && second.thumbnailsWritten == 0 && !second.manifestWritten)
+            #expect(second.failures == first.failures)
+            #expect(Self.snapshot(root + "/out") == before)
+
+            // Reuse is decided from size and mtime alone: content changed behind an unchanged
+            // size and mtime is not seen (the file is not opened) until --verify re-hashes it.
+            let path = source + "/album/IMG_1.jpg"
+            let original = try FileStat.lstat(path).unwrap()
+            var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes[bytes.count - 3] ^= 0xFF
+            try Fixtures.write(bytes, to: path)
+            var times = [
+                timespec(tv_sec: original.modifiedSeconds, tv_nsec: original.modifiedNanoseconds),
+                timespec(tv_sec: original.modifiedSeconds, tv_nsec: original.modifiedNanoseconds),
+            ]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            let unseen = try await Self.build(source, root + "/out")
+            #expect(unseen.reused == 4 && !unseen.manifestWritten)
+            let verified = try await Self.build(source, root + "/out") { $0.verify = true }
+            #expect(verified.reused == 0 && verified.manifestWritten && verified.thumbnailsWritten == 2)
+            #expect(verified.pruned == 2)
+        }
+    }
+
+    @Test("renames reuse thumbnails, deletions are pruned after the manifest, --force rewrites")
+    func changes() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let out = root + "/out"
+            _ = try await Self.build(source, out)
+            let old = try ManifestFile.load(out + "/manifest.json")
+            let removedThumbnails = old.items.first { $0.path == "album/IMG_2.jpg" }!.thumbnails.values.map(\.path)
+
+            try FileManager.default.moveItem(atPath: source + "/album/IMG_1.jpg", toPath: source + "/album/renamed.jpg")
+            try FileManager.default.removeItem(atPath: source + "/album/IMG_2.jpg")
+            let report = try await Self.build(source, out)
+            #expect(report.reused == 2 && report.thumbnailsWritten == 0 && report.pruned == 2)
+            let manifest = try ManifestFile.load(out + "/manifest.json")
+            #expect(manifest.items.map(\.path) == ["album/IMG_3.jpg", "album/IMG_4.jpg", "album/renamed.jpg"])
+            #expect(manifest.items.last?.thumbnails == old.items.first?.thumbnails)
+            for path in removedThumbnails { #expect(!FileManager.default.fileExists(atPath: out + "/" + path)) }
+            for item in manifest.items {
+                for thumbnail in item.thumbnails.values { #expect(FileManager.default.fileExists(atPath: out + "/" + thumbnail.path)) }
+            }
+
+            let before = Self.snapshot(out + "/thumbs")
+            let forced = try await Self.build(source, out) { $0.force = true }
+            #expect(forced.reused == 0 && forced.thumbnailsWritten == 6)
+            let after = Self.snapshot(out + "/thumbs")
+            #expect(Set(after.keys) == Set(before.keys))
+            #expect(after.allSatisfy { before[$0.key] != $0.value }, "every thumbnail was rewritten")
+        }
+    }
+
+    @Test("changed recipes rebuild every item and prune the old thumbnails")
+    func settingsChange() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let out = root + "/out"
+            _ = try await Self.build(source, out)
+            let small = try ThumbnailRecipe(parsing: "small=64x64:cover")
+            let report = try await Self.build(source, out) { $0.thumbnails = [small] }
+            #expect(report.reused == 0 && report.thumbnailsWritten == 4 && report.pruned == 8)
+            // Layout-only settings reuse every item: layouts are recomputed from the entries.
+            let relaid = try await Self.build(source, out) {
+                $0.thumbnails = [small]
+                $0.preset = .jx4
+                $0.sections = .none
+            }
+            #expect(relaid.reused == 4 && relaid.manifestWritten && relaid.pruned == 0)
+        }
+    }
+
+    @Test("a corrupt or foreign manifest.json is reported and rebuilt, never trusted")
+    func corruptPrevious() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let out = root + "/out"
+            _ = try await Self.build(source, out)
+            let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+            // Valid JSON of the right shape, but numbered wrongly: structurally corrupt.
+            let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 7,")
+            #expect(renumbered.utf8.count == good.count)
+            for corrupt in [Array(good.prefix(good.count / 2)), Array("{\"format\":\"other\",\"version\":1}".utf8), Array(renumbered.utf8)] {
+                try Fixtures.write(corrupt, to: out + "/manifest.json")
+                let lines = LogLines()
+                let report = try await Builder(options: BuildOptions(source: source, output: out), log: lines.append).run()
+                #expect(report.manifestWritten)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")) == good)
+                #expect(report.reused == 0)
+                #expect(lines.all.contains { $0.hasPrefix("previous manifest.json cannot be used") }, "\(lines.all)")
+            }
+        }
+    }
+
+    @Test("--check writes nothing and names what is stale")
+    func check() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let out = root + "/out"
+            let missing = try await Self.build(source, out) { $0.check = true }
+            #expect(missing.stale == ["no manifest.json yet"])
+            #expect(!FileManager.default.fileExists(atPath: out))
+            _ = try await Self.build(source, out)
+            let fresh = try await Self.build(source, out) { $0.check = true }
+            #expect(fresh.stale.isEmpty)
+
+            let before = Self.snapshot(out)
+            try Fixtures.writeImage(to: source + "/album/IMG_9.jpg", width: 100, height: 100)
+            try FileManager.default.removeItem(atPath: source + "/album/IMG_3.jpg")
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 0)], ofItemAtPath: source + "/album/IMG_4.jpg")
+            let stale = try await Self.build(source, out) { $0.check = true }
+            #expect(stale.stale == ["changed album/IMG_4.jpg", "added album/IMG_9.jpg", "removed album/IMG_3.jpg"])
+            #expect(Self.snapshot(out) == before)
+            _ = try await Self.build(source, out)
+            let relaid = try await Self.build(source, out) {
+                $0.check = true
+                $0.preset = .photoswipe
+            }
+            #expect(relaid.stale.contains("manifest.json differs from what a build would write"))
+        }
+    }
+}
+
+/// Collects log lines from a build (which may log from any thread).
+final class LogLines: @unchecked Sendable {
+    // @unchecked: `lines` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    var append: @Sendable (String) -> Void {
+        { [self] line in
+            lock.lock()
+            lines.append(line)
+            lock.unlock()
+        }
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines
+    }
+}
+
+extension Optional {
+    func unwrap(_ file: StaticString = #filePath, _ line: UInt = #line) throws -> Wrapped {
+        guard let self else { throw FixtureError("unexpected nil at \(file):\(line)") }
+        return self
+    }
+}
