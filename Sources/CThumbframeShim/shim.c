@@ -48,6 +48,21 @@ int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int wi
         NULL);
 }
 
+int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int shrink, int fail_on) {
+    return vips_jpegload_buffer((void *) data, length, out,
+        "shrink", shrink,
+        "fail_on", (VipsFailOn) fail_on,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        NULL);
+}
+
+int tf_thumbnail_image_upright(VipsImage *in, VipsImage **out, int width, int height) {
+    return vips_thumbnail_image(in, out, width,
+        "height", height,
+        "size", VIPS_SIZE_DOWN,
+        NULL);
+}
+
 int tf_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int crop) {
     // Cover: shrink to cover the box, then crop its centre (exactly width x height).
     if (crop)

@@ -142,7 +142,7 @@ enum ItemProcessor {
             }
         }
         if !missing.isEmpty {
-            if let problem = writeThumbnails(missing, plan: plan, raw: raw, context: context) {
+            if let problem = writeThumbnails(missing, plan: plan, header: header, raw: raw, context: context) {
                 return .failure(problem)
             }
         }
@@ -158,13 +158,29 @@ enum ItemProcessor {
     /// Decodes once, into the largest size any thumbnail needs (shrink-on-load does most of the
     /// work inside the decoder), then derives each missing thumbnail from that copy in memory.
     private static func writeThumbnails(
-        _ missing: [(ThumbnailPlan.Output, String)], plan: ThumbnailPlan, raw: UnsafeRawBufferPointer,
-        context: ProcessingContext
+        _ missing: [(ThumbnailPlan.Output, String)], plan: ThumbnailPlan, header: ImageHeader,
+        raw: UnsafeRawBufferPointer, context: ProcessingContext
     ) -> Problem? {
         var lazy: UnsafeMutablePointer<VipsImage>?
-        guard tf_thumbnail_buffer(raw.baseAddress, raw.count, &lazy, Int32(plan.decodeWidth),
-                Int32(plan.decodeHeight), failOn) == 0, let lazy
-        else { return Problem(stage: .decode, reason: Vips.takeError()) }
+        if header.format == "jpeg" {
+            // libvips' thumbnail keeps a factor of two in reserve when it picks the JPEG
+            // shrink-on-load; the smallest scale that still covers the decode box decodes up to
+            // 4× fewer pixels, and the resize after it is still a proper Lanczos reduction.
+            let shrink = plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight,
+                                         quarterTurn: header.orientation >= 5)
+            var loaded: UnsafeMutablePointer<VipsImage>?
+            guard tf_jpeg_load_shrunk(raw.baseAddress, raw.count, &loaded, Int32(shrink), failOn) == 0, let loaded else {
+                return Problem(stage: .decode, reason: Vips.takeError())
+            }
+            let loadedHandle = VipsImageHandle(loaded)
+            guard tf_thumbnail_image_upright(loadedHandle.pointer, &lazy, Int32(plan.decodeWidth), Int32(plan.decodeHeight)) == 0
+            else { return Problem(stage: .decode, reason: Vips.takeError()) }
+        } else {
+            guard tf_thumbnail_buffer(raw.baseAddress, raw.count, &lazy, Int32(plan.decodeWidth),
+                    Int32(plan.decodeHeight), failOn) == 0
+            else { return Problem(stage: .decode, reason: Vips.takeError()) }
+        }
+        guard let lazy else { return Problem(stage: .decode, reason: Vips.takeError()) }
         let lazyHandle = VipsImageHandle(lazy)
         // Materialize: every thumbnail below reads these pixels, and the source is decoded once.
         guard let decoded = vips_image_copy_memory(lazyHandle.pointer) else {

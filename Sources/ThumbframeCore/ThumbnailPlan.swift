@@ -61,4 +61,18 @@ struct ThumbnailPlan: Equatable {
         }
         (decodeWidth, decodeHeight) = scaled(largest)
     }
+
+    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) that decodes the fewest pixels while still
+    /// covering the decode box: libjpeg scales to ceil(side / factor). `quarterTurn` when the
+    /// orientation swaps the stored sides for display.
+    func jpegShrink(storedWidth: Int, storedHeight: Int, quarterTurn: Bool) -> Int {
+        let needW = quarterTurn ? decodeHeight : decodeWidth
+        let needH = quarterTurn ? decodeWidth : decodeHeight
+        for factor in [8, 4, 2] {
+            let width = (storedWidth + factor - 1) / factor
+            let height = (storedHeight + factor - 1) / factor
+            if width >= needW && height >= needH { return factor }
+        }
+        return 1
+    }
 }

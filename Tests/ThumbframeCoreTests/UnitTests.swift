@@ -48,6 +48,20 @@ struct ThumbnailPlanTests {
         #expect(plan.outputs[0].crop == Manifest.Rect(x: 0, y: 0, width: 1, height: 1))
     }
 
+    @Test func jpegShrinkIsTheSmallestScaleThatCovers() {
+        // 6000×4000 to a 1280×853 box: 1/4 gives 1500×1000 (covers), 1/8 gives 750×500 (does not).
+        let plan = ThumbnailPlan(width: 6000, height: 4000, recipes: ThumbnailRecipe.defaults)
+        #expect(plan.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: false) == 4)
+        // Stored sideways (orientation 6): the box turns with it.
+        let portrait = ThumbnailPlan(width: 4000, height: 6000, recipes: ThumbnailRecipe.defaults)
+        #expect(portrait.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: true) == 4)
+        // libjpeg rounds up: 10241 / 8 = 1281 still covers 1280.
+        let odd = ThumbnailPlan(width: 10_241, height: 6000, recipes: ThumbnailRecipe.defaults)
+        #expect(odd.jpegShrink(storedWidth: 10_241, storedHeight: 6000, quarterTurn: false) == 8)
+        #expect(ThumbnailPlan(width: 1000, height: 700, recipes: ThumbnailRecipe.defaults)
+            .jpegShrink(storedWidth: 1000, storedHeight: 700, quarterTurn: false) == 1)
+    }
+
     @Test func longImagesAreLimitedByWidthAndFormat() {
         let plan = ThumbnailPlan(width: 1080, height: 7000, recipes: ThumbnailRecipe.defaults)
         #expect(plan.outputs[1].width == 1080 && plan.outputs[1].height == 7000)

@@ -32,6 +32,15 @@ VipsImage *tf_image_new_from_file(const char *path);
 /// auto-rotated by its orientation tag.
 int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int width, int height, int fail_on);
 
+/// Decodes a JPEG at 1/shrink of its size (libjpeg's DCT scaling; shrink is 1, 2, 4 or 8):
+/// the shrink-on-load step, chosen by the caller as the smallest scale that serves every
+/// thumbnail. Not yet rotated.
+int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int shrink, int fail_on);
+
+/// Resizes a decoded image to fit width x height (never enlarging), turning it upright by its
+/// orientation tag first.
+int tf_thumbnail_image_upright(VipsImage *in, VipsImage **out, int width, int height);
+
 /// Resizes an already decoded (and already upright) image to exactly width x height, or with
 /// `crop` to cover that box and crop the centre (never enlarging).
 int tf_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int crop);
