@@ -26,12 +26,18 @@ let package = Package(
             pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"]), .brew(["libexif"])]
         ),
+        // SHA-256 of every original: OpenSSL's uses the CPU's SHA instructions (3-4x GLib's).
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
         // Fixed-argument wrappers for what Swift cannot call: variadic vips_* calls and libexif macros.
         .target(name: "CThumbframeShim", dependencies: ["CVips", "CExif"]),
 
         .target(
             name: "ThumbframeCore",
-            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CThumbframeShim"]
+            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CCrypto", "CThumbframeShim"]
         ),
         .executableTarget(
             name: "thumbframe",

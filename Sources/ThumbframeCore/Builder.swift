@@ -8,18 +8,19 @@ import ThumbframeManifest
 public struct Builder: Sendable {
     /// The options of this run.
     public var options: BuildOptions
-    /// Receives human-readable diagnostics (one line each); the CLI sends them to stderr.
-    public var log: @Sendable (String) -> Void
+    /// Receives failures, warnings and progress as they happen; the CLI renders them on stderr.
+    public var events: @Sendable (BuildEvent) -> Void
     /// Set by a signal handler to stop between files; nil when nothing can stop the run.
     public var cancellation: CancellationFlag?
 
     /// Creates a builder.
     public init(
-        options: BuildOptions, cancellation: CancellationFlag? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+        options: BuildOptions, cancellation: CancellationFlag? = nil,
+        events: @escaping @Sendable (BuildEvent) -> Void = { _ in }
     ) {
         self.options = options
         self.cancellation = cancellation
-        self.log = log
+        self.events = events
     }
 
     /// Builds (or with `check`, only compares) the manifest and thumbnails. Throws only for
@@ -27,9 +28,7 @@ public struct Builder: Sendable {
     public func run() async throws(ThumbframeError) -> BuildReport {
         try options.validate()
         try Vips.start()
-        // libvips threads per image × files in flight should not exceed the cores.
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        vips_concurrency_set(Int32(max(1, cores / options.jobs)))
+        vips_concurrency_set(Int32(Self.vipsThreads(jobs: options.jobs)))
 
         guard let source = Self.realPath(options.source), FileStat.lstat(source)?.isDirectory == true else {
             throw .sourceUnreadable(path: options.source, reason: FileStat.lastErrorDescription(default: "not a directory"))
@@ -69,7 +68,6 @@ public struct Builder: Sendable {
             case .item(let item): processed.append(item)
             case .failed(let failure):
                 failures.append(failure)
-                log("\(failure.path): \(failure.stage): \(failure.reason)")
             }
         }
         failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
@@ -95,7 +93,7 @@ public struct Builder: Sendable {
             reason = error.localizedDescription
         }
         let problem = "previous manifest.json cannot be used (\(reason)); rebuilding"
-        log(problem)
+        events(.warning(problem))
         return (nil, problem)
     }
 
@@ -145,6 +143,8 @@ public struct Builder: Sendable {
         var results = [FileOutcome?](repeating: nil, count: work.count)
         let jobs = options.jobs
         let cancellation = cancellation
+        var done = 0
+        events(.progress(done: 0, total: work.count))
         await withTaskGroup(of: (Int, FileOutcome).self) { group in
             var next = 0
             func submit() {
@@ -156,6 +156,11 @@ public struct Builder: Sendable {
             while next < min(jobs, work.count) { submit() }
             while let (index, result) = await group.next() {
                 results[index] = result
+                // Failures are reported as they happen, in completion order; the manifest
+                // lists them sorted.
+                if case .failed(let failure) = result { events(.failure(failure)) }
+                done += 1
+                events(.progress(done: done, total: work.count))
                 if next < work.count, cancellation?.signal == nil { submit() }
             }
         }
@@ -182,6 +187,17 @@ public struct Builder: Sendable {
             throw .cannotWrite(path: path, reason: error.localizedDescription)
         }
         return true
+    }
+
+    /// libvips' worker threads per image. Files in flight × threads should not exceed the
+    /// cores: scripts/bench --sweep measured one thread per image with one file per core fastest
+    /// (thumbnails are mostly serial JPEG decoding). THUMBFRAME_VIPS_THREADS overrides it, for
+    /// that measurement only.
+    static func vipsThreads(jobs: Int) -> Int {
+        if let text = ProcessInfo.processInfo.environment["THUMBFRAME_VIPS_THREADS"], let threads = Int(text), threads > 0 {
+            return threads
+        }
+        return max(1, ProcessInfo.processInfo.activeProcessorCount / jobs)
     }
 
     static func realPath(_ path: String) -> String? {

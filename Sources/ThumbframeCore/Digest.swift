@@ -1,23 +1,25 @@
-import CVips
+import CCrypto
 
-/// SHA-256 through GLib's GChecksum, which libvips already links: no extra dependency.
+/// SHA-256 through OpenSSL's libcrypto, which uses the CPU's SHA extensions where there are any:
+/// every byte of every original is hashed on a cold build, so this is on the hot path.
 enum Digest {
     /// Lowercase hex SHA-256 of `bytes`.
     static func sha256(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard let checksum = g_checksum_new(G_CHECKSUM_SHA256) else {
-            preconditionFailure("GLib has no SHA-256")
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        // EVP_Digest takes a null pointer for no bytes only with a length of 0.
+        let ok = digest.withUnsafeMutableBufferPointer { output in
+            EVP_Digest(bytes.baseAddress, bytes.count, output.baseAddress, &length, EVP_sha256(), nil)
         }
-        defer { g_checksum_free(checksum) }
-        if let base = bytes.baseAddress, bytes.count > 0 {
-            // g_checksum_update takes a gssize length; feed huge buffers in slices.
-            var offset = 0
-            while offset < bytes.count {
-                let chunk = min(bytes.count - offset, 1 << 30)
-                g_checksum_update(checksum, base.advanced(by: offset).assumingMemoryBound(to: UInt8.self), chunk)
-                offset += chunk
-            }
+        precondition(ok == 1 && length == 32, "OpenSSL SHA-256 failed")
+        let hex = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
         }
-        return String(cString: g_checksum_get_string(checksum))
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Lowercase hex SHA-256 of a string's UTF-8 bytes.

@@ -93,19 +93,35 @@ enum FileSystem {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .posix(errno) }
         guard info.st_mode & 0o170000 == 0o100000 else { throw .notRegular }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(Int(info.st_size))
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        // Read straight into one buffer of the size fstat gave; a file that grows meanwhile is
+        // read to its new end in further chunks, one that shrinks ends early.
+        let size = Int(info.st_size)
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = read(fd, buffer.baseAddress! + count, size - count)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if got == 0 { return }
+                count += got
+            }
+        }
+        guard failure == 0 else { throw .posix(failure) }
+        guard bytes.count == size else { return bytes }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if got < 0 {
                 if errno == EINTR { continue }
                 throw .posix(errno)
             }
-            if got == 0 { break }
+            if got == 0 { return bytes }
             bytes.append(contentsOf: chunk.prefix(got))
         }
-        return bytes
     }
 
     /// Creates a directory and its parents (mode 0755); fine when it exists.

@@ -68,6 +68,14 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Print nothing on stderr but errors.")
     var quiet = false
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Show a progress line on stderr (files done/total, rate, ETA); default: only when stderr is a terminal.")
+    var progress: Bool?
+
+    @Option(name: .customLong("log-format"), help: "Diagnostics on stderr as text or JSON lines.")
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         do {
             try options.validate()
@@ -89,32 +97,27 @@ struct BuildCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let quiet = quiet
+        let reporter = Reporter(format: logFormat, quiet: quiet, progress: progress)
         let cancellation = CancellationFlag()
-        let signals = SignalTrap(cancellation: cancellation, quiet: quiet)
-        let builder = Builder(options: options, cancellation: cancellation) { line in
-            if !quiet { Diagnostics.line(line) }
-        }
+        let signals = SignalTrap(cancellation: cancellation, reporter: reporter)
+        let builder = Builder(options: options, cancellation: cancellation, events: reporter.handle)
         let report: BuildReport
         do {
             report = try await builder.run()
         } catch {
-            throw cliExitCode(for: error)
+            reporter.finish()
+            throw cliExitCode(for: error, reporter: reporter)
         }
+        reporter.finish()
         withExtendedLifetime(signals) {}
         if check {
             for line in report.stale { print(line) }
-            if !quiet { Diagnostics.line("thumbframe: \(report.stale.isEmpty ? "up to date" : "stale")") }
+            reporter.note(report.stale.isEmpty ? "up to date" : "stale")
             if !report.stale.isEmpty { throw ExitCode(1) }
             return
         }
         print(report.manifestPath)
-        if !quiet {
-            Diagnostics.line(
-                "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
-                    + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
-                    + "manifest \(report.manifestWritten ? "written" : "unchanged")")
-        }
+        reporter.summary(report)
         if !report.failures.isEmpty { throw ExitCode(1) }
     }
 }
@@ -124,12 +127,12 @@ struct BuildCommand: AsyncParsableCommand {
 final class SignalTrap {
     private var sources: [any DispatchSourceSignal] = []
 
-    init(cancellation: CancellationFlag, quiet: Bool) {
+    init(cancellation: CancellationFlag, reporter: Reporter) {
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
-                if !quiet { Diagnostics.line("thumbframe: stopping after the files in progress") }
+                reporter.note("stopping after the files in progress")
                 cancellation.cancel(signal: signalNumber)
             }
             source.resume()

@@ -21,27 +21,19 @@ struct Thumbframe: AsyncParsableCommand {
     )
 }
 
-/// Prints a one-line error on stderr and turns a Core error into its exit code.
-func cliExitCode(for error: ThumbframeError) -> ExitCode {
-    Diagnostics.error(error.localizedDescription)
+/// Prints a one-line error on stderr (as the reporter's format says) and turns a Core error into
+/// its exit code.
+func cliExitCode(for error: ThumbframeError, reporter: Reporter? = nil) -> ExitCode {
+    let code: Int32
     switch error {
-    case .invalidOptions: return ExitCode(64)
-    case .invalidManifest: return ExitCode(65)
-    case .sourceUnreadable, .manifestUnreadable: return ExitCode(66)
-    case .vipsStart: return ExitCode(70)
-    case .cannotWrite: return ExitCode(73)
-    case .locked: return ExitCode(75)
-    case .interrupted(let signal): return ExitCode(128 + signal)
+    case .invalidOptions: code = 64
+    case .invalidManifest: code = 65
+    case .sourceUnreadable, .manifestUnreadable: code = 66
+    case .vipsStart: code = 70
+    case .cannotWrite: code = 73
+    case .locked: code = 75
+    case .interrupted(let signal): code = 128 + signal
     }
-}
-
-/// stderr is for people; stdout carries data only.
-enum Diagnostics {
-    static func line(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
-    }
-
-    static func error(_ text: String) {
-        line("thumbframe: error: \(text)")
-    }
+    (reporter ?? Reporter(format: .text, quiet: false, progress: false)).error(error.localizedDescription, exitCode: code)
+    return ExitCode(code)
 }

@@ -25,7 +25,7 @@ struct CLITests {
         var stderr: String
     }
 
-    static func run(_ arguments: [String]) throws -> Run {
+    static func run(executable: String = executable, _ arguments: [String]) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -212,6 +212,52 @@ struct QueryCLITests {
                     ["layout", "--size", "10x10", "--viewport", "1x1@1", "--orientation", "9"],
                     ["layout", "--size", "10x10", "--viewport", "1x1@1", "--preset", "nope"]] {
             #expect(try CLITests.run(bad).status == 64, "\(bad)")
+        }
+    }
+}
+
+@Suite("Command line: progress and log format")
+struct ReportingCLITests {
+    @Test("JSON lines on stderr for machines, errors included")
+    func jsonLines() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: true)
+            let run = try CLITests.run(["build", source, "--out", root + "/out", "--log-format", "json", "--progress"])
+            #expect(run.status == 1)
+            let events = try run.stderr.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(events.compactMap { $0["event"] as? String }.contains("failure"))
+            let failure = try #require(events.first { $0["event"] as? String == "failure" })
+            #expect(failure["path"] as? String == "2020/broken.jpg" && failure["stage"] as? String == "probe")
+            let last = try #require(events.last { $0["event"] as? String == "progress" })
+            #expect(last["done"] as? Int == 3 && last["total"] as? Int == 3)
+            let summary = try #require(events.last)
+            #expect(summary["event"] as? String == "summary" && summary["items"] as? Int == 2 && summary["failures"] as? Int == 1)
+
+            let missing = try CLITests.run(["build", root + "/nowhere", "--out", root + "/x", "--log-format", "json"])
+            #expect(missing.status == 66)
+            let error = try JSONSerialization.jsonObject(with: Data(missing.stderr.utf8)) as? [String: Any]
+            #expect(error?["event"] as? String == "error" && error?["exitCode"] as? Int == 66)
+        }
+    }
+
+    @Test("a progress line only on a terminal or when asked, never with --quiet")
+    func progressLine() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: false)
+            let piped = try CLITests.run(["build", source, "--out", root + "/a"])
+            #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("files/s"))
+            let asked = try CLITests.run(["build", source, "--out", root + "/b", "--progress"])
+            #expect(asked.stderr.contains("\r\u{1B}[K[2/2] ") && asked.stderr.contains("files/s, ETA"))
+            let quiet = try CLITests.run(["build", source, "--out", root + "/c", "--progress", "--quiet"])
+            #expect(quiet.stderr.isEmpty)
+            // A real terminal, through script(1): progress without asking.
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+            let command = "\(CLITests.executable) build \(source) --out \(root)/d"
+            let terminal = try CLITests.run(executable: "/usr/bin/script", ["-qec", command, "/dev/null"])
+            #expect(terminal.status == 0)
+            #expect(terminal.stdout.contains("[2/2] ") && terminal.stdout.contains("files/s"))
         }
     }
 }

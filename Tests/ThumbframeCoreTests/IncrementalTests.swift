@@ -134,7 +134,7 @@ struct IncrementalTests {
             for corrupt in [Array(good.prefix(good.count / 2)), Array("{\"format\":\"other\",\"version\":1}".utf8), Array(renumbered.utf8)] {
                 try Fixtures.write(corrupt, to: out + "/manifest.json")
                 let lines = LogLines()
-                let report = try await Builder(options: BuildOptions(source: source, output: out), log: lines.append).run()
+                let report = try await Builder(options: BuildOptions(source: source, output: out), events: lines.append).run()
                 #expect(report.manifestWritten)
                 #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")) == good)
                 #expect(report.reused == 0)
@@ -173,16 +173,16 @@ struct IncrementalTests {
     }
 }
 
-/// Collects log lines from a build (which may log from any thread).
+/// Collects the lines of a build's events (which may arrive from any thread).
 final class LogLines: @unchecked Sendable {
     // @unchecked: `lines` is only touched while `lock` is held.
     private let lock = NSLock()
     private var lines: [String] = []
 
-    var append: @Sendable (String) -> Void {
-        { [self] line in
+    var append: @Sendable (BuildEvent) -> Void {
+        { [self] event in
             lock.lock()
-            lines.append(line)
+            lines.append(event.description)
             lock.unlock()
         }
     }

@@ -1,0 +1,20 @@
+import ThumbframeManifest
+
+/// What a build reports while it runs, for people (text) or machines (JSON lines).
+public enum BuildEvent: Sendable, Equatable, CustomStringConvertible {
+    /// A file became a `failures` entry.
+    case failure(Manifest.Failure)
+    /// Something worth saying that is not a file's failure.
+    case warning(String)
+    /// Files finished out of those that needed opening (reused items are not counted).
+    case progress(done: Int, total: Int)
+
+    /// The line a person reads.
+    public var description: String {
+        switch self {
+        case .failure(let failure): "\(failure.path): \(failure.stage): \(failure.reason)"
+        case .warning(let message): message
+        case .progress(let done, let total): "\(done)/\(total) files"
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import ThumbframeCore
+
+/// How diagnostics are written on stderr.
+enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+    /// One sentence per line, for people.
+    case text
+    /// One JSON object per line (`{"event": …}`), for machines.
+    case json
+}
+
+/// Renders a build's events on stderr: failures and warnings as they happen, and a progress line
+/// (files done/total, rate, ETA) redrawn in place when asked for or when stderr is a terminal.
+/// A class: it keeps the progress line's state between events, which arrive from the build's
+/// tasks; the lock makes that safe.
+final class Reporter: @unchecked Sendable {
+    let format: LogFormat
+    let quiet: Bool
+    let showProgress: Bool
+    private let lock = NSLock()
+    private let started = Date()
+    private var lastDrawn = Date.distantPast
+    private var lineOnScreen = false
+
+    init(format: LogFormat, quiet: Bool, progress: Bool?) {
+        self.format = format
+        self.quiet = quiet
+        // Progress: never when quiet; when neither asked nor refused, only on a terminal.
+        self.showProgress = !quiet && (progress ?? (isatty(STDERR_FILENO) == 1))
+    }
+
+    func handle(_ event: BuildEvent) {
+        lock.lock()
+        defer { lock.unlock() }
+        switch event {
+        case .failure(let failure):
+            guard !quiet else { return }
+            emit(json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason],
+                 text: event.description)
+        case .warning(let message):
+            guard !quiet else { return }
+            emit(json: ["event": "warning", "message": message], text: message)
+        case .progress(let done, let total):
+            guard showProgress else { return }
+            let now = Date()
+            // Redraw at most five times a second (JSON: once a second), and always at the end.
+            let interval = format == .json ? 1.0 : 0.2
+            guard done == total || now.timeIntervalSince(lastDrawn) >= interval else { return }
+            lastDrawn = now
+            let elapsed = now.timeIntervalSince(started)
+            let rate = elapsed > 0 ? Double(done) / elapsed : 0
+            let eta = rate > 0 ? Double(total - done) / rate : 0
+            switch format {
+            case .json:
+                write(Self.json(["event": "progress", "done": done, "total": total,
+                                 "rate": (rate * 10).rounded() / 10, "eta": eta.rounded()]))
+            case .text:
+                let line = "[\(done)/\(total)] \(String(format: "%.1f", rate)) files/s, ETA \(Self.duration(eta))"
+                FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+                lineOnScreen = true
+            }
+        }
+    }
+
+    /// The closing summary of a build.
+    func summary(_ report: BuildReport) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !quiet else { return }
+        emit(
+            json: [
+                "event": "summary", "manifest": report.manifestPath, "items": report.items, "sections": report.sections,
+                "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
+                "pruned": report.pruned, "manifestWritten": report.manifestWritten,
+            ],
+            text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
+                + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
+                + "manifest \(report.manifestWritten ? "written" : "unchanged")")
+    }
+
+    /// A sentence about the whole run (`--check`'s verdict, a signal).
+    func note(_ message: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !quiet else { return }
+        emit(json: ["event": "note", "message": message], text: "thumbframe: \(message)")
+    }
+
+    /// A fatal error: printed even when quiet.
+    func error(_ message: String, exitCode: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        emit(json: ["event": "error", "message": message, "exitCode": Int(exitCode)], text: "thumbframe: error: \(message)")
+    }
+
+    private func emit(json object: [String: Any], text: String) {
+        write(format == .json ? Self.json(object) : text)
+    }
+
+    private func write(_ line: String) {
+        if lineOnScreen {
+            // Clear the progress line; the next progress event draws it again below.
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            lineOnScreen = false
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Clears the progress line for good.
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if lineOnScreen {
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            lineOnScreen = false
+        }
+    }
+
+    static func json(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return "{\"event\":\"error\",\"message\":\"unencodable event\"}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `m:ss` or `h:mm:ss`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let mmss = String(format: "%02d:%02d", minutes, secs)
+        return hours > 0 ? "\(hours):\(mmss)" : String(format: "%d:%02d", minutes, secs)
+    }
+}
