@@ -58,8 +58,9 @@ public struct Builder: Sendable {
 
         let context = ProcessingContext(
             recipes: options.thumbnails, outputDirectory: output, maxPixels: options.maxPixels, overwrite: options.force)
-        let results = await processAll(plan.work, context: context)
+        var results = await processAll(plan.work, context: context)
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
+        Self.rediagnose(&results, plan.work, context: context)
 
         var processed = plan.reused
         var failures = walk.failures + plan.reusedFailures
@@ -151,7 +152,18 @@ public struct Builder: Sendable {
                 let index = next
                 let unit = work[index]
                 next += 1
-                group.addTask { (index, ItemProcessor.process(unit.file, context: context, previous: unit.previous)) }
+                group.addTask {
+                    // The work blocks in libvips and in file I/O: it runs on a GCD worker, not on
+                    // the cooperative pool (one thread per core), so --jobs files really are in
+                    // flight at once.
+                    let outcome = await withCheckedContinuation { continuation in
+                        DispatchQueue.global().async {
+                            continuation.resume(
+                                returning: ItemProcessor.process(unit.file, context: context, previous: unit.previous))
+                        }
+                    }
+                    return (index, outcome)
+                }
             }
             while next < min(jobs, work.count) { submit() }
             while let (index, result) = await group.next() {
@@ -165,6 +177,21 @@ public struct Builder: Sendable {
             }
         }
         return results.compactMap { $0 }
+    }
+
+    /// libvips keeps one error buffer for the whole process, and its worker threads add to it
+    /// on their own schedule, so the text read after a failure among parallel decodes can carry
+    /// another file's line. The files that failed in libvips are therefore decoded once more,
+    /// one at a time from a clear buffer, and that message is recorded: the manifest stays the
+    /// same bytes from run to run. (Broken files are few; this costs one more decode each.)
+    static func rediagnose(_ results: inout [FileOutcome], _ work: [ReusePlan.Work], context: ProcessingContext) {
+        for index in results.indices {
+            guard case .failed(let failure) = results[index], ["probe", "decode", "encode"].contains(failure.stage) else {
+                continue
+            }
+            Vips.clearErrors()
+            results[index] = ItemProcessor.process(work[index].file, context: context)
+        }
     }
 
     /// Writes the manifest only when its bytes change: thumbnails are flushed to disk first, then

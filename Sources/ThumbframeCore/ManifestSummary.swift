@@ -29,27 +29,46 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
     public var longImages: Int
     /// Thumbnails per recipe name.
     public var thumbnails: [String: Int]
+    /// Bytes of the thumbnail files on disk, per recipe name (when the summary was made with
+    /// the manifest's directory).
+    public var thumbnailBytes: [String: Int]
+    /// Thumbnail files the manifest names that are not on disk.
+    public var missingThumbnails: Int
     /// Every failure of the build.
     public var failures: [Manifest.Failure]
 
-    /// Summarizes a manifest.
-    public init(_ manifest: Manifest) {
+    /// Summarizes a manifest; with `thumbnailRoot` (the manifest's directory) also the size of
+    /// the thumbnail files.
+    public init(_ manifest: Manifest, thumbnailRoot: String? = nil) {
         generator = "\(manifest.generator.name) \(manifest.generator.version) (libvips \(manifest.generator.libvips))"
         items = manifest.items.count
         sections = manifest.sections.map { SectionLine(name: $0.name, title: $0.title, start: $0.start, count: $0.count) }
         var formats: [String: Int] = [:]
         var orientations: [String: Int] = [:]
         var thumbnails: [String: Int] = [:]
+        var thumbnailBytes: [String: Int] = [:]
+        var missingThumbnails = 0
         var longImages = 0
         for item in manifest.items {
             formats[item.image.format, default: 0] += 1
             orientations[String(item.image.orientation), default: 0] += 1
-            if item.image.height >= 3 * item.image.width { longImages += 1 }
-            for name in item.thumbnails.keys { thumbnails[name, default: 0] += 1 }
+            let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
+            if !overflow && item.image.height >= tripleWidth { longImages += 1 }
+            for (name, thumbnail) in item.thumbnails {
+                thumbnails[name, default: 0] += 1
+                guard let root = thumbnailRoot, Manifest.isContainedRelativePath(thumbnail.path) else { continue }
+                if let stat = FileStat.lstat(root + "/" + thumbnail.path), stat.isRegularFile {
+                    thumbnailBytes[name, default: 0] += stat.size
+                } else {
+                    missingThumbnails += 1
+                }
+            }
         }
         self.formats = formats
         self.orientations = orientations
         self.thumbnails = thumbnails
+        self.thumbnailBytes = thumbnailBytes
+        self.missingThumbnails = missingThumbnails
         self.longImages = longImages
         failures = manifest.failures
     }
@@ -61,6 +80,12 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
             return table.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
                 .map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
         }
+        func bytes(_ table: [String: Int]) -> String {
+            guard !table.isEmpty else { return "none" }
+            let total = table.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
+            let parts = table.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.size($0.value))" }
+            return "\(Self.size(total)) (\(parts.joined(separator: ", ")))"
+        }
         var lines = [
             "generator     \(generator)",
             "items         \(items) in \(sections.count) section\(sections.count == 1 ? "" : "s")",
@@ -68,6 +93,7 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
             "orientations  \(counts(orientations))",
             "long images   \(longImages)",
             "thumbnails    \(counts(thumbnails))",
+            "thumb bytes   \(bytes(thumbnailBytes))\(missingThumbnails > 0 ? ", \(missingThumbnails) missing" : "")",
             "failures      \(failures.count)",
         ]
         for failure in failures {
@@ -80,5 +106,17 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
             lines.append("  \(index)  \(padded)  \(section.count) item\(section.count == 1 ? "" : "s") from #\(section.start)")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Bytes for people: `812 KiB`, `3.4 MiB`.
+    static func size(_ bytes: Int) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
     }
 }

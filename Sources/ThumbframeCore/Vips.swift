@@ -29,6 +29,11 @@ enum Vips {
         return message.isEmpty ? "unknown libvips error" : message
     }
 
+    /// Empties libvips' error buffer (lines left by operations that recovered).
+    static func clearErrors() {
+        vips_error_clear()
+    }
+
     /// Frees libvips' per-thread state on a thread libvips did not create, before the thread
     /// goes back to its pool.
     static func threadDone() {

@@ -11,11 +11,12 @@ extension Manifest {
         if format != Self.formatName || version != Self.currentVersion {
             report("format '\(format)' version \(version) is not \(Self.formatName) version \(Self.currentVersion)")
         }
+        // Every number here comes from a file that may be hostile: arithmetic must not trap.
         var start = 0
         for (index, section) in sections.enumerated() {
             if section.count <= 0 { report("sections[\(index)] is empty (count \(section.count))") }
             if section.start != start { report("sections[\(index)].start is \(section.start), expected \(start)") }
-            start += max(0, section.count)
+            start = start.addingReportingOverflow(max(0, section.count)).partialValue
         }
         if start != items.count { report("sections count \(start) items, but there are \(items.count)") }
         var paths = Set<String>()
@@ -23,7 +24,9 @@ extension Manifest {
             if item.index != index { report("items[\(index)].index is \(item.index)") }
             if sections.indices.contains(item.section) {
                 let section = sections[item.section]
-                if item.item < 0 || item.item >= section.count || section.start + item.item != index {
+                if item.item < 0 || item.item >= section.count
+                    || section.start.addingReportingOverflow(item.item) != (index, false)
+                {
                     report("items[\(index)] is section \(item.section) item \(item.item), which is not index \(index)")
                 }
             } else {
@@ -49,7 +52,7 @@ extension Manifest {
     }
 
     /// A `/`-separated relative path with no empty, `.` or `..` component.
-    static func isContainedRelativePath(_ path: String) -> Bool {
+    public static func isContainedRelativePath(_ path: String) -> Bool {
         !path.isEmpty && !path.hasPrefix("/") && !path.contains("\0")
             && path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }

@@ -12,7 +12,8 @@ struct InspectCommand: ParsableCommand {
     @OptionGroup var input: ManifestOptions
 
     func run() throws {
-        let summary = ManifestSummary(try input.load())
+        let directory = (input.manifest as NSString).deletingLastPathComponent
+        let summary = ManifestSummary(try input.load(), thumbnailRoot: directory.isEmpty ? "." : directory)
         try emit(summary, json: input.json) { summary.rendered() }
     }
 }

@@ -11,6 +11,12 @@ struct ManifestOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    init() {}
+
+    init(manifest: String) {
+        self.manifest = manifest
+    }
+
     func load() throws(ExitCode) -> Manifest {
         do {
             return try ManifestFile.load(manifest)

@@ -17,6 +17,7 @@ struct Thumbframe: AsyncParsableCommand {
         version: ThumbframeVersion.current,
         subcommands: [
             BuildCommand.self, InspectCommand.self, ShowCommand.self, LookupCommand.self, LayoutCommand.self,
+            ValidateCommand.self, DiffCommand.self,
         ]
     )
 }

@@ -1,6 +1,7 @@
 import CThumbframeShim
 import Foundation
 import Testing
+import ThumbframeCore
 import ThumbframeManifest
 import ThumbframeTestSupport
 @testable import thumbframe
@@ -258,6 +259,114 @@ struct ReportingCLITests {
             let terminal = try CLITests.run(executable: "/usr/bin/script", ["-qec", command, "/dev/null"])
             #expect(terminal.status == 0)
             #expect(terminal.stdout.contains("[2/2] ") && terminal.stdout.contains("files/s"))
+        }
+    }
+}
+
+@Suite("Command line: validate, diff, hostile manifests")
+struct ManifestToolsCLITests {
+    @Test("validate: 0 valid, 65 listing every problem; diff: 0 same, 1 different")
+    func validateAndDiff() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: false)
+            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            let manifest = root + "/out/manifest.json"
+            let valid = try CLITests.run(["validate", manifest])
+            #expect(valid.status == 0 && valid.stdout == "valid\n")
+
+            let same = try CLITests.run(["diff", manifest, manifest])
+            #expect(same.status == 0 && same.stdout.isEmpty)
+            try Fixtures.writeImage(to: source + "/2020/c.jpg", width: 20, height: 20)
+            _ = try CLITests.run(["build", source, "--out", root + "/out2"])
+            let different = try CLITests.run(["diff", manifest, root + "/out2/manifest.json", "--json"])
+            #expect(different.status == 1)
+            let diff = try JSONSerialization.jsonObject(with: Data(different.stdout.utf8)) as? [String: Any]
+            #expect(diff?["added"] as? [String] == ["2020/c.jpg"])
+
+            // Remove a thumbnail and break the numbering: both problems listed, exit 65.
+            let text = try String(contentsOfFile: manifest, encoding: .utf8).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 4,")
+            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+            let first = try #require(try ManifestFile.load(manifest).items.first?.thumbnails["grid"]?.path)
+            try FileManager.default.removeItem(atPath: root + "/out/" + first)
+            let invalid = try CLITests.run(["validate", manifest])
+            #expect(invalid.status == 65)
+            let lines = invalid.stdout.split(separator: "\n")
+            #expect(lines.contains { $0.contains("items[1].index is 4") })
+            #expect(lines.contains { $0.contains(first) && $0.hasSuffix("missing") })
+            let json = try CLITests.run(["validate", manifest, "--json"])
+            let verdict = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(verdict?["valid"] as? Bool == false && (verdict?["problems"] as? [String])?.count == lines.count)
+        }
+    }
+
+    @Test("truncated, foreign, mistyped, huge and 100 MB manifests: exit 65 with one line, quickly")
+    func hostileManifests() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: false)
+            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            let good = try String(contentsOfFile: root + "/out/manifest.json", encoding: .utf8)
+            let nested = String(repeating: "[", count: 50_000_000) + String(repeating: "]", count: 50_000_000)
+            let longString = "{\"format\":\"" + String(repeating: "x", count: 100_000_000) + "\",\"version\":1}"
+            let cases: [(String, String)] = [
+                ("truncated", String(good.prefix(good.count / 3))),
+                ("foreign", "{\"format\":\"photos\",\"version\":1}"),
+                ("version 2", good.replacingOccurrences(of: "\"version\" : 1\n}", with: "\"version\" : 2\n}")),
+                ("huge number", good.replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 1e999,")),
+                ("huge integer", good.replacingOccurrences(of: "\"count\" : 1", with: "\"count\" : 99999999999999999999999")),
+                ("wrong type", good.replacingOccurrences(of: "\"hasAlpha\" : false", with: "\"hasAlpha\" : \"no\"")),
+                ("100 MB nested", nested),
+                ("100 MB string", longString),
+                ("empty", ""),
+            ]
+            for (name, text) in cases {
+                #expect(text != good, "\(name) changes the manifest")
+                let path = root + "/\(name.replacingOccurrences(of: " ", with: "-")).json"
+                try text.write(toFile: path, atomically: false, encoding: .utf8)
+                for command in ["inspect", "validate", "show"] {
+                    let started = Date()
+                    let arguments = command == "show" ? [command, path, "--index", "0"] : [command, path]
+                    let run = try CLITests.run(arguments)
+                    #expect(run.status == 65, "\(name) \(command): \(run.status) \(run.stderr.prefix(300))")
+                    let output = command == "validate" ? run.stdout : run.stderr
+                    #expect(output.split(separator: "\n").count == 1, "\(name) \(command): \(output.prefix(300))")
+                    #expect(Date().timeIntervalSince(started) < 60, "\(name) \(command) took too long")
+                }
+            }
+        }
+    }
+}
+
+@Suite("Example manifest")
+struct ExampleManifestTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    static func tool(_ name: String) -> Bool {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// manifests/sample.manifest.json is what `thumbframe build` writes for the library
+    /// scripts/sample-library generates (built by the executable, as a user would).
+    /// RECORD_SNAPSHOTS=1 rewrites it and fails the run, so a regeneration is never silent.
+    @Test("the example manifest is current", .enabled(if: tool("vips") && tool("exiftool"), "needs vips and exiftool"))
+    func exampleIsCurrent() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let generate = try CLITests.run(executable: Self.repository + "/scripts/sample-library", [root + "/sample"])
+            #expect(generate.status == 0, "\(generate.stderr)")
+            let build = try CLITests.run(["build", root + "/sample", "--out", root + "/out"])
+            #expect(build.status == 1, "the sample holds one broken file: \(build.stderr)")
+            let built = try String(contentsOfFile: root + "/out/manifest.json", encoding: .utf8)
+            let example = Self.repository + "/manifests/sample.manifest.json"
+            if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
+                try built.write(toFile: example, atomically: true, encoding: .utf8)
+                Issue.record("recorded \(example); run again without RECORD_SNAPSHOTS")
+                return
+            }
+            let committed = (try? String(contentsOfFile: example, encoding: .utf8)) ?? ""
+            if committed != built {
+                let diff = try CLITests.run(executable: "/usr/bin/diff", ["-u", example, root + "/out/manifest.json"])
+                Issue.record("manifests/sample.manifest.json is stale; rerun with RECORD_SNAPSHOTS=1:\n\(diff.stdout.prefix(4000))")
+            }
         }
     }
 }

@@ -158,11 +158,27 @@ public enum Fixtures {
     }
 
     /// Runs `body` with a new empty directory, removed afterwards.
+    /// With THUMBFRAME_TEST_MANIFESTS set to a directory, every `manifest.json` left in the
+    /// temporary directory is copied there first, so scripts/test can check every manifest the
+    /// suite wrote against the JSON Schema.
     public static func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("thumbframe-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer {
+            archiveManifests(in: path)
+            try? FileManager.default.removeItem(atPath: path)
+        }
         return try await body(path)
+    }
+
+    private static func archiveManifests(in directory: String) {
+        guard let archive = ProcessInfo.processInfo.environment["THUMBFRAME_TEST_MANIFESTS"] else { return }
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let relative = enumerator?.nextObject() as? String {
+            guard (relative as NSString).lastPathComponent == "manifest.json" else { continue }
+            try? FileManager.default.copyItem(
+                atPath: directory + "/" + relative, toPath: archive + "/\(UUID().uuidString).json")
+        }
     }
 
     /// Creates the directories of `path` and writes `bytes`.

@@ -1,0 +1,80 @@
+import CThumbframeShim
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+@testable import ThumbframeCore
+
+/// Manifests checked against manifests/thumbframe-manifest.v1.schema.json by an independent
+/// validator (Python's jsonschema, installed by scripts/bootstrap --test).
+@Suite("JSON Schema")
+struct SchemaTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let schema = repository + "/manifests/thumbframe-manifest.v1.schema.json"
+
+    static var jsonschemaAvailable: Bool {
+        (try? CorpusTests.run("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
+    }
+
+    /// Validates files with jsonschema; returns the error lines (empty when all are valid).
+    static func validate(_ paths: [String]) throws -> [String] {
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+            for path in sys.argv[2:]:
+                for error in validator.iter_errors(json.load(open(path))):
+                    print(path, "/".join(map(str, error.absolute_path)), error.message[:200])
+            """
+        let (status, output) = try CorpusTests.run("/usr/bin/env", ["python3", "-c", script, schema] + paths)
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+        return status == 0 ? lines : lines + ["python exited with \(status)"]
+    }
+
+    @Test("every kind of manifest the tool writes is valid", .enabled(if: jsonschemaAvailable, "needs python3 jsonschema (scripts/bootstrap --test)"))
+    func builtManifests() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            _ = try await ValidateTests.build(root)
+            var paths = [root + "/out/manifest.json"]
+            let variants: [(String, (inout BuildOptions) -> Void)] = [
+                ("jx4-date", { $0.preset = .jx4; $0.sections = .date; $0.order = .date }),
+                ("photoswipe-none", { $0.preset = .photoswipe; $0.sections = .none }),
+                ("pixel-recipes", {
+                    $0.preset = .pixel
+                    $0.thumbnails = [try! ThumbnailRecipe(parsing: "s=64x64:cover:webp:q50"), try! ThumbnailRecipe(parsing: "l=300x300:fit:avif")]
+                    $0.viewports = [try! Viewport(parsing: "w=1280.5x720@1.5")]
+                }),
+            ]
+            for (name, configure) in variants {
+                var options = BuildOptions(source: root + "/src", output: root + "/" + name)
+                configure(&options)
+                paths.append(try await Builder(options: options).run().manifestPath)
+            }
+            let empty = root + "/empty"
+            try Fixtures.makeDirectory(empty)
+            paths.append(try await Builder(options: BuildOptions(source: empty, output: root + "/empty-out")).run().manifestPath)
+            #expect(try Self.validate(paths) == [])
+        }
+    }
+
+    @Test("the schema rejects what the contract forbids", .enabled(if: jsonschemaAvailable, "needs python3 jsonschema"))
+    func rejects() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let path = try await ValidateTests.build(root)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let mutations = [
+                ("\"version\" : 1", "\"version\" : 2"), ("\"path\" : \"a.jpg\"", "\"path\" : \"../a.jpg\""),
+                ("\"orientation\" : 1", "\"orientation\" : 0"), ("\"preset\" : \"jx3\"", "\"preset\" : \"jx5\""),
+                ("\"hasAlpha\" : false", "\"hasAlpha\" : 0"), ("\"count\" : 2", "\"count\" : 0"),
+            ]
+            for (index, (from, to)) in mutations.enumerated() {
+                #expect(text.contains(from))
+                let mutated = root + "/m\(index).json"
+                try text.replacingOccurrences(of: from, with: to).write(toFile: mutated, atomically: true, encoding: .utf8)
+                #expect(try !Self.validate([mutated]).isEmpty, "\(to) passed the schema")
+            }
+        }
+    }
+}
