@@ -20,36 +20,10 @@ struct CLITests {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }()
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = Processes.Output
 
     static func run(executable: String = executable, _ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Drain stderr on another thread while reading stdout, so neither pipe can fill up and
-        // block the child.
-        let errBox = DataBox()
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            errBox.data = err.fileHandleForReading.readDataToEndOfFile()
-            drained.signal()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
-        let stderr = errBox.data
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        try Processes.run(executable, arguments)
     }
 
     static func makeLibrary(_ root: String, broken: Bool) throws -> String {
@@ -161,11 +135,6 @@ struct CLITests {
     }
 }
 
-/// Carries the stderr bytes from the draining thread; written before the semaphore is signalled
-/// and read after it is waited on, so access never overlaps.
-private final class DataBox: @unchecked Sendable {
-    var data = Data()
-}
 
 @Suite("Command line: lookup, show, layout")
 struct QueryCLITests {
@@ -341,14 +310,10 @@ struct ExampleManifestTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    static func tool(_ name: String) -> Bool {
-        ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].contains { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     /// manifests/sample.manifest.json is what `thumbframe build` writes for the library
     /// scripts/sample-library generates (built by the executable, as a user would).
     /// RECORD_SNAPSHOTS=1 rewrites it and fails the run, so a regeneration is never silent.
-    @Test("the example manifest is current", .enabled(if: tool("vips") && tool("exiftool"), "needs vips and exiftool"))
+    @Test("the example manifest is current", .enabled(if: Processes.tool("vips") != nil && Processes.tool("exiftool") != nil, "needs vips and exiftool"))
     func exampleIsCurrent() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let generate = try CLITests.run(executable: Self.repository + "/scripts/sample-library", [root + "/sample"])

@@ -119,17 +119,9 @@ struct CronSafetyTests {
                 arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLITests.executable] + arguments
                 executable = "/usr/bin/setpriv"
             }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 1, "\(stderr)")
-            #expect(stderr.contains("a/secret.jpg: read: Permission denied"))
+            let run = try Processes.run(executable, arguments)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stderr.contains("a/secret.jpg: read: Permission denied"))
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 2)
         }

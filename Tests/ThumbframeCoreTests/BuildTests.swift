@@ -52,14 +52,7 @@ struct BuildTests {
             #expect(portrait.thumbnails["grid"]?.crop == Manifest.Rect(x: 0, y: 0.125, width: 1, height: 0.75))
             #expect(portrait.file.bytes > 0 && portrait.file.sha256.count == 64)
             // The hash matches coreutils' sha256sum.
-            let oracle = Process()
-            oracle.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-            oracle.arguments = [source + "/" + portrait.path]
-            let pipe = Pipe()
-            oracle.standardOutput = pipe
-            try oracle.run()
-            let line = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            oracle.waitUntilExit()
+            let line = try Processes.run("/usr/bin/sha256sum", [source + "/" + portrait.path]).stdout
             #expect(line.hasPrefix(portrait.file.sha256 + " "))
         }
     }

@@ -14,26 +14,8 @@ struct CorpusTests {
         return root.appendingPathComponent("../shared/corpus/exif-samples").standardized.path
     }()
 
-    static func tool(_ name: String) -> String? {
-        ["/usr/bin/\(name)", "/usr/local/bin/\(name)", "/opt/homebrew/bin/\(name)"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     static var available: Bool {
-        FileManager.default.fileExists(atPath: corpus) && tool("exiftool") != nil && tool("vips") != nil
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        FileManager.default.fileExists(atPath: corpus) && Processes.tool("exiftool") != nil && Processes.tool("vips") != nil
     }
 
     /// What exiftool says of one file; `-n` for numbers, EXIF group only for text.
@@ -74,11 +56,11 @@ struct CorpusTests {
         try await Fixtures.withTemporaryDirectory { out in
             let report = try await Builder(options: BuildOptions(source: Self.corpus, output: out)).run()
             let manifest = try ManifestFile.load(report.manifestPath)
-            let (_, json) = try Self.run(Self.tool("exiftool")!, [
+            let json = Data(try Processes.run(Processes.tool("exiftool")!, [
                 "-n", "-json", "-r", "-FileType", "-ImageWidth", "-ImageHeight", "-Orientation", "-Rotation",
                 "-EXIF:DateTimeOriginal", "-EXIF:CreateDate", "-EXIF:ModifyDate", "-EXIF:OffsetTimeOriginal",
                 "-EXIF:Make", "-EXIF:Model", "-Warning", "-FileSize", Self.corpus,
-            ])
+            ]).stdout.utf8)
             let oracles = try JSONDecoder().decode([Oracle].self, from: json)
             #expect(oracles.count > 90)
             let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
@@ -89,9 +71,9 @@ struct CorpusTests {
                 let path = String(oracle.SourceFile.dropFirst(Self.corpus.count + 1))
                 if let failure = failures[path] {
                     // Only what libvips itself cannot decode may fail.
-                    let (status, _) = try Self.run(Self.tool("vips")!, [
+                    let status = try Processes.run(Processes.tool("vips")!, [
                         "copy", oracle.SourceFile + "[fail_on=truncated]", out + "/oracle.v",
-                    ])
+                    ]).status
                     #expect(status != 0, "\(path) failed (\(failure.reason)) but vips decodes it")
                     continue
                 }

@@ -14,7 +14,7 @@ struct SchemaTests {
     static let schema = repository + "/manifests/thumbframe-manifest.v1.schema.json"
 
     static var jsonschemaAvailable: Bool {
-        (try? CorpusTests.run("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
+        (try? Processes.run("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
     }
 
     /// Validates files with jsonschema; returns the error lines (empty when all are valid).
@@ -28,9 +28,9 @@ struct SchemaTests {
                 for error in validator.iter_errors(json.load(open(path))):
                     print(path, "/".join(map(str, error.absolute_path)), error.message[:200])
             """
-        let (status, output) = try CorpusTests.run("/usr/bin/env", ["python3", "-c", script, schema] + paths)
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
-        return status == 0 ? lines : lines + ["python exited with \(status)"]
+        let result = try Processes.run("/usr/bin/env", ["python3", "-c", script, schema] + paths)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        return result.status == 0 ? lines : lines + ["python exited with \(result.status): \(result.stderr.prefix(500))"]
     }
 
     @Test("every kind of manifest the tool writes is valid", .enabled(if: jsonschemaAvailable, "needs python3 jsonschema (scripts/bootstrap --test)"))

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Runs programs for tests: the thumbframe executable, and oracles such as exiftool.
+public enum Processes {
+    /// What a finished program left behind.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Runs `executable` to the end and captures both outputs. stderr is drained on another
+    /// thread while stdout is read, so neither pipe can fill up and block the child.
+    public static func run(_ executable: String, _ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errors = DataBox()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errors.data = err.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: errors.data, as: UTF8.self))
+    }
+
+    /// The path of a tool in the usual places, or nil.
+    public static func tool(_ name: String) -> String? {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)", "/opt/homebrew/bin/\(name)"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// Carries stderr's bytes from the draining thread; written before the semaphore is signalled
+/// and read after it is waited on, so the accesses never overlap.
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
