@@ -320,6 +320,12 @@ struct ExampleManifestTests {
             #expect(generate.status == 0, "\(generate.stderr)")
             let build = try CLITests.run(["build", root + "/sample", "--out", root + "/out"])
             #expect(build.status == 1, "the sample holds one broken file: \(build.stderr)")
+            // Valid: among the rest, every item has a layout for every viewport, as the engine computes it.
+            let validate = try CLITests.run(["validate", root + "/out/manifest.json"])
+            #expect(validate.status == 0 && validate.stdout == "valid\n", "\(validate.stdout)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.count == 7 && manifest.settings.viewports.count == 4)
+            #expect(manifest.items.allSatisfy { $0.layouts.count == 4 })
             let built = try String(contentsOfFile: root + "/out/manifest.json", encoding: .utf8)
             let example = Self.repository + "/manifests/sample.manifest.json"
             if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
