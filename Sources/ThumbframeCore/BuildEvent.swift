@@ -2,7 +2,7 @@ import ThumbframeManifest
 
 /// What a build reports while it runs, for people (text) or machines (JSON lines).
 public enum BuildEvent: Sendable, Equatable, CustomStringConvertible {
-    /// A file became a `failures` entry.
+    /// A `failures` entry of the manifest being written (all of them, after the files are done).
     case failure(Manifest.Failure)
     /// Something worth saying that is not a file's failure.
     case warning(String)

@@ -72,6 +72,9 @@ public struct Builder: Sendable {
             }
         }
         failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        // Reported once the reasons are final, every one (found by the walk, reused, new), in
+        // manifest order: stderr says what the manifest says.
+        for failure in failures { events(.failure(failure)) }
         let manifest = assembler.assemble(processed, failures: failures)
         let written = try Self.writeManifest(manifest, to: manifestPath, outputDirectory: output)
         // Only once the new manifest is in place may the old one's thumbnails go.
@@ -111,9 +114,19 @@ public struct Builder: Sendable {
         } else if !plan.settingsMatch {
             stale.append("settings or thumbframe version changed: every item would be rebuilt")
         }
+        var reused = plan.reused
         if previous.manifest != nil && plan.settingsMatch {
-            stale += plan.work.map { $0.previous == nil && !plan.knownPaths.contains($0.file.relativePath)
-                ? "added \($0.file.relativePath)" : "changed \($0.file.relativePath)" }
+            for unit in plan.work {
+                let path = unit.file.relativePath
+                // --verify: same bytes means reusable; hashing writes nothing.
+                if let item = unit.previous, let bytes = try? FileSystem.readFile(unit.file.absolutePath),
+                    bytes.withUnsafeBytes(Digest.sha256) == item.file.sha256
+                {
+                    reused.append(ProcessedItem(reusing: item, source: unit.file))
+                    continue
+                }
+                stale.append(unit.previous == nil && !plan.knownPaths.contains(path) ? "added \(path)" : "changed \(path)")
+            }
             let current = Set(walk.files.map(\.relativePath))
             stale += plan.knownPaths.subtracting(current).sorted().map { "removed \($0)" }
             stale += plan.missingThumbnails.map { "thumbnails missing for \($0)" }
@@ -124,7 +137,7 @@ public struct Builder: Sendable {
         var sections = 0
         if stale.isEmpty {
             // Everything is reusable: the manifest a build would write is known without work.
-            let manifest = assembler.assemble(plan.reused, failures: failures)
+            let manifest = assembler.assemble(reused, failures: failures)
             items = manifest.items.count
             sections = manifest.sections.count
             let existing = try? FileSystem.readFile(manifestPath)
@@ -134,7 +147,7 @@ public struct Builder: Sendable {
         }
         return BuildReport(
             manifestPath: manifestPath, items: items, sections: sections, failures: failures, thumbnailsWritten: 0,
-            manifestWritten: false, reused: plan.reused.count, stale: stale)
+            manifestWritten: false, reused: reused.count, stale: stale)
     }
 
     /// Processes files with at most `jobs` in flight. Each task returns its outcome rather than
@@ -168,9 +181,6 @@ public struct Builder: Sendable {
             while next < min(jobs, work.count) { submit() }
             while let (index, result) = await group.next() {
                 results[index] = result
-                // Failures are reported as they happen, in completion order; the manifest
-                // lists them sorted.
-                if case .failed(let failure) = result { events(.failure(failure)) }
                 done += 1
                 events(.progress(done: done, total: work.count))
                 if next < work.count, cancellation?.signal == nil { submit() }

@@ -63,6 +63,11 @@ struct IncrementalTests {
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
             let unseen = try await Self.build(source, root + "/out")
             #expect(unseen.reused == 4 && !unseen.manifestWritten)
+            let checked = try await Self.build(source, root + "/out") {
+                $0.check = true
+                $0.verify = true
+            }
+            #expect(checked.stale == ["changed album/IMG_1.jpg"], "--check --verify hashes, and only the changed file is stale")
             let verified = try await Self.build(source, root + "/out") { $0.verify = true }
             #expect(verified.reused == 0 && verified.manifestWritten && verified.thumbnailsWritten == 2)
             #expect(verified.pruned == 2)
