@@ -63,15 +63,14 @@ public struct Builder: Sendable {
         Self.rediagnose(&results, plan.work, context: context)
 
         var processed = plan.reused
-        var failures = walk.failures + plan.reusedFailures
+        var newFailures: [Manifest.Failure] = []
         for result in results {
             switch result {
             case .item(let item): processed.append(item)
-            case .failed(let failure):
-                failures.append(failure)
+            case .failed(let failure): newFailures.append(failure)
             }
         }
-        failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        let failures = Self.failures(walk, plan, newFailures)
         // Reported once the reasons are final, every one (found by the walk, reused, new), in
         // manifest order: stderr says what the manifest says.
         for failure in failures { events(.failure(failure)) }
@@ -116,7 +115,8 @@ public struct Builder: Sendable {
         }
         var reused = plan.reused
         if previous.manifest != nil && plan.settingsMatch {
-            for unit in plan.work {
+            // Listed the way the manifest lists items.
+            for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
                 let path = unit.file.relativePath
                 // --verify: same bytes means reusable; hashing writes nothing.
                 if let item = unit.previous, let bytes = try? FileSystem.readFile(unit.file.absolutePath),
@@ -131,8 +131,7 @@ public struct Builder: Sendable {
             stale += plan.knownPaths.subtracting(current).sorted().map { "removed \($0)" }
             stale += plan.missingThumbnails.map { "thumbnails missing for \($0)" }
         }
-        var failures = walk.failures + plan.reusedFailures
-        failures.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        let failures = Self.failures(walk, plan, [])
         var items = 0
         var sections = 0
         if stale.isEmpty {
@@ -148,6 +147,15 @@ public struct Builder: Sendable {
         return BuildReport(
             manifestPath: manifestPath, items: items, sections: sections, failures: failures, thumbnailsWritten: 0,
             manifestWritten: false, reused: reused.count, stale: stale)
+    }
+
+    /// Every failure of a run, in byte order of paths: the walk's, the reused ones and the new.
+    private static func failures(_ walk: SourceWalker.Result, _ plan: ReusePlan, _ new: [Manifest.Failure])
+        -> [Manifest.Failure]
+    {
+        (walk.failures + plan.reusedFailures + new).sorted {
+            $0.path.utf8.lexicographicallyPrecedes($1.path.utf8)
+        }
     }
 
     /// Processes files with at most `jobs` in flight. Each task returns its outcome rather than

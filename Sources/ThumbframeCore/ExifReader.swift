@@ -12,6 +12,10 @@ struct ExifFacts: Equatable {
 
 /// Reads EXIF blocks with libexif. The only file that touches libexif.
 enum ExifReader {
+    /// The most libexif reads of an EXIF block: a JPEG APP1 segment's limit (64 KiB less its
+    /// header). Longer input is cut here rather than copied in full.
+    static let maximumBlockLength = 0xFFF0
+
     /// Parses an EXIF block: `Exif\0\0` + TIFF structure (as libvips hands out JPEG's), or a
     /// bare TIFF structure (some HEIF files' EXIF item, or a whole TIFF file, whose IFD0 is its
     /// EXIF IFD0). libexif reads at most 64 KiB (the JPEG APP1 limit), so a TIFF whose IFDs lie
@@ -19,7 +23,7 @@ enum ExifReader {
     static func read(_ block: [UInt8]) -> ExifFacts {
         let isBareTIFF = block.starts(with: [0x49, 0x49, 0x2A, 0x00]) || block.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
         // libexif wants the APP1 signature in front of the TIFF header.
-        let bytes = isBareTIFF ? Array("Exif\0\0".utf8) + block.prefix(0xFFF0) : block
+        let bytes = isBareTIFF ? Array("Exif\0\0".utf8) + block.prefix(maximumBlockLength) : block
         guard bytes.count > 6, bytes.count <= Int(UInt32.max) else { return ExifFacts() }
         return bytes.withUnsafeBufferPointer { buffer in
             guard let exif = tf_exif_load(buffer.baseAddress, UInt32(buffer.count)) else { return ExifFacts() }

@@ -44,14 +44,18 @@ struct ImageHeader: Equatable {
         if let block = image.blob("exif-data") {
             facts = ExifReader.read(block)
         } else if format == "tiff" {
-            facts = ExifReader.read(Array(fileBytes.prefix(0xFFF0)))
+            facts = ExifReader.read(Array(fileBytes.prefix(ExifReader.maximumBlockLength)))
         } else {
             facts = ExifFacts()
         }
         exifOrientation = facts.orientation
         exif = facts.info
-        let isHEIF = format == "heic" || format == "avif" || format == "heif"
-        orientation = isHEIF ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
+        orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
+    }
+
+    /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.
+    static func decoderApplies(format: String) -> Bool {
+        format == "heic" || format == "avif" || format == "heif"
     }
 
     /// `jpegload_buffer` → `jpeg`; HEIF containers are named by their codec (`heic`, `avif`).

@@ -28,25 +28,6 @@ struct ProcessingContext: Sendable {
 
 /// One processed image, before it is given its place in the manifest.
 struct ProcessedItem: Sendable, Equatable {
-    /// A previous manifest's entry for an unchanged file, taken without opening it.
-    init(reusing previous: Manifest.Item, source: SourceFile) {
-        self.init(
-            source: source, file: previous.file, image: previous.image, exif: previous.exif,
-            thumbnails: previous.thumbnails, thumbnailsWritten: 0)
-    }
-
-    init(
-        source: SourceFile, file: Manifest.FileInfo, image: Manifest.ImageInfo, exif: Manifest.ExifInfo?,
-        thumbnails: [String: Manifest.Thumbnail], thumbnailsWritten: Int
-    ) {
-        self.source = source
-        self.file = file
-        self.image = image
-        self.exif = exif
-        self.thumbnails = thumbnails
-        self.thumbnailsWritten = thumbnailsWritten
-    }
-
     var source: SourceFile
     var file: Manifest.FileInfo
     var image: Manifest.ImageInfo
@@ -54,6 +35,15 @@ struct ProcessedItem: Sendable, Equatable {
     var thumbnails: [String: Manifest.Thumbnail]
     /// Thumbnails encoded by this run (the others already existed under their content address).
     var thumbnailsWritten: Int
+}
+
+extension ProcessedItem {
+    /// A previous manifest's entry for an unchanged file, taken without opening it.
+    init(reusing previous: Manifest.Item, source: SourceFile) {
+        self.init(
+            source: source, file: previous.file, image: previous.image, exif: previous.exif,
+            thumbnails: previous.thumbnails, thumbnailsWritten: 0)
+    }
 }
 
 /// What became of one file: an item, or a failure entry. (Not a `Result`: a failure is an

@@ -45,16 +45,13 @@ public enum ManifestQuery {
         }
     }
 
+    /// The manifest's map, when its sections count exactly its items (else an index could
+    /// point past `items`).
     private static func indexMap(_ manifest: Manifest) throws(ThumbframeError) -> IndexMap {
-        do {
-            let map = try IndexMap(manifest)
-            guard map.count == manifest.items.count else {
-                throw IndexMapError.indexOutOfRange(index: map.count, count: manifest.items.count)
-            }
-            return map
-        } catch {
-            throw .invalidManifest(path: "manifest", reason: "sections do not add up to the items: \(error.localizedDescription)")
+        guard let map = try? IndexMap(manifest), map.count == manifest.items.count else {
+            throw .invalidManifest(path: "manifest", reason: "its sections do not add up to its \(manifest.items.count) items")
         }
+        return map
     }
 
     private static func describe(_ manifest: Manifest, index: Int, position: IndexMap.Position) -> Lookup {

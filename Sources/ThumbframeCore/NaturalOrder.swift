@@ -3,8 +3,10 @@
 enum NaturalOrder {
     /// True when `a` sorts before `b`.
     static func less(_ a: String, _ b: String) -> Bool {
-        let order = compare(Array(a.utf8), Array(b.utf8))
-        return order != 0 ? order < 0 : Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        let order = compare(x, y)
+        return order != 0 ? order < 0 : x.lexicographicallyPrecedes(y)
     }
 
     /// Component-wise natural order of `/`-separated paths: a directory's contents sort right after it.

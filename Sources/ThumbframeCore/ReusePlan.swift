@@ -21,9 +21,7 @@ struct ReusePlan {
     /// Unchanged files whose thumbnails have gone missing.
     var missingThumbnails: [String] = []
 
-    init(previous: Manifest?, options: BuildOptions, outputDirectory: String, files unordered: [SourceFile]) {
-        // Display order, so `--check` lists what is stale the way the manifest lists items.
-        let files = unordered.sorted(by: SourceFile.inDisplayOrder)
+    init(previous: Manifest?, options: BuildOptions, outputDirectory: String, files: [SourceFile]) {
         let generator = Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version)
         guard let previous, !options.force else {
             work = files.map { Work(file: $0, previous: nil) }

@@ -9,9 +9,6 @@ struct ThumbnailPlan: Equatable {
         /// Pixel size of the written thumbnail.
         var width: Int
         var height: Int
-        /// Size the whole image is scaled to before a cover crop (equals width × height for fit).
-        var scaledWidth: Int
-        var scaledHeight: Int
         /// For cover recipes, the visible part of the displayed image, normalized.
         var crop: Manifest.Rect?
     }
@@ -43,7 +40,7 @@ struct ThumbnailPlan: Equatable {
                 let k = min(1, boxW / w, isLong ? limit / h : boxH / h, limit / w, limit / h)
                 largest = max(largest, k)
                 let (ow, oh) = scaled(k)
-                return Output(recipe: recipe, width: ow, height: oh, scaledWidth: ow, scaledHeight: oh, crop: nil)
+                return Output(recipe: recipe, width: ow, height: oh, crop: nil)
             case .cover:
                 let k = min(1, max(boxW / w, boxH / h))
                 largest = max(largest, k)
@@ -56,7 +53,7 @@ struct ThumbnailPlan: Equatable {
                 let visibleH = min(1, Double(oh) / (h * k))
                 let crop = Manifest.Rect(
                     x: (1 - visibleW) / 2, y: (1 - visibleH) / 2, width: visibleW, height: visibleH)
-                return Output(recipe: recipe, width: ow, height: oh, scaledWidth: sw, scaledHeight: sh, crop: crop)
+                return Output(recipe: recipe, width: ow, height: oh, crop: crop)
             }
         }
         (decodeWidth, decodeHeight) = scaled(largest)

@@ -79,9 +79,7 @@ public struct ThumbnailRecipe: Codable, Hashable, Sendable {
         func bad(_ why: String) -> ManifestError { .invalidThumbnailSpec(text, why) }
         guard let equals = text.firstIndex(of: "=") else { throw bad("expected NAME=WxH") }
         let name = String(text[..<equals])
-        guard !name.isEmpty,
-            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-        else { throw bad("the name must be letters, digits, '-' or '_'") }
+        guard Self.isValidName(name) else { throw bad("the name must be letters, digits, '-' or '_'") }
         var parts = text[text.index(after: equals)...].split(separator: ":", omittingEmptySubsequences: false)
         guard !parts.isEmpty else { throw bad("expected WxH after '='") }
         let size = parts.removeFirst().split(separator: "x", omittingEmptySubsequences: false)
@@ -101,5 +99,10 @@ public struct ThumbnailRecipe: Codable, Hashable, Sendable {
             }
         }
         self = recipe
+    }
+
+    /// Recipe and viewport names are keys in every item: ASCII letters, digits, `-` and `_`.
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 }

@@ -38,9 +38,7 @@ public struct Viewport: Codable, Hashable, Sendable {
             geometry = text[text.index(after: equals)...]
         }
         if let name {
-            guard !name.isEmpty,
-                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-            else { throw bad("the name must be letters, digits, '-' or '_'") }
+            guard ThumbnailRecipe.isValidName(name) else { throw bad("the name must be letters, digits, '-' or '_'") }
         } else if requireName {
             throw bad("expected NAME=WxH@S")
         }

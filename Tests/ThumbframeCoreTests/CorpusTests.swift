@@ -1,3 +1,4 @@
+import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
@@ -79,8 +80,19 @@ struct CorpusTests {
                 }
                 let item = try #require(items[path], "\(path) is neither an item nor a failure")
                 try Self.check(item, against: oracle, path: path)
+                try Self.expectReadersAgree(oracle.SourceFile, path: path)
             }
             #expect(failures.keys.contains("jpg/corrupted.jpg"))
+        }
+    }
+
+    /// SPEC §4: the orientation comes from libexif, and libvips' own reading must agree.
+    static func expectReadersAgree(_ file: String, path: String) throws {
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
+        let opened = try #require(bytes.withUnsafeBytes { tf_image_new_from_buffer($0.baseAddress, $0.count, 0) })
+        let header = bytes.withUnsafeBytes { ImageHeader(VipsImageHandle(opened), fileBytes: $0) }
+        if let exif = header.exifOrientation, let vips = header.vipsOrientation, !ImageHeader.decoderApplies(format: header.format) {
+            #expect(exif == vips, "\(path): libexif says \(exif), libvips \(vips)")
         }
     }
 
@@ -101,7 +113,7 @@ struct CorpusTests {
 
         // libexif reads at most 64 KiB of EXIF (the JPEG APP1 limit): a larger TIFF's IFDs are
         // out of its reach (a documented limitation), while orientation comes from libvips.
-        if oracle.FileType == "TIFF", (oracle.FileSize ?? 0) > 0xFFF0 { return }
+        if oracle.FileType == "TIFF", (oracle.FileSize ?? 0) > ExifReader.maximumBlockLength { return }
         let dates = [oracle.DateTimeOriginal, oracle.CreateDate, oracle.ModifyDate].compactMap {
             $0.flatMap { ExifText.captureDate(Array($0.text.utf8)) }
         }

@@ -87,15 +87,9 @@ public enum Fixtures {
                 if alpha { pixels[offset + 3] = x < w / 4 ? 0 : 255 }
             }
         }
-        try startVips()
-        let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(storedW), Int32(storedH), Int32(bands),
-                                            VIPS_FORMAT_UCHAR)
+        try save(pixels, width: storedW, height: storedH, bands: bands, to: path, format: format, quality: 92) { image in
+            if orientation != 1 { vips_image_set_int(image, "orientation", Int32(orientation)) }
         }
-        guard let image else { throw FixtureError(vipsError()) }
-        defer { g_object_unref(image) }
-        if orientation != 1 { vips_image_set_int(image, "orientation", Int32(orientation)) }
-        guard tf_save_file(image, path, format, 92) == 0 else { throw FixtureError(vipsError()) }
     }
 
     /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
@@ -112,14 +106,26 @@ public enum Fixtures {
                 pixels[offset + 2] = 128
             }
         }
+        try save(pixels, width: width, height: height, bands: 3, to: path, format: format, quality: 85) { image in
+            for (name, value) in exif { vips_image_set_string(image, name, value) }
+        }
+    }
+
+    /// Wraps 8-bit pixels in a libvips image, lets `metadata` set fields, and saves it with its
+    /// metadata (so an orientation or EXIF field reaches the file).
+    private static func save(
+        _ pixels: [UInt8], width: Int, height: Int, bands: Int, to path: String, format: TFFormat, quality: Int32,
+        metadata: (UnsafeMutablePointer<VipsImage>) -> Void
+    ) throws {
         try startVips()
         let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
+                                            VIPS_FORMAT_UCHAR)
         }
         guard let image else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
-        for (name, value) in exif { vips_image_set_string(image, name, value) }
-        guard tf_save_file(image, path, format, 85) == 0 else { throw FixtureError(vipsError()) }
+        metadata(image)
+        guard tf_save_file(image, path, format, quality) == 0 else { throw FixtureError(vipsError()) }
     }
 
     /// Decodes `source` and saves it as `destination` with libvips' save options string, e.g.
