@@ -149,6 +149,55 @@ int tf_exif_short(ExifData *exif, ExifEntry *entry) {
     return exif_get_short(entry->data, exif_data_get_byte_order(exif));
 }
 
+typedef struct {
+    gint64 deadline;  /* g_get_monotonic_time() microseconds; 0: none */
+    const int *stop;
+    int reason;
+} TFGuard;
+
+static void tf_guard_eval(VipsImage *image, VipsProgress *progress, void *data) {
+    TFGuard *guard = data;
+    (void) progress;
+    if (guard->reason == TF_STOP_NONE) {
+        if (guard->stop && tf_flag_get(guard->stop))
+            guard->reason = TF_STOP_REQUESTED;
+        else if (guard->deadline && g_get_monotonic_time() > guard->deadline)
+            guard->reason = TF_STOP_DEADLINE;
+    }
+    if (guard->reason != TF_STOP_NONE)
+        vips_image_set_kill(image, TRUE);
+}
+
+VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason) {
+    TFGuard guard = { 0, stop, TF_STOP_NONE };
+    if (timeout_seconds > 0)
+        guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    /* Progress is signalled on the most downstream image that asked for it: this one, for
+     * every tile the copy computes. */
+    vips_image_set_progress(in, TRUE);
+    gulong handler = g_signal_connect(in, "eval", G_CALLBACK(tf_guard_eval), &guard);
+    VipsImage *out = vips_image_copy_memory(in);
+    g_signal_handler_disconnect(in, handler);
+    *reason = guard.reason;
+    if (out && guard.reason != TF_STOP_NONE) {
+        /* Killed after the last tile: the pixels are whole, keep them. */
+        *reason = TF_STOP_NONE;
+    }
+    return out;
+}
+
+int tf_flag_get(const int *flag) {
+    return __atomic_load_n(flag, __ATOMIC_RELAXED);
+}
+
+void tf_flag_set(int *flag, int value) {
+    __atomic_store_n(flag, value, __ATOMIC_RELAXED);
+}
+
+int tf_image_sizeof_band(VipsImage *image) {
+    return (int) vips_format_sizeof(vips_image_get_format(image));
+}
+
 int tf_syncfs(int fd) {
 #ifdef __linux__
     return syncfs(fd);

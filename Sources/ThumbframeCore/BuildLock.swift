@@ -1,54 +1,71 @@
+import CThumbframeShim
 import Foundation
 
 /// One build per output directory: an exclusive `flock` on `OUT_DIR/.thumbframe.lock`. The
 /// kernel drops the lock when the process dies however it dies, so a killed build never leaves
-/// a lock that blocks the next one. A class rather than a struct: closing the descriptor in
-/// `deinit` releases the lock.
+/// a lock that blocks the next one. A class rather than a struct: its `OpenFile` closes the descriptor
+/// when the lock goes, which releases it.
 final class BuildLock {
-    private let fd: Int32
+    private let file: OpenFile
 
-    private init(fd: Int32) {
-        self.fd = fd
+    private init(file: OpenFile) {
+        self.file = file
     }
 
-    deinit {
-        close(fd)
-    }
-
-    /// Takes the lock at once or throws `.locked` naming the holder.
-    static func acquire(outputDirectory: String) throws(ThumbframeError) -> BuildLock {
-        let path = outputDirectory + "/.thumbframe.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    /// Takes the lock at once or throws `.locked` naming the holder. The lock file is opened
+    /// relative to OUT_DIR without following a link, and written only when it is a plain file
+    /// of one link: a link or hard link planted there never gets its target truncated.
+    static func acquire(in output: Directory) throws(ThumbframeError) -> BuildLock {
+        let path = output.path + "/" + OutputDirectory.lockName
+        let fd = OutputDirectory.lockName.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
-            throw .cannotWrite(path: path, reason: FileStat.lastErrorDescription(default: "cannot open"))
+            let code = errno
+            let reason = code == ELOOP ? FileSystemError.symbolicLink.localizedDescription : String(cString: strerror(code))
+            throw .cannotWrite(path: path, reason: reason)
+        }
+        let file = OpenFile(fd: fd)
+        guard let stat = file.stat(), stat.isRegularFile, stat.links == 1 else {
+            throw .cannotWrite(path: path, reason: "not a plain file of thumbframe's (a link or hard link); remove it")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = String(decoding: FileSystem.head(path, count: 64), as: UTF8.self)
+            let holder = String(decoding: output.head(Array(OutputDirectory.lockName.utf8), count: 64), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            close(fd)
-            throw .locked(path: outputDirectory, holder: holder.isEmpty ? "unknown process" : holder)
+            throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
         }
         let note = Array("pid \(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        return BuildLock(fd: fd)
+        return BuildLock(file: file)
     }
 }
 
-/// Set from a signal handler to stop a build between files.
+/// Set from a signal handler to stop a build: no new file starts, and decodes in flight are
+/// killed within a tile (libvips' eval callback reads `pointer`).
 public final class CancellationFlag: @unchecked Sendable {
-    // @unchecked: both fields are only touched while `lock` is held.
+    // @unchecked: `signalNumber` is only touched while `lock` is held; `pointer` is written
+    // and read with atomic operations only (tf_flag_set/tf_flag_get), and freed in deinit,
+    // when no build holds the flag any more.
     private let lock = NSLock()
     private var signalNumber: Int32?
+    /// Non-zero once cancelled; read by the C decode guard.
+    let pointer: UnsafeMutablePointer<Int32>
 
     /// Creates a flag that is not set.
-    public init() {}
+    public init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: 0)
+    }
 
-    /// Asks the build to stop after the files in progress.
+    deinit {
+        pointer.deallocate()
+    }
+
+    /// Asks the build to stop: no new file starts, and decodes in flight are killed.
     public func cancel(signal: Int32) {
         lock.lock()
         defer { lock.unlock() }
         if signalNumber == nil { signalNumber = signal }
+        tf_flag_set(pointer, 1)
     }
 
     /// The signal that cancelled the build, if any.

@@ -19,8 +19,15 @@ public struct BuildOptions: Sendable, Equatable {
     public var order: Manifest.ItemOrder
     /// Files processed at once.
     public var jobs: Int
+    /// What one file may cost (bytes, pixels, decoder memory, scans, time) before it fails.
+    public var limits = ResourceLimits()
     /// Images with more pixels than this fail from their header, before any decode.
-    public var maxPixels: Int
+    public var maxPixels: Int {
+        get { limits.maxPixels }
+        set { limits.maxPixels = newValue }
+    }
+    /// Write the manifest even when it drops more than half of the previous one's items.
+    public var allowShrink = false
     /// Follow symbolic links (never out of the source directory).
     public var followSymlinks = false
     /// Ignore the previous manifest and rewrite every thumbnail.
@@ -48,7 +55,7 @@ public struct BuildOptions: Sendable, Equatable {
         self.sections = sections
         self.order = order
         self.jobs = jobs
-        self.maxPixels = maxPixels
+        self.limits.maxPixels = maxPixels
     }
 
     /// The manifest's `settings` for these options.
@@ -70,6 +77,11 @@ public struct BuildOptions: Sendable, Equatable {
         }
         guard jobs >= 1 else { throw .invalidOptions("--jobs must be at least 1") }
         guard maxPixels >= 1 else { throw .invalidOptions("--max-pixels must be at least 1") }
+        guard limits.maxFileBytes >= 1 else { throw .invalidOptions("--max-file-bytes must be at least 1") }
+        guard limits.maxDecodeBytes >= 1 else { throw .invalidOptions("--max-decode-bytes must be at least 1") }
+        guard limits.decodeTimeout >= 0, limits.decodeTimeout.isFinite else {
+            throw .invalidOptions("--decode-timeout must be 0 (none) or a number of seconds")
+        }
     }
 }
 
@@ -91,6 +103,8 @@ public struct BuildReport: Sendable, Equatable {
     public var reused: Int = 0
     /// Thumbnail files removed because no item names them any more.
     public var pruned: Int = 0
+    /// Files under `thumbs/` that thumbframe did not write and so left alone.
+    public var foreign: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     public var stale: [String] = []
 }
@@ -98,5 +112,5 @@ public struct BuildReport: Sendable, Equatable {
 /// The thumbframe version written into manifests.
 public enum ThumbframeVersion {
     /// Semantic version of this build of thumbframe.
-    public static let current = "0.1.0"
+    public static let current = "0.2.0"
 }

@@ -30,9 +30,7 @@ public struct Builder: Sendable {
         try Vips.start()
         vips_concurrency_set(Int32(Self.vipsThreads(jobs: options.jobs)))
 
-        guard let source = Self.realPath(options.source), FileStat.lstat(source)?.isDirectory == true else {
-            throw .sourceUnreadable(path: options.source, reason: FileStat.lastErrorDescription(default: "not a directory"))
-        }
+        let source = try SourceRoot.open(options.source)
         if !options.check {
             do {
                 try FileSystem.makeDirectories(options.output)
@@ -40,24 +38,39 @@ public struct Builder: Sendable {
                 throw .cannotWrite(path: options.output, reason: error.localizedDescription)
             }
         }
-        let output = Self.realPath(options.output) ?? options.output
-        let manifestPath = output + "/manifest.json"
-        let lock = options.check ? nil : try BuildLock.acquire(outputDirectory: output)
+        let outputPath = Self.realPath(options.output)
+        if let outputPath { try Self.refuseOverlap(source: source, output: outputPath) }
+        // --check on an OUT_DIR that does not exist yet: nothing to open, everything is stale.
+        let output = try outputPath.map { path throws(ThumbframeError) in try OutputDirectory(path, create: !options.check) }
+        let manifestPath = (outputPath ?? options.output) + "/" + OutputDirectory.manifestName
+        let lock = try output.flatMap { output throws(ThumbframeError) in
+            options.check ? nil : try BuildLock.acquire(in: output.root)
+        }
         defer { withExtendedLifetime(lock) {} }
 
-        let previous = loadPrevious(manifestPath)
+        let previous = try loadPrevious(output, manifestPath: manifestPath)
         var excluded: [FileIdentity] = []
-        if let outputStat = FileStat.lstat(output) { excluded.append(outputStat.identity) }
+        if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
         let walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
-        let plan = ReusePlan(previous: previous.manifest, options: options, outputDirectory: output, files: walk.files)
-        let assembler = ManifestAssembler(sourceTitle: (source as NSString).lastPathComponent, settings: options.settings)
+        let plan = ReusePlan(previous: previous.manifest, options: options, output: output, files: walk.files)
+        let assembler = ManifestAssembler(
+            sourceTitle: (source.path as NSString).lastPathComponent, settings: options.settings)
 
-        if options.check {
-            return check(plan, previous: previous, walk: walk, assembler: assembler, manifestPath: manifestPath)
+        guard let output, !options.check else {
+            return check(
+                plan, previous: previous, walk: walk, assembler: assembler, source: source, output: output,
+                manifestPath: manifestPath)
         }
+        // Before any work: a source that lost most of its files (an unmounted NAS) stops here.
+        try refuseShrink(previous.manifest, keeping: Set(walk.files.map(\.rawPath)))
 
+        var recorded: [String: Manifest.Thumbnail] = [:]
+        for item in previous.manifest?.items ?? [] {
+            for thumbnail in item.thumbnails.values { recorded[thumbnail.path] = thumbnail }
+        }
         let context = ProcessingContext(
-            recipes: options.thumbnails, outputDirectory: output, maxPixels: options.maxPixels, overwrite: options.force)
+            recipes: options.thumbnails, source: source, output: output, limits: options.limits,
+            overwrite: options.force, recorded: recorded, cancellation: cancellation)
         var results = await processAll(plan.work, context: context)
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
         Self.rediagnose(&results, plan.work, context: context)
@@ -67,7 +80,7 @@ public struct Builder: Sendable {
         for result in results {
             switch result {
             case .item(let item): processed.append(item)
-            case .failed(let failure): newFailures.append(failure)
+            case .failed(let failure, _): newFailures.append(failure)
             }
         }
         let failures = Self.failures(walk, plan, newFailures)
@@ -75,21 +88,71 @@ public struct Builder: Sendable {
         // manifest order: stderr says what the manifest says.
         for failure in failures { events(.failure(failure)) }
         let manifest = assembler.assemble(processed, failures: failures)
-        let written = try Self.writeManifest(manifest, to: manifestPath, outputDirectory: output)
+        try refuseShrink(previous.manifest, keeping: Set(manifest.items.map(\.pathBytes)))
+        let written = try Self.writeManifest(manifest, to: output)
         // Only once the new manifest is in place may the old one's thumbnails go.
-        let pruned = written || previous.problem != nil ? ThumbnailPruner.prune(output, keeping: manifest) : 0
+        let pruning = ThumbnailPruner(output: output)
+        var prune = ThumbnailPruner.Outcome()
+        if written || previous.problem != nil || pruning.isUnsettled {
+            prune = pruning.prune(keeping: manifest, previous: previous.manifest)
+            if let note = prune.foreignNote { events(.warning(note)) }
+        }
         return BuildReport(
             manifestPath: manifestPath, items: manifest.items.count, sections: manifest.sections.count,
             failures: failures, thumbnailsWritten: processed.reduce(0) { $0 + $1.thumbnailsWritten },
-            manifestWritten: written, reused: plan.reused.count, pruned: pruned)
+            manifestWritten: written, reused: plan.reused.count, pruned: prune.removed, foreign: prune.foreign)
     }
 
-    /// The previous manifest, or why it cannot be trusted.
-    private func loadPrevious(_ path: String) -> (manifest: Manifest?, problem: String?) {
-        guard FileStat.lstat(path) != nil else { return (nil, nil) }
+    /// OUT_DIR equal to SOURCE_DIR would index its own thumbnails and prune beside the
+    /// originals; SOURCE_DIR inside `OUT_DIR/thumbs` would have its files taken for thumbnails.
+    /// (OUT_DIR inside SOURCE_DIR is fine: the walk never enters it.)
+    static func refuseOverlap(source: SourceRoot, output: String) throws(ThumbframeError) {
+        let sourceIdentity = source.directory.stat(Array(".".utf8))?.identity
+        if source.path == output || sourceIdentity == FileStat.lstat(output)?.identity {
+            throw .overlappingDirectories(
+                "OUT_DIR \(output) is SOURCE_DIR itself: thumbnails would be indexed as photos; choose another --out")
+        }
+        let thumbs = output + "/thumbs"
+        var ancestor = source.path
+        let thumbsIdentity = FileStat.lstat(thumbs)?.identity
+        while ancestor.count > 1 {
+            if ancestor == thumbs || (thumbsIdentity != nil && FileStat.lstat(ancestor)?.identity == thumbsIdentity) {
+                throw .overlappingDirectories(
+                    "SOURCE_DIR \(source.path) is inside OUT_DIR/thumbs, which thumbframe prunes; choose another --out")
+            }
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// Throws `.wouldShrink` when keeping only `keeping` would drop more than half of a
+    /// non-empty previous manifest's items, and at least 10, unless `--allow-shrink`.
+    private func refuseShrink(_ previous: Manifest?, keeping: Set<[UInt8]>) throws(ThumbframeError) {
+        guard let previous, !options.allowShrink else { return }
+        let dropped = previous.items.count { !keeping.contains($0.pathBytes) }
+        if dropped >= 10, dropped * 2 > previous.items.count {
+            throw .wouldShrink(previous: previous.items.count, dropped: dropped)
+        }
+    }
+
+    /// The previous manifest, or why it cannot be trusted. A `manifest.json` that is not
+    /// thumbframe's (a web app's, say) is never replaced: that stops the run.
+    private func loadPrevious(_ output: OutputDirectory?, manifestPath: String)
+        throws(ThumbframeError) -> (manifest: Manifest?, problem: String?)
+    {
+        let name = Array(OutputDirectory.manifestName.utf8)
+        guard let output, let stat = output.root.stat(name) else { return (nil, nil) }
+        let foreign = "not a thumbframe manifest; thumbframe will not replace it (move it away or choose another --out)"
+        guard stat.isRegularFile else { throw .cannotWrite(path: manifestPath, reason: "not a regular file; " + foreign) }
+        let bytes: [UInt8]
+        do {
+            bytes = try output.root.readFile(name)
+        } catch {
+            throw .cannotWrite(path: manifestPath, reason: error.localizedDescription)
+        }
+        guard ManifestFile.isThumbframeOutput(bytes) else { throw .cannotWrite(path: manifestPath, reason: foreign) }
         var reason: String
         do {
-            let manifest = try ManifestFile.load(path)
+            let manifest = try Manifest.decode(from: Data(bytes))
             guard let first = manifest.consistencyProblems(limit: 1).first else { return (manifest, nil) }
             reason = first
         } catch {
@@ -103,7 +166,7 @@ public struct Builder: Sendable {
     /// `--check`: names what a build would change, writing nothing.
     private func check(
         _ plan: ReusePlan, previous: (manifest: Manifest?, problem: String?), walk: SourceWalker.Result,
-        assembler: ManifestAssembler, manifestPath: String
+        assembler: ManifestAssembler, source: SourceRoot, output: OutputDirectory?, manifestPath: String
     ) -> BuildReport {
         var stale: [String] = []
         if let problem = previous.problem {
@@ -114,32 +177,41 @@ public struct Builder: Sendable {
             stale.append("settings or thumbframe version changed: every item would be rebuilt")
         }
         var reused = plan.reused
-        if previous.manifest != nil && plan.settingsMatch {
+        if let output, previous.manifest != nil && plan.settingsMatch {
             // Listed the way the manifest lists items.
             for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
                 let path = unit.file.relativePath
-                // --verify: same bytes means reusable; hashing writes nothing.
-                if let item = unit.previous, let bytes = try? FileSystem.readFile(unit.file.absolutePath),
+                // --verify: the same bytes, source and thumbnails, mean reusable; hashing writes nothing.
+                if let item = unit.previous, let bytes = try? source.read(unit.file, limit: options.limits.maxFileBytes),
                     bytes.withUnsafeBytes(Digest.sha256) == item.file.sha256
                 {
-                    reused.append(ProcessedItem(reusing: item, source: unit.file))
+                    if item.thumbnails.values.allSatisfy({ thumbnail in
+                        output.read(thumbnail: thumbnail.path).map { $0.withUnsafeBytes(Digest.sha256) } == thumbnail.sha256
+                    }) {
+                        reused.append(ProcessedItem(reusing: item, source: unit.file))
+                    } else {
+                        stale.append("thumbnails changed for \(path)")
+                    }
                     continue
                 }
-                stale.append(unit.previous == nil && !plan.knownPaths.contains(path) ? "added \(path)" : "changed \(path)")
+                stale.append(unit.previous == nil && !plan.knownPaths.contains(unit.file.rawPath) ? "added \(path)" : "changed \(path)")
             }
-            let current = Set(walk.files.map(\.relativePath))
-            stale += plan.knownPaths.subtracting(current).sorted().map { "removed \($0)" }
-            stale += plan.missingThumbnails.map { "thumbnails missing for \($0)" }
+            let current = Set(walk.files.map(\.rawPath))
+            let gone = (previous.manifest?.items.map { ($0.pathBytes, $0.path) } ?? [])
+                + (previous.manifest?.failures.map { ($0.pathBytes, $0.path) } ?? [])
+            stale += gone.filter { !current.contains($0.0) }.map(\.1).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                .map { "removed \($0)" }
+            stale += plan.missingThumbnails.map { "thumbnails missing or changed for \($0)" }
         }
         let failures = Self.failures(walk, plan, [])
         var items = 0
         var sections = 0
-        if stale.isEmpty {
+        if stale.isEmpty, let output {
             // Everything is reusable: the manifest a build would write is known without work.
             let manifest = assembler.assemble(reused, failures: failures)
             items = manifest.items.count
             sections = manifest.sections.count
-            let existing = try? FileSystem.readFile(manifestPath)
+            let existing = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8))
             if let data = try? manifest.encoded(), existing.map({ !$0.elementsEqual(data) }) ?? true {
                 stale.append("manifest.json differs from what a build would write")
             }
@@ -204,9 +276,7 @@ public struct Builder: Sendable {
     /// same bytes from run to run. (Broken files are few; this costs one more decode each.)
     static func rediagnose(_ results: inout [FileOutcome], _ work: [ReusePlan.Work], context: ProcessingContext) {
         for index in results.indices {
-            guard case .failed(let failure) = results[index], ["probe", "decode", "encode"].contains(failure.stage) else {
-                continue
-            }
+            guard case .failed(_, fromVips: true) = results[index] else { continue }
             Vips.clearErrors()
             results[index] = ItemProcessor.process(work[index].file, context: context)
         }
@@ -215,19 +285,20 @@ public struct Builder: Sendable {
     /// Writes the manifest only when its bytes change: thumbnails are flushed to disk first, then
     /// the manifest goes through a temporary file, fsync and rename, so a reader (or a crash at
     /// any moment) sees the old manifest or the new one, and every thumbnail it names exists.
-    static func writeManifest(_ manifest: Manifest, to path: String, outputDirectory: String)
-        throws(ThumbframeError) -> Bool
-    {
+    static func writeManifest(_ manifest: Manifest, to output: OutputDirectory) throws(ThumbframeError) -> Bool {
+        let path = output.path + "/" + OutputDirectory.manifestName
         let data: Data
         do {
             data = try manifest.encoded()
         } catch {
             throw .cannotWrite(path: path, reason: "cannot encode manifest: \(error)")
         }
-        if let existing = try? FileSystem.readFile(path), existing.elementsEqual(data) { return false }
+        if let existing = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)), existing.elementsEqual(data) {
+            return false
+        }
         do {
-            try FileSystem.syncFileSystem(of: outputDirectory)
-            try FileSystem.writeAtomically(Array(data), to: path, durable: true)
+            try output.root.syncFileSystem()
+            try output.root.writeAtomically(Array(data), to: OutputDirectory.manifestName, durable: true)
         } catch {
             throw .cannotWrite(path: path, reason: error.localizedDescription)
         }

@@ -12,6 +12,8 @@ struct FileStat: Sendable, Equatable {
     var identity: FileIdentity
     var mode: UInt32
     var size: Int
+    /// Hard links to the inode.
+    var links: Int = 1
     var modifiedSeconds: Int
     var modifiedNanoseconds: Int
 
@@ -21,18 +23,13 @@ struct FileStat: Sendable, Equatable {
 
     /// `lstat(path)`, or nil with errno set.
     static func lstat(_ path: String) -> FileStat? {
-        var info = stat()
+        var info = Foundation.stat()
         #if canImport(Glibc)
             guard Glibc.lstat(path, &info) == 0 else { return nil }
-            let modified = info.st_mtim
         #else
             guard Darwin.lstat(path, &info) == 0 else { return nil }
-            let modified = info.st_mtimespec
         #endif
-        return FileStat(
-            identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)),
-            mode: UInt32(info.st_mode), size: Int(info.st_size),
-            modifiedSeconds: Int(modified.tv_sec), modifiedNanoseconds: Int(modified.tv_nsec))
+        return FileStat(info)
     }
 
     /// The modification time as RFC 3339 in UTC with nanoseconds: `2019-06-01T10:00:00.123456789Z`.
@@ -50,139 +47,52 @@ struct FileStat: Sendable, Equatable {
             + String(repeating: "0", count: 9 - nanos.count) + nanos + "Z"
     }
 
-    /// `strerror(errno)`, or `fallback` when errno is 0.
+    /// `strerror(errno)`, or `fallback` when errno is 0. Call it right after the failing call.
     static func lastErrorDescription(default fallback: String) -> String {
         let code = errno
         return code == 0 ? fallback : String(cString: strerror(code))
     }
 }
 
-/// Small POSIX helpers: whole-file reads, atomic writes, directory listing.
+extension FileStat {
+    /// The facts of a `stat` result.
+    init(_ info: stat) {
+        #if canImport(Glibc)
+            let modified = info.st_mtim
+        #else
+            let modified = info.st_mtimespec
+        #endif
+        self.init(
+            identity: FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)),
+            mode: UInt32(info.st_mode), size: Int(info.st_size), links: Int(info.st_nlink),
+            modifiedSeconds: Int(modified.tv_sec), modifiedNanoseconds: Int(modified.tv_nsec))
+    }
+}
+
+/// Small POSIX helpers for paths the user names (manifests given to the readers, OUT_DIR itself).
+/// Everything below OUT_DIR and SOURCE_DIR goes through `Directory`.
 enum FileSystem {
-    /// Names in a directory as raw bytes (names need not be UTF-8), without `.` and `..`.
-    static func directoryEntries(_ path: String) -> [[UInt8]]? {
-        guard let directory = opendir(path) else { return nil }
-        defer { closedir(directory) }
-        var names: [[UInt8]] = []
-        errno = 0
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix { $0 != 0 })
-            }
-            if name != [46] && name != [46, 46] { names.append(name) }
-        }
-        return names
-    }
-
-    /// The first `count` bytes of a file (fewer if it is shorter or unreadable).
-    static func head(_ path: String, count: Int) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: count)
-        let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
-        return got > 0 ? Array(buffer.prefix(got)) : []
-    }
-
     /// Reads a whole regular file without following a symlink in its last component.
-    static func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
+    static func readFile(_ path: String, limit: Int = Int.max) throws(FileSystemError) -> [UInt8] {
         // O_NONBLOCK: a FIFO put where a file was must not block the open; a regular file ignores it.
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .posix(errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .posix(errno) }
-        guard info.st_mode & 0o170000 == 0o100000 else { throw .notRegular }
-        // Read straight into one buffer of the size fstat gave; a file that grows meanwhile is
-        // read to its new end in further chunks, one that shrinks ends early.
-        let size = Int(info.st_size)
-        var failure: Int32 = 0
-        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = 0
-            while count < size {
-                let got = read(fd, buffer.baseAddress! + count, size - count)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if got == 0 { return }
-                count += got
-            }
-        }
-        guard failure == 0 else { throw .posix(failure) }
-        guard bytes.count == size else { return bytes }
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .posix(errno)
-            }
-            if got == 0 { return bytes }
-            bytes.append(contentsOf: chunk.prefix(got))
-        }
+        let file = OpenFile(fd: fd)
+        guard let stat = file.stat() else { throw .posix(errno) }
+        guard stat.isRegularFile else { throw .notRegular }
+        return try file.read(limit: limit)
     }
 
-    /// Creates a directory and its parents (mode 0755); fine when it exists.
+    /// Creates a directory and its parents (mode 0755); fine when it exists. The path may be or
+    /// pass through symbolic links: the user named it.
     static func makeDirectories(_ path: String) throws(FileSystemError) {
         var current = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             current += "/" + component
             if mkdir(current, 0o755) != 0, errno != EEXIST { throw .posix(errno) }
         }
-        guard FileStat.lstat(path)?.isDirectory == true else { throw .notDirectory }
+        _ = try Directory.open(path)  // a directory, or a link to one
     }
-
-    /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-    /// reader (or a crash) never sees a partial file under the final name. With `durable`, the
-    /// data and the directory entry are fsynced.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool) throws(FileSystemError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = "\(directory)/.tf-tmp-\(getpid())-\(temporaryCounter.next())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .posix(errno) }
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            var written = 0
-            while written < raw.count {
-                let result = write(fd, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += result
-            }
-            return durable && fsync(fd) != 0 ? errno : nil
-        }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw .posix(failure)
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .posix(code)
-        }
-        if durable { try syncDirectory(directory) }
-    }
-
-    /// Makes every write on the file system holding `path` durable.
-    static func syncFileSystem(of path: String) throws(FileSystemError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .posix(errno) }
-        defer { close(fd) }
-        guard tf_syncfs(fd) == 0 else { throw .posix(errno) }
-    }
-
-    private static func syncDirectory(_ path: String) throws(FileSystemError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .posix(errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .posix(errno) }
-    }
-
-    private static let temporaryCounter = AtomicCounter()
 }
 
 /// A failed system call, as one line.
@@ -190,26 +100,21 @@ enum FileSystemError: LocalizedError, Equatable {
     case posix(Int32)
     case notRegular
     case notDirectory
+    /// A symbolic link where thumbframe never follows one.
+    case symbolicLink
+    /// Bigger than the limit it is read with (`--max-file-bytes`).
+    case tooLarge(size: Int, limit: Int)
+    /// The file's size changed between `fstat` and the end of the read.
+    case changedWhileReading
 
     var errorDescription: String? {
         switch self {
         case .posix(let code): String(cString: strerror(code))
         case .notRegular: "not a regular file"
         case .notDirectory: "not a directory"
+        case .symbolicLink: "is a symbolic link, which thumbframe does not follow here"
+        case .tooLarge(let size, let limit): "file is \(size) bytes, over --max-file-bytes \(limit)"
+        case .changedWhileReading: "file changed size while it was read; it will be read again next run"
         }
-    }
-}
-
-/// A process-wide counter for unique temporary names.
-final class AtomicCounter: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value = 0
-
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }

@@ -6,16 +6,18 @@ import ThumbframeManifest
 /// What the per-file work needs to know; shared read-only by every worker.
 struct ProcessingContext: Sendable {
     var recipes: [ThumbnailRecipe]
-    /// The output directory (absolute); thumbnail paths are relative to it.
-    var outputDirectory: String
-    var maxPixels: Int
+    /// The source directory, open: files are read relative to it, never through a link.
+    var source: SourceRoot
+    /// OUT_DIR, open: thumbnails are written relative to it, never through a link.
+    var output: OutputDirectory
+    var limits: ResourceLimits
     /// Rewrite thumbnails even when their content-addressed file exists (`--force`).
     var overwrite = false
-
-    /// A progressive JPEG is decoded through a buffer of all its DCT coefficients: about 6 bytes
-    /// per pixel at 4:4:4, whatever the shrink. Above this many pixels it would need more than
-    /// 1 GiB, so it fails from its header instead.
-    static let progressiveJPEGMaxPixels = (1 << 30) / 6
+    /// Thumbnail files an earlier manifest recorded, by path: an existing file is reused only
+    /// when it still has the recorded size.
+    var recorded: [String: Manifest.Thumbnail] = [:]
+    /// Set by SIGINT/SIGTERM: decodes in flight are killed.
+    var cancellation: CancellationFlag?
 
     /// Content-addressed location of a thumbnail: it changes when the source bytes or the
     /// recipe change, never otherwise, so renamed and copied files share their thumbnails.
@@ -50,7 +52,8 @@ extension ProcessedItem {
 /// ordinary outcome of a batch, not a thrown error.)
 enum FileOutcome: Sendable, Equatable {
     case item(ProcessedItem)
-    case failed(Manifest.Failure)
+    /// `fromVips`: the reason is libvips' error buffer, which parallel decodes can mix.
+    case failed(Manifest.Failure, fromVips: Bool = false)
 }
 
 /// Where a file failed, as written in `failures[].stage`.
@@ -62,25 +65,35 @@ enum FailureStage: String {
 /// at the scale of the largest thumbnail, derive and write every thumbnail. Owns its libvips
 /// handles from start to end; any problem becomes a failure for this file alone.
 enum ItemProcessor {
-    /// Processes one file. With `previous` (`--verify`), the file is only re-hashed, and the
-    /// previous entry is reused when the bytes are the same.
+    /// Processes one file. With `previous` (`--verify`), the file and its thumbnails are only
+    /// re-hashed, and the previous entry is reused when all of them are the same bytes.
     static func process(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> FileOutcome {
         defer { Vips.threadDone() }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(source.absolutePath)
+            bytes = try context.source.read(source, limit: context.limits.maxFileBytes)
         } catch {
             return .failed(failure(source, .read, error.localizedDescription))
         }
         guard !bytes.isEmpty else { return .failed(failure(source, .read, "empty file")) }
         return bytes.withUnsafeBytes { raw in
             let sha256 = Digest.sha256(raw)
+            var context = context
             if let previous, previous.file.sha256 == sha256 {
-                return .item(ProcessedItem(reusing: previous, source: source))
+                let intact = previous.thumbnails.values.allSatisfy { thumbnail in
+                    guard let sha256 = thumbnail.sha256, let bytes = context.output.read(thumbnail: thumbnail.path) else {
+                        return false
+                    }
+                    return bytes.withUnsafeBytes(Digest.sha256) == sha256
+                }
+                if intact { return .item(ProcessedItem(reusing: previous, source: source)) }
+                // A thumbnail was replaced behind thumbframe's back: write them all again.
+                context.overwrite = true
             }
             switch build(source, raw, sha256: sha256, context: context) {
             case .success(let item): return .item(item)
-            case .failure(let problem): return .failed(failure(source, problem.stage, problem.reason))
+            case .failure(let problem):
+                return .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips)
             }
         }
     }
@@ -88,13 +101,19 @@ enum ItemProcessor {
     private struct Problem: Error {
         var stage: FailureStage
         var reason: String
+        /// The reason is libvips' (shared) error buffer.
+        var fromVips = false
+
+        static func vips(_ stage: FailureStage, _ prefix: String = "") -> Problem {
+            Problem(stage: stage, reason: prefix + Vips.takeError(), fromVips: true)
+        }
     }
 
     private static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {
         let line = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
         return Manifest.Failure(
-            path: source.relativePath, stage: stage.rawValue, reason: String(line.prefix(300)),
-            bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
+            path: source.relativePath, rawPath: source.manifestRawPath, stage: stage.rawValue,
+            reason: String(line.prefix(300)), bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
     }
 
     /// Truncated and corrupt data fail the file instead of giving a half-grey thumbnail.
@@ -104,20 +123,12 @@ enum ItemProcessor {
         _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext
     ) -> Result<ProcessedItem, Problem> {
         guard let opened = tf_image_new_from_buffer(raw.baseAddress, raw.count, failOn) else {
-            return .failure(Problem(stage: .probe, reason: "not a readable image: \(Vips.takeError())"))
+            return .failure(.vips(.probe, "not a readable image: "))
         }
-        let header = ImageHeader(VipsImageHandle(opened), fileBytes: raw)
-        let pixels = header.storedWidth.multipliedReportingOverflow(by: header.storedHeight)
-        if pixels.overflow || pixels.partialValue > context.maxPixels {
-            return .failure(Problem(
-                stage: .probe,
-                reason: "\(header.storedWidth)×\(header.storedHeight) pixels is over --max-pixels \(context.maxPixels)"))
-        }
-        if header.format == "jpeg", header.interlaced, pixels.partialValue > ProcessingContext.progressiveJPEGMaxPixels {
-            return .failure(Problem(
-                stage: .probe,
-                reason: "progressive JPEG of \(header.storedWidth)×\(header.storedHeight) pixels would need over 1 GiB to decode "
-                    + "(limit \(ProcessingContext.progressiveJPEGMaxPixels) pixels)"))
+        let handle = VipsImageHandle(opened)
+        let header = ImageHeader(handle, fileBytes: raw)
+        if let refusal = context.limits.refusal(header, bands: handle.bands, bytesPerBand: handle.bytesPerBand, file: raw) {
+            return .failure(Problem(stage: .probe, reason: refusal))
         }
 
         let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
@@ -125,15 +136,25 @@ enum ItemProcessor {
         var missing: [(ThumbnailPlan.Output, String)] = []
         for output in plan.outputs {
             let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe)
-            thumbnails[output.recipe.name] = Manifest.Thumbnail(
-                path: path, width: output.width, height: output.height, crop: output.crop)
-            if context.overwrite || FileStat.lstat(context.outputDirectory + "/" + path)?.isRegularFile != true {
+            let entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
+            if !context.overwrite, let existing = existingThumbnail(path, context: context) {
+                thumbnails[output.recipe.name] = Manifest.Thumbnail(
+                    path: path, width: output.width, height: output.height, crop: output.crop,
+                    bytes: existing.bytes, sha256: existing.sha256)
+            } else {
+                thumbnails[output.recipe.name] = entry
                 missing.append((output, path))
             }
         }
         if !missing.isEmpty {
-            if let problem = writeThumbnails(missing, plan: plan, header: header, raw: raw, context: context) {
-                return .failure(problem)
+            switch writeThumbnails(missing, plan: plan, header: header, raw: raw, context: context) {
+            case .failure(let problem): return .failure(problem)
+            case .success(let written):
+                for output in plan.outputs {
+                    guard let (bytes, sha256) = written[output.recipe.name] else { continue }
+                    thumbnails[output.recipe.name]?.bytes = bytes
+                    thumbnails[output.recipe.name]?.sha256 = sha256
+                }
             }
         }
         return .success(ProcessedItem(
@@ -145,12 +166,25 @@ enum ItemProcessor {
             thumbnailsWritten: missing.count))
     }
 
+    /// A thumbnail already at its content address: taken when an earlier manifest recorded it
+    /// with the size it still has, or (written by a run killed before its manifest) when it can
+    /// be read and hashed now. Anything else is written again.
+    private static func existingThumbnail(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
+        guard let stat = context.output.stat(thumbnail: path), stat.isRegularFile, stat.size > 0 else { return nil }
+        if let recorded = context.recorded[path], let bytes = recorded.bytes, let sha256 = recorded.sha256 {
+            return bytes == stat.size ? (bytes, sha256) : nil
+        }
+        guard let bytes = context.output.read(thumbnail: path), bytes.count == stat.size else { return nil }
+        return (bytes.count, bytes.withUnsafeBytes(Digest.sha256))
+    }
+
     /// Decodes once, into the largest size any thumbnail needs (shrink-on-load does most of the
     /// work inside the decoder), then derives each missing thumbnail from that copy in memory.
+    /// Returns each written thumbnail's size and hash by recipe name.
     private static func writeThumbnails(
         _ missing: [(ThumbnailPlan.Output, String)], plan: ThumbnailPlan, header: ImageHeader,
         raw: UnsafeRawBufferPointer, context: ProcessingContext
-    ) -> Problem? {
+    ) -> Result<[String: (Int, String)], Problem> {
         var lazy: UnsafeMutablePointer<VipsImage>?
         if header.format == "jpeg" {
             // libvips' thumbnail keeps a factor of two in reserve when it picks the JPEG
@@ -160,41 +194,54 @@ enum ItemProcessor {
                                          quarterTurn: header.orientation >= 5)
             var loaded: UnsafeMutablePointer<VipsImage>?
             guard tf_jpeg_load_shrunk(raw.baseAddress, raw.count, &loaded, Int32(shrink), failOn) == 0, let loaded else {
-                return Problem(stage: .decode, reason: Vips.takeError())
+                return .failure(.vips(.decode))
             }
             let loadedHandle = VipsImageHandle(loaded)
             guard tf_thumbnail_image_upright(loadedHandle.pointer, &lazy, Int32(plan.decodeWidth), Int32(plan.decodeHeight)) == 0
-            else { return Problem(stage: .decode, reason: Vips.takeError()) }
+            else { return .failure(.vips(.decode)) }
         } else {
             guard tf_thumbnail_buffer(raw.baseAddress, raw.count, &lazy, Int32(plan.decodeWidth),
                     Int32(plan.decodeHeight), failOn) == 0
-            else { return Problem(stage: .decode, reason: Vips.takeError()) }
+            else { return .failure(.vips(.decode)) }
         }
-        guard let lazy else { return Problem(stage: .decode, reason: Vips.takeError()) }
+        guard let lazy else { return .failure(.vips(.decode)) }
         let lazyHandle = VipsImageHandle(lazy)
         // Materialize: every thumbnail below reads these pixels, and the source is decoded once.
-        guard let decoded = vips_image_copy_memory(lazyHandle.pointer) else {
-            return Problem(stage: .decode, reason: Vips.takeError())
+        // The decode has a deadline and stops when the build is cancelled.
+        var stopped: Int32 = 0
+        let decoded = tf_copy_memory_guarded(
+            lazyHandle.pointer, context.limits.decodeTimeout, context.cancellation?.pointer, &stopped)
+        guard let decoded else {
+            if stopped == Int32(TF_STOP_DEADLINE.rawValue) {
+                Vips.clearErrors()
+                return .failure(Problem(
+                    stage: .decode,
+                    reason: "decoding took longer than \(ResourceLimits.seconds(context.limits.decodeTimeout)) (--decode-timeout)"))
+            }
+            if stopped == Int32(TF_STOP_REQUESTED.rawValue) {
+                Vips.clearErrors()
+                return .failure(Problem(stage: .decode, reason: "stopped by a signal"))
+            }
+            return .failure(.vips(.decode))
         }
         let intermediate = VipsImageHandle(decoded)
 
+        var written: [String: (Int, String)] = [:]
         for (output, path) in missing {
             let encoded: [UInt8]
             switch encode(intermediate, output) {
             case .success(let bytes): encoded = bytes
-            case .failure(let problem): return problem
+            case .failure(let problem): return .failure(problem)
             }
-            let target = context.outputDirectory + "/" + path
             do {
-                try FileSystem.makeDirectories((target as NSString).deletingLastPathComponent)
-                try FileSystem.writeAtomically(encoded, to: target, durable: false)
+                try context.output.write(thumbnail: path, encoded)
             } catch {
-                return Problem(stage: .write, reason: "cannot write thumbnail \(path): \(error.localizedDescription)")
+                return .failure(Problem(stage: .write, reason: "cannot write thumbnail \(path): \(error.localizedDescription)"))
             }
+            written[output.recipe.name] = (encoded.count, encoded.withUnsafeBytes(Digest.sha256))
         }
-        return nil
+        return .success(written)
     }
-
     /// Resizes the decoded image to exactly the planned size (a cover recipe crops the centre),
     /// flattens alpha for JPEG, and encodes without metadata: the pixels are already upright, so
     /// no viewer can rotate them twice.
@@ -205,13 +252,13 @@ enum ItemProcessor {
             let crop: Int32 = output.recipe.fit == .cover ? 1 : 0
             guard tf_thumbnail_image(decoded.pointer, &resized, Int32(output.width), Int32(output.height), crop) == 0,
                 let resized
-            else { return .failure(Problem(stage: .encode, reason: Vips.takeError())) }
+            else { return .failure(.vips(.encode)) }
             current = VipsImageHandle(resized)
         }
         if output.recipe.format == .jpeg, current.hasAlpha {
             var flat: UnsafeMutablePointer<VipsImage>?
             guard tf_flatten_white(current.pointer, &flat) == 0, let flat else {
-                return .failure(Problem(stage: .encode, reason: Vips.takeError()))
+                return .failure(.vips(.encode))
             }
             current = VipsImageHandle(flat)
         }
@@ -225,7 +272,7 @@ enum ItemProcessor {
             }
         guard tf_save_buffer(current.pointer, format, Int32(output.recipe.quality), 0, &buffer, &length) == 0,
             let buffer
-        else { return .failure(Problem(stage: .encode, reason: Vips.takeError())) }
+        else { return .failure(.vips(.encode)) }
         defer { g_free(buffer) }
         return .success(Array(UnsafeRawBufferPointer(start: buffer, count: length)))
     }

@@ -15,7 +15,8 @@ struct ManifestAssembler {
         for group in grouped(items) {
             // No empty section: a group exists only because an item fell into it.
             let sectionIndex = sections.count
-            sections.append(Manifest.Section(name: group.name, title: group.title, start: entries.count, count: group.items.count))
+            sections.append(Manifest.Section(
+                name: group.name, rawName: group.rawName, title: group.title, start: entries.count, count: group.items.count))
             for (position, processed) in ordered(group.items).enumerated() {
                 let layouts = Dictionary(uniqueKeysWithValues: settings.viewports.map {
                     ($0.name, LayoutEngine.layout(
@@ -23,7 +24,7 @@ struct ManifestAssembler {
                 })
                 entries.append(Manifest.Item(
                     index: entries.count, section: sectionIndex, item: position, path: processed.source.relativePath,
-                    file: processed.file, image: processed.image, exif: processed.exif,
+                    rawPath: processed.source.manifestRawPath, file: processed.file, image: processed.image, exif: processed.exif,
                     thumbnails: processed.thumbnails, layouts: layouts))
             }
         }
@@ -34,6 +35,7 @@ struct ManifestAssembler {
 
     private struct Group {
         var name: String
+        var rawName: String? = nil
         var title: String
         var items: [ProcessedItem]
     }
@@ -45,11 +47,15 @@ struct ManifestAssembler {
         case .none:
             return items.isEmpty ? [] : [Group(name: ".", title: sourceTitle, items: items)]
         case .directory:
+            // Grouped by the directories' bytes: two names that differ only in Unicode
+            // normalization, or in bytes that are not UTF-8, are two directories.
             let byDirectory = Dictionary(grouping: items, by: \.source.directory)
             return byDirectory.keys.sorted(by: NaturalOrder.lessPath).map { directory in
-                Group(
-                    name: directory.isEmpty ? "." : directory.joined(separator: "/"),
-                    title: directory.last ?? sourceTitle, items: byDirectory[directory]!)
+                let raw = Array(directory.joined(separator: [UInt8(ascii: "/")]))
+                return Group(
+                    name: directory.isEmpty ? "." : String(decoding: raw, as: UTF8.self), rawName: RawPath.encode(raw),
+                    title: directory.last.map { String(decoding: $0, as: UTF8.self) } ?? sourceTitle,
+                    items: byDirectory[directory]!)
             }
         case .date:
             let byDay = Dictionary(grouping: items) { String($0.captureTime.prefix(10)) }

@@ -32,12 +32,13 @@ public struct ManifestDiff: Codable, Equatable, Sendable {
 
     /// Compares two manifests, listing paths in B's order (A's for removals).
     public init(from a: Manifest, to b: Manifest) {
-        let before = Dictionary(a.items.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-        let after = Set(b.items.map(\.path))
-        added = b.items.map(\.path).filter { before[$0] == nil }
-        removed = a.items.map(\.path).filter { !after.contains($0) }
+        // Keyed by the paths' bytes: NFC and NFD spellings of one name are different files.
+        let before = Dictionary(a.items.map { ($0.pathBytes, $0) }, uniquingKeysWith: { first, _ in first })
+        let after = Set(b.items.map(\.pathBytes))
+        added = b.items.filter { before[$0.pathBytes] == nil }.map(\.path)
+        removed = a.items.filter { !after.contains($0.pathBytes) }.map(\.path)
         changed = b.items.compactMap { item in
-            guard let old = before[item.path] else { return nil }
+            guard let old = before[item.pathBytes] else { return nil }
             var fields: [String] = []
             if (old.index, old.section, old.item) != (item.index, item.section, item.item) { fields.append("position") }
             if old.file != item.file { fields.append("file") }
@@ -47,10 +48,10 @@ public struct ManifestDiff: Codable, Equatable, Sendable {
             if old.layouts != item.layouts { fields.append("layouts") }
             return fields.isEmpty ? nil : Change(path: item.path, fields: fields)
         }
-        let failedBefore = Set(a.failures.map(\.path))
-        let failedAfter = Set(b.failures.map(\.path))
-        failuresAdded = b.failures.map(\.path).filter { !failedBefore.contains($0) }
-        failuresRemoved = a.failures.map(\.path).filter { !failedAfter.contains($0) }
+        let failedBefore = Set(a.failures.map(\.pathBytes))
+        let failedAfter = Set(b.failures.map(\.pathBytes))
+        failuresAdded = b.failures.filter { !failedBefore.contains($0.pathBytes) }.map(\.path)
+        failuresRemoved = a.failures.filter { !failedAfter.contains($0.pathBytes) }.map(\.path)
         settingsChanged = a.settings != b.settings
     }
 

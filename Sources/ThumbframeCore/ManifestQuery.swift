@@ -68,7 +68,7 @@ public enum ManifestQuery {
             }
             return manifest.items[index]
         }
-        guard let path, let item = manifest.items.first(where: { $0.path == path }) else {
+        guard let path, let item = manifest.items.first(where: { $0.path.utf8.elementsEqual(path.utf8) }) else {
             throw .invalidOptions("no item has the path '\(path ?? "")'")
         }
         return item

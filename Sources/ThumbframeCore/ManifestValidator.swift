@@ -32,9 +32,10 @@ public enum ManifestValidator {
         if manifest.settings.frontend != FrontendConstants.of(manifest.settings.preset) {
             report("settings.frontend does not match preset \(manifest.settings.preset.rawValue)")
         }
-        if Set(manifest.failures.map(\.path)).count != manifest.failures.count { report("failures has a path twice") }
-        let itemPaths = Set(manifest.items.map(\.path))
-        for failure in manifest.failures where itemPaths.contains(failure.path) {
+        // Paths compare as bytes: NFC and NFD spellings of one name are different files.
+        if Set(manifest.failures.map(\.pathBytes)).count != manifest.failures.count { report("failures has a path twice") }
+        let itemPaths = Set(manifest.items.map(\.pathBytes))
+        for failure in manifest.failures where itemPaths.contains(failure.pathBytes) {
             report("'\(failure.path)' is both an item and a failure")
         }
         let recipeNames = Set(recipes.map(\.name))

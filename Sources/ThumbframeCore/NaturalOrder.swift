@@ -3,14 +3,18 @@
 enum NaturalOrder {
     /// True when `a` sorts before `b`.
     static func less(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
+        less(Array(a.utf8), Array(b.utf8))
+    }
+
+    /// True when the name `x` sorts before `y` (raw bytes: names need not be UTF-8, and two
+    /// spellings of one text in different Unicode normalizations are different names).
+    static func less(_ x: [UInt8], _ y: [UInt8]) -> Bool {
         let order = compare(x, y)
         return order != 0 ? order < 0 : x.lexicographicallyPrecedes(y)
     }
 
     /// Component-wise natural order of `/`-separated paths: a directory's contents sort right after it.
-    static func lessPath(_ a: [String], _ b: [String]) -> Bool {
+    static func lessPath(_ a: [[UInt8]], _ b: [[UInt8]]) -> Bool {
         for (x, y) in zip(a, b) where x != y {
             return less(x, y)
         }

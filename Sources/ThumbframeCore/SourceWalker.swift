@@ -3,16 +3,31 @@ import ThumbframeManifest
 
 /// One candidate image found in the source tree.
 struct SourceFile: Sendable, Equatable {
-    /// Path relative to the source directory, `/`-separated.
+    /// The parent directory's names as found on disk (empty for the root); names need not be UTF-8.
+    var directory: [[UInt8]]
+    /// The file name as found on disk.
+    var name: [UInt8]
+    /// `directory` and `name` joined by `/`: the file's identity, lossless and unique.
+    var rawPath: [UInt8]
+    /// `rawPath` for people and manifests: UTF-8, with U+FFFD for bytes that are not.
     var relativePath: String
-    /// The parent directory's components (empty for the root).
-    var directory: [String]
-    /// The file name.
-    var name: String
-    /// Where to open it.
-    var absolutePath: String
-    /// Size and modification time from `lstat`.
+    /// Where to open it, relative to the source directory: `rawPath`, or a followed link's
+    /// target. Opened one component at a time, never through a link.
+    var openPath: [UInt8]
+    /// Size and modification time.
     var stat: FileStat
+
+    init(directory: [[UInt8]], name: [UInt8], openPath: [UInt8]? = nil, stat: FileStat) {
+        self.directory = directory
+        self.name = name
+        rawPath = Array((directory + [name]).joined(separator: [UInt8(ascii: "/")]))
+        relativePath = String(decoding: rawPath, as: UTF8.self)
+        self.openPath = openPath ?? rawPath
+        self.stat = stat
+    }
+
+    /// The manifest's `rawPath`: set only when the path is not valid UTF-8.
+    var manifestRawPath: String? { RawPath.encode(rawPath) }
 
     /// Display order: directories in natural order of their paths (a directory's own files
     /// before its subdirectories'), then names in natural order inside each directory.
@@ -22,12 +37,40 @@ struct SourceFile: Sendable, Equatable {
     }
 }
 
+/// The source directory, open: every file is reached from it one component at a time with
+/// `openat` and `O_NOFOLLOW`, so a directory swapped for a link mid-run cannot lead outside.
+struct SourceRoot: Sendable {
+    /// The resolved path, for messages and for resolving followed links.
+    var path: String
+    var directory: Directory
+
+    /// Opens SOURCE_DIR (the user may name it through a link), or says why not.
+    static func open(_ path: String) throws(ThumbframeError) -> SourceRoot {
+        guard let resolved = Builder.realPath(path) else {
+            throw .sourceUnreadable(path: path, reason: FileStat.lastErrorDescription(default: "cannot resolve"))
+        }
+        do {
+            return SourceRoot(path: resolved, directory: try Directory.open(resolved))
+        } catch {
+            throw .sourceUnreadable(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Reads a walked file whole, refusing more than `limit` bytes.
+    func read(_ file: SourceFile, limit: Int) throws(FileSystemError) -> [UInt8] {
+        var components = file.openPath.split(separator: UInt8(ascii: "/")).map(Array.init)
+        let name = components.removeLast()
+        return try directory.descend(components).readFile(name, limit: limit)
+    }
+}
+
 /// Finds the candidate images of a source tree: regular files, hidden names and the output
 /// directory skipped. Symbolic links are skipped unless `followSymlinks`; followed, they never
-/// lead out of the source directory, and a broken link or a loop is a failure.
+/// lead out of the source directory, and a broken link or a loop is a failure. Every entry is
+/// reached through an open directory descriptor, so names need not be UTF-8 and paths may be
+/// longer than `PATH_MAX`; only the directories on the current branch are open at once.
 struct SourceWalker {
-    /// The source directory, resolved (no symlinks in it).
-    var root: String
+    var root: SourceRoot
     /// Directories never entered (the output directory), by device and inode.
     var excluded: [FileIdentity]
     var followSymlinks = false
@@ -40,83 +83,100 @@ struct SourceWalker {
 
     func walk() throws(ThumbframeError) -> Result {
         var result = Result()
-        guard let rootStat = FileStat.lstat(root), rootStat.isDirectory else {
-            throw .sourceUnreadable(path: root, reason: FileStat.lastErrorDescription(default: "not a directory"))
+        guard let rootStat = root.directory.stat(Array(".".utf8)) else {
+            throw .sourceUnreadable(path: root.path, reason: FileStat.lastErrorDescription(default: "unreadable"))
         }
-        // Directories entered so far, so a followed link cannot loop back into one.
+        let entries: [[UInt8]]
+        do {
+            entries = try root.directory.entries()
+        } catch {
+            throw .sourceUnreadable(path: root.path, reason: error.localizedDescription)
+        }
         var visited: Set<FileIdentity> = [rootStat.identity]
-        var pending: [(components: [String], path: String)] = [([], root)]
-        while let (components, directoryPath) = pending.popLast() {
-            guard let entries = FileSystem.directoryEntries(directoryPath) else {
-                if components.isEmpty {
-                    throw .sourceUnreadable(path: root, reason: FileStat.lastErrorDescription(default: "unreadable"))
-                }
-                result.failures.append(.init(
-                    path: components.joined(separator: "/"), stage: "read",
-                    reason: "cannot list directory: \(FileStat.lastErrorDescription(default: "unreadable"))"))
-                continue
-            }
-            for rawName in entries where rawName.first != UInt8(ascii: ".") {
-                let lossyName = String(decoding: rawName, as: UTF8.self)
-                let relative = (components + [lossyName]).joined(separator: "/")
-                func fail(_ reason: String) {
-                    if FileSignature.hasImageExtension(lossyName) {
-                        result.failures.append(.init(path: relative, stage: "read", reason: reason))
-                    }
-                }
-                guard let name = String(validating: rawName, as: UTF8.self) else {
-                    fail("file name is not valid UTF-8")
-                    continue
-                }
-                var path = directoryPath + "/" + name
-                guard var stat = FileStat.lstat(path) else { continue }  // vanished since listing
-                if stat.isSymbolicLink {
-                    guard followSymlinks else { continue }
-                    switch resolve(path) {
-                    case .failure(let problem):
-                        fail(problem.description)
-                        continue
-                    case .success(let (target, targetStat)):
-                        path = target
-                        stat = targetStat
-                    }
-                }
-                if stat.isDirectory {
-                    if !excluded.contains(stat.identity), visited.insert(stat.identity).inserted {
-                        pending.append((components + [name], path))
-                    }
-                } else if stat.isRegularFile, isCandidate(name: name, path: path) {
-                    result.files.append(SourceFile(
-                        relativePath: relative, directory: components, name: name, absolutePath: path, stat: stat))
-                }
-            }
-        }
+        walk(root.directory, entries: entries, components: [], openComponents: [], visited: &visited, into: &result)
         return result
     }
 
-    /// Where a symbolic link leads, if it leads somewhere inside the source directory.
-    private func resolve(_ link: String) -> Swift.Result<(String, FileStat), LinkProblem> {
-        guard let target = realpath(link, nil) else {
+    private func walk(
+        _ directory: Directory, entries: [[UInt8]], components: [[UInt8]], openComponents: [[UInt8]],
+        visited: inout Set<FileIdentity>, into result: inout Result
+    ) {
+        for name in entries where name.first != UInt8(ascii: ".") {
+            let display = String(decoding: name, as: UTF8.self)
+            func fail(_ reason: String) {
+                let file = SourceFile(directory: components, name: name, stat: .missing)
+                result.failures.append(.init(path: file.relativePath, rawPath: file.manifestRawPath, stage: "read", reason: reason))
+            }
+            guard var stat = directory.stat(name) else { continue }  // vanished since listing
+            var opened: Directory = directory
+            var openName = name
+            var openPrefix = openComponents
+            if stat.isSymbolicLink {
+                guard followSymlinks else { continue }
+                switch resolve(components + [name]) {
+                case .failure(let problem):
+                    if FileSignature.hasImageExtension(display) { fail(problem.description) }
+                    continue
+                case .success(let target):
+                    // Reached from the root again, one component at a time without links.
+                    guard let parent = try? root.directory.descend(target.dropLast()), let targetStat = parent.stat(target.last!)
+                    else {
+                        if FileSignature.hasImageExtension(display) { fail("symbolic link changed while it was followed") }
+                        continue
+                    }
+                    (opened, openName, openPrefix, stat) = (parent, target.last!, Array(target.dropLast()), targetStat)
+                }
+            }
+            if stat.isDirectory {
+                guard !excluded.contains(stat.identity), visited.insert(stat.identity).inserted else { continue }
+                let child: Directory
+                let childEntries: [[UInt8]]
+                do {
+                    child = try opened.subdirectory(openName)
+                    childEntries = try child.entries()
+                } catch {
+                    fail("cannot list directory: \(error.localizedDescription)")
+                    continue
+                }
+                walk(child, entries: childEntries, components: components + [name], openComponents: openPrefix + [openName],
+                     visited: &visited, into: &result)
+            } else if stat.isRegularFile,
+                FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(opened.head(openName, count: 16))
+            {
+                result.files.append(SourceFile(
+                    directory: components, name: name,
+                    openPath: Array((openPrefix + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
+            }
+        }
+    }
+
+    /// Where a symbolic link leads, as components below the root, if it stays inside it.
+    private func resolve(_ components: [[UInt8]]) -> Swift.Result<[[UInt8]], LinkProblem> {
+        let path = Array(root.path.utf8) + components.flatMap { [UInt8(ascii: "/")] + $0 }
+        guard path.count < Int(PATH_MAX) else { return .failure(LinkProblem("path too long to follow a symbolic link")) }
+        guard let target = path.withCString({ realpath($0, nil) }) else {
             let code = errno
             if code == ELOOP { return .failure(LinkProblem("symbolic link loop")) }
             if code == ENOENT { return .failure(LinkProblem("broken symbolic link")) }
             return .failure(LinkProblem("cannot follow symbolic link: \(String(cString: strerror(code)))"))
         }
         defer { free(target) }
-        let resolved = String(cString: target)
-        guard resolved.hasPrefix(root + "/") else {
+        let resolved = Array(UnsafeRawBufferPointer(start: target, count: strlen(target)))
+        let prefix = Array((root.path + "/").utf8)
+        guard resolved.starts(with: prefix) else {
             return .failure(LinkProblem("symbolic link points outside the source directory"))
         }
-        guard let stat = FileStat.lstat(resolved) else { return .failure(LinkProblem("broken symbolic link")) }
-        return .success((resolved, stat))
+        return .success(resolved.dropFirst(prefix.count).split(separator: UInt8(ascii: "/")).map(Array.init))
     }
 
     private struct LinkProblem: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
     }
+}
 
-    private func isCandidate(name: String, path: String) -> Bool {
-        FileSignature.hasImageExtension(name) || FileSignature.looksLikeImage(FileSystem.head(path, count: 16))
-    }
+extension FileStat {
+    /// Placeholder facts for a failure found by the walk (no file to describe).
+    static let missing = FileStat(
+        identity: FileIdentity(device: 0, inode: 0), mode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
 }

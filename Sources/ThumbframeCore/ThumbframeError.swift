@@ -17,6 +17,11 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
     case invalidOptions(String)
     /// Another build holds the lock on the output directory.
     case locked(path: String, holder: String)
+    /// SOURCE_DIR and OUT_DIR overlap in a way that would index thumbnails or delete originals.
+    case overlappingDirectories(String)
+    /// The build would drop more than half of the previous manifest's items (an unmounted
+    /// source, say); `--allow-shrink` accepts it.
+    case wouldShrink(previous: Int, dropped: Int)
     /// SIGINT or SIGTERM arrived; the run stopped before writing a manifest.
     case interrupted(signal: Int32)
 
@@ -31,6 +36,10 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
         case .invalidOptions(let why): why
         case .locked(let path, let holder):
             "another build (\(holder)) is writing \(path); try again when it has finished"
+        case .overlappingDirectories(let why): why
+        case .wouldShrink(let previous, let dropped):
+            "this build would drop \(dropped) of the previous manifest's \(previous) items (is the source mounted?); "
+                + "nothing was changed; give --allow-shrink if that is meant"
         case .interrupted(let signal):
             "stopped by signal \(signal); the previous manifest is unchanged"
         }

@@ -2,35 +2,78 @@ import Foundation
 import ThumbframeManifest
 
 /// Removes what no manifest needs any more from `OUT_DIR/thumbs`: thumbnails of deleted or
-/// changed sources and temporary files of interrupted runs. Runs only after the new manifest is
-/// in place (and under the build lock), so no manifest ever names a pruned file.
-enum ThumbnailPruner {
-    /// Returns how many files were removed.
-    static func prune(_ outputDirectory: String, keeping manifest: Manifest) -> Int {
-        let keep = Set(manifest.items.flatMap { $0.thumbnails.values.map(\.path) })
+/// changed sources, and temporary files of interrupted runs. Only files thumbframe wrote are
+/// candidates: names of its content-address shape that the ledger, the journal or the previous
+/// manifest record (and temporary names of its own shape). Anything else under `thumbs/` — a
+/// user's `2019-holiday/beach.jpg`, a `notes.txt` — is left where it is and reported once.
+/// Runs only after the new manifest is in place (and under the build lock), so no manifest
+/// ever names a pruned file; then settles the ledger to exactly what the manifest names.
+struct ThumbnailPruner {
+    var output: OutputDirectory
+
+    /// What a prune did.
+    struct Outcome: Equatable {
         var removed = 0
-        let thumbs = outputDirectory + "/thumbs"
-        for fanout in FileSystem.directoryEntries(thumbs) ?? [] {
-            guard let fanoutName = String(validating: fanout, as: UTF8.self) else { continue }
-            let directory = thumbs + "/" + fanoutName
-            guard FileStat.lstat(directory)?.isDirectory == true else { continue }
-            var remaining = 0
-            for entry in FileSystem.directoryEntries(directory) ?? [] {
-                guard let name = String(validating: entry, as: UTF8.self),
-                    !keep.contains("thumbs/\(fanoutName)/\(name)"),
-                    FileStat.lstat(directory + "/" + name)?.isRegularFile == true
-                else {
-                    remaining += 1
+        /// Files under `thumbs/` that thumbframe did not write.
+        var foreign = 0
+        var foreignExample: String?
+
+        /// The warning about files left alone, or nil when there are none.
+        var foreignNote: String? {
+            guard foreign > 0, let foreignExample else { return nil }
+            return "left \(foreign) file\(foreign == 1 ? "" : "s") under thumbs/ that thumbframe did not write "
+                + "(such as \(foreignExample))"
+        }
+    }
+
+    /// True when a run wrote thumbnails and did not settle after (killed after its manifest was
+    /// renamed, or during pruning), when no ledger exists yet (a directory of thumbframe 0.1),
+    /// or when a temporary file of a killed run lies in OUT_DIR: a prune is due even if the
+    /// manifest does not change.
+    var isUnsettled: Bool {
+        let ledger = output.root.stat(Array(OutputDirectory.ledgerName.utf8))
+        let journal = output.root.stat(Array(OutputDirectory.journalName.utf8))
+        if ledger == nil || (journal?.size ?? 0) > 0 { return true }
+        return (try? output.root.entries())?.contains(where: TemporaryName.matches) ?? false
+    }
+
+    func prune(keeping manifest: Manifest, previous: Manifest?) -> Outcome {
+        var outcome = Outcome()
+        let keep = Set(manifest.items.flatMap { $0.thumbnails.values.map(\.path) })
+        var candidates = output.ownedThumbnails().paths
+        for item in previous?.items ?? [] {
+            for thumbnail in item.thumbnails.values where ThumbnailName(thumbnail.path) != nil {
+                candidates.insert(Array(thumbnail.path.utf8))
+            }
+        }
+        var emptied: Set<String> = []
+        for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let path = String(decoding: candidate, as: UTF8.self)
+            guard !keep.contains(path), output.remove(thumbnail: path) else { continue }
+            outcome.removed += 1
+            emptied.insert(path)
+        }
+        // Temporary files of killed runs, and a look at what else is there.
+        for temporary in (try? output.root.entries()) ?? [] where output.removeTemporary(temporary, in: nil) {
+            outcome.removed += 1
+        }
+        for (directory, entries) in output.listThumbs() {
+            let prefix = directory.isEmpty ? "thumbs/" : "thumbs/" + String(decoding: directory, as: UTF8.self) + "/"
+            for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                if output.removeTemporary(entry, in: directory) {
+                    outcome.removed += 1
                     continue
                 }
-                if unlink(directory + "/" + name) == 0 { removed += 1 } else { remaining += 1 }
+                let path = prefix + String(decoding: entry, as: UTF8.self)
+                // A fan-out directory is thumbframe's; its thumbnails were looked at above.
+                if directory.isEmpty, entry.count == 2, entry.allSatisfy(TemporaryName.isLowerHex) { continue }
+                if keep.contains(path) { continue }
+                outcome.foreign += 1
+                if outcome.foreignExample == nil { outcome.foreignExample = TerminalText.safe(path) }
             }
-            if remaining == 0 { rmdir(directory) }
         }
-        // A manifest temporary left by a build killed while writing it.
-        for entry in FileSystem.directoryEntries(outputDirectory) ?? [] where entry.starts(with: Array(".tf-tmp-".utf8)) {
-            if unlink(outputDirectory + "/" + String(decoding: entry, as: UTF8.self)) == 0 { removed += 1 }
-        }
-        return removed
+        for path in emptied { output.removeFanoutIfEmpty(of: path) }
+        try? output.settle(owned: Array(keep))
+        return outcome
     }
 }

@@ -57,6 +57,8 @@ final class VipsImageHandle {
     var width: Int { Int(vips_image_get_width(pointer)) }
     var height: Int { Int(vips_image_get_height(pointer)) }
     var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    var bands: Int { Int(vips_image_get_bands(pointer)) }
+    var bytesPerBand: Int { Int(tf_image_sizeof_band(pointer)) }
 
     func int(_ name: String) -> Int? {
         guard vips_image_get_typeof(pointer, name) != 0 else { return nil }

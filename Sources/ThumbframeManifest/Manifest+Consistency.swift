@@ -19,7 +19,7 @@ extension Manifest {
             start = start.addingReportingOverflow(max(0, section.count)).partialValue
         }
         if start != items.count { report("sections count \(start) items, but there are \(items.count)") }
-        var paths = Set<String>()
+        var paths = Set<[UInt8]>()  // bytes: NFC and NFD spellings are different files
         for (index, item) in items.enumerated() {
             if item.index != index { report("items[\(index)].index is \(item.index)") }
             if sections.indices.contains(item.section) {
@@ -33,7 +33,7 @@ extension Manifest {
                 report("items[\(index)].section \(item.section) does not exist")
             }
             if !Self.isContainedRelativePath(item.path) { report("items[\(index)].path '\(item.path)' leaves the source directory") }
-            if !paths.insert(item.path).inserted { report("items[\(index)].path '\(item.path)' appears twice") }
+            if !paths.insert(item.pathBytes).inserted { report("items[\(index)].path '\(item.path)' appears twice") }
             if item.image.width <= 0 || item.image.height <= 0 || item.image.storedWidth <= 0 || item.image.storedHeight <= 0 {
                 report("items[\(index)] has a size that is not positive")
             }

@@ -9,8 +9,10 @@ extension Manifest {
         public var section: Int
         /// Position inside that section.
         public var item: Int
-        /// Path relative to the source directory, `/`-separated.
+        /// Path relative to the source directory, `/`-separated, as UTF-8 text.
         public var path: String
+        /// Base64 of the path's bytes, present only when they are not valid UTF-8 (see `RawPath`).
+        public var rawPath: String?
         /// What the source file was when it was read.
         public var file: FileInfo
         /// The image's header facts.
@@ -24,13 +26,14 @@ extension Manifest {
 
         /// Creates an item.
         public init(
-            index: Int, section: Int, item: Int, path: String, file: FileInfo, image: ImageInfo,
-            exif: ExifInfo?, thumbnails: [String: Thumbnail], layouts: [String: Layout]
+            index: Int, section: Int, item: Int, path: String, rawPath: String? = nil, file: FileInfo,
+            image: ImageInfo, exif: ExifInfo?, thumbnails: [String: Thumbnail], layouts: [String: Layout]
         ) {
             self.index = index
             self.section = section
             self.item = item
             self.path = path
+            self.rawPath = rawPath
             self.file = file
             self.image = image
             self.exif = exif
@@ -128,13 +131,20 @@ extension Manifest {
         public var height: Int
         /// For cover thumbnails: the part of the displayed image the thumbnail shows, normalized to 0…1.
         public var crop: Rect?
+        /// Size of the thumbnail file in bytes, so a truncated or replaced file is noticed.
+        /// (Absent only in manifests of thumbframe 0.1.)
+        public var bytes: Int?
+        /// SHA-256 of the thumbnail file, lowercase hex (absent only in manifests of thumbframe 0.1).
+        public var sha256: String?
 
         /// Creates a thumbnail record.
-        public init(path: String, width: Int, height: Int, crop: Rect?) {
+        public init(path: String, width: Int, height: Int, crop: Rect?, bytes: Int? = nil, sha256: String? = nil) {
             self.path = path
             self.width = width
             self.height = height
             self.crop = crop
+            self.bytes = bytes
+            self.sha256 = sha256
         }
     }
 
@@ -166,4 +176,32 @@ extension Double {
         let rounded = (self * 10_000).rounded() / 10_000
         return rounded == 0 ? 0 : rounded  // no "-0"
     }
+}
+
+/// The manifest's lossless form of a path that is not valid UTF-8. `path` is always UTF-8 for
+/// people and JSON (bytes that are not become U+FFFD, so two files can share it); where that
+/// lost anything, `rawPath` carries the path's bytes in base64. A path's identity is
+/// `rawPath` decoded when present, else `path`'s UTF-8 bytes: compared as bytes, never as
+/// Swift strings (which equate NFC and NFD spellings that are different files on disk).
+public enum RawPath {
+    /// Base64 of `bytes`, or nil when they are valid UTF-8 (then `path` says it all).
+    public static func encode(_ bytes: [UInt8]) -> String? {
+        String(validating: bytes, as: UTF8.self) == nil ? Data(bytes).base64EncodedString() : nil
+    }
+
+    /// The bytes of a path given as `path` and optional `rawPath`.
+    public static func bytes(path: String, rawPath: String?) -> [UInt8] {
+        if let rawPath, let data = Data(base64Encoded: rawPath) { return Array(data) }
+        return Array(path.utf8)
+    }
+}
+
+extension Manifest.Item {
+    /// The source path's bytes: the item's identity.
+    public var pathBytes: [UInt8] { RawPath.bytes(path: path, rawPath: rawPath) }
+}
+
+extension Manifest.Failure {
+    /// The source path's bytes: the failure's identity.
+    public var pathBytes: [UInt8] { RawPath.bytes(path: path, rawPath: rawPath) }
 }

@@ -106,6 +106,8 @@ extension Manifest {
     public struct Section: Codable, Hashable, Sendable {
         /// The section's key: a directory relative to the source (`.` for the root).
         public var name: String
+        /// Base64 of the directory's bytes, present only when they are not valid UTF-8 (see `RawPath`).
+        public var rawName: String?
         /// The heading to show: the directory's last component.
         public var title: String
         /// Flat index of the section's first item.
@@ -114,8 +116,9 @@ extension Manifest {
         public var count: Int
 
         /// Creates a section.
-        public init(name: String, title: String, start: Int, count: Int) {
+        public init(name: String, rawName: String? = nil, title: String, start: Int, count: Int) {
             self.name = name
+            self.rawName = rawName
             self.title = title
             self.start = start
             self.count = count
@@ -124,8 +127,10 @@ extension Manifest {
 
     /// A file that could not be turned into an item.
     public struct Failure: Codable, Hashable, Sendable {
-        /// Path relative to the source directory.
+        /// Path relative to the source directory, as UTF-8 text.
         public var path: String
+        /// Base64 of the path's bytes, present only when they are not valid UTF-8 (see `RawPath`).
+        public var rawPath: String?
         /// Where it failed: `read`, `probe`, `decode`, `encode`, `write`.
         public var stage: String
         /// One line saying why.
@@ -136,8 +141,11 @@ extension Manifest {
         public var modified: String?
 
         /// Creates a failure record.
-        public init(path: String, stage: String, reason: String, bytes: Int? = nil, modified: String? = nil) {
+        public init(
+            path: String, rawPath: String? = nil, stage: String, reason: String, bytes: Int? = nil, modified: String? = nil
+        ) {
             self.path = path
+            self.rawPath = rawPath
             self.stage = stage
             self.reason = reason
             self.bytes = bytes

@@ -53,6 +53,22 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Fail images with more pixels than this, from their header.")
     var maxPixels: Int = BuildOptions.defaultMaxPixels
 
+    @Option(name: .customLong("max-file-bytes"), help: "Fail files larger than this many bytes without reading them.")
+    var maxFileBytes: Int = ResourceLimits().maxFileBytes
+
+    @Option(
+        name: .customLong("max-decode-bytes"),
+        help: "Fail images whose decoder would hold more than this many bytes (GIF frames, interlaced PNG, progressive JPEG, HEIF).")
+    var maxDecodeBytes: Int = ResourceLimits().maxDecodeBytes
+
+    @Option(name: .customLong("decode-timeout"), help: "Seconds one image's decode may take before it fails (0: no limit).")
+    var decodeTimeout: Double = ResourceLimits().decodeTimeout
+
+    @Flag(
+        name: .customLong("allow-shrink"),
+        help: "Write the manifest even if it drops more than half of the previous one's items (exit 69 otherwise).")
+    var allowShrink = false
+
     @Flag(name: .customLong("follow-symlinks"), help: "Follow symbolic links (never out of SOURCE_DIR).")
     var followSymlinks = false
 
@@ -89,6 +105,10 @@ struct BuildCommand: AsyncParsableCommand {
             source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
             viewports: viewports.isEmpty ? Viewport.defaults : viewports, preset: preset, sections: sections,
             order: order, jobs: jobs, maxPixels: maxPixels)
+        options.limits.maxFileBytes = maxFileBytes
+        options.limits.maxDecodeBytes = maxDecodeBytes
+        options.limits.decodeTimeout = decodeTimeout
+        options.allowShrink = allowShrink
         options.followSymlinks = followSymlinks
         options.force = force
         options.verify = verify
@@ -111,7 +131,7 @@ struct BuildCommand: AsyncParsableCommand {
         reporter.finish()
         withExtendedLifetime(signals) {}
         if check {
-            for line in report.stale { print(line) }
+            for line in report.stale { print(TerminalText.safe(line)) }
             reporter.note(report.stale.isEmpty ? "up to date" : "stale")
             if !report.stale.isEmpty { throw ExitCode(1) }
             return
@@ -122,9 +142,13 @@ struct BuildCommand: AsyncParsableCommand {
     }
 }
 
-/// Turns SIGINT and SIGTERM into a cancellation of the build, so it stops between files, keeps
-/// the previous manifest and releases its lock, instead of dying mid-write.
+/// Turns SIGINT and SIGTERM into a cancellation of the build: no file starts, decodes in flight
+/// are killed within a tile, and the previous manifest stays. A decode libvips cannot interrupt
+/// (inside one libjpeg call) does not hold the signal: after `grace` the process exits anyway,
+/// which is as safe as SIGKILL at that moment (atomic writes, journal, kernel-held lock).
 final class SignalTrap {
+    static let grace = DispatchTimeInterval.milliseconds(1500)
+
     private var sources: [any DispatchSourceSignal] = []
 
     init(cancellation: CancellationFlag, reporter: Reporter) {
@@ -132,8 +156,13 @@ final class SignalTrap {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
-                reporter.note("stopping after the files in progress")
+                reporter.note("stopping: no new file starts, decodes in progress are stopped")
                 cancellation.cancel(signal: signalNumber)
+                DispatchQueue.global().asyncAfter(deadline: .now() + Self.grace) {
+                    reporter.error(ThumbframeError.interrupted(signal: signalNumber).localizedDescription,
+                                   exitCode: 128 + signalNumber)
+                    _exit(128 + signalNumber)
+                }
             }
             source.resume()
             sources.append(source)

@@ -26,14 +26,15 @@ struct ManifestOptions: ParsableArguments {
     }
 }
 
-/// Prints a value as JSON (sorted keys, like the manifest) or as text.
+/// Prints a value as JSON (sorted keys, like the manifest) or as text, whose file names may not
+/// write control characters to the terminal.
 func emit<Value: Encodable>(_ value: Value, json: Bool, text: () -> String) throws {
     if json {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     } else {
-        print(text(), terminator: "")
+        print(TerminalText.safeLines(text()), terminator: "")
     }
 }
 

@@ -37,10 +37,10 @@ final class Reporter: @unchecked Sendable {
         case .failure(let failure):
             guard !quiet else { return }
             emit(json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason],
-                 text: event.description)
+                 text: TerminalText.safe(event.description))
         case .warning(let message):
             guard !quiet else { return }
-            emit(json: ["event": "warning", "message": message], text: message)
+            emit(json: ["event": "warning", "message": message], text: TerminalText.safe(message))
         case .progress(let done, let total):
             guard showProgress else { return }
             let now = Date()
@@ -57,7 +57,7 @@ final class Reporter: @unchecked Sendable {
                                  "rate": (rate * 10).rounded() / 10, "eta": eta.rounded()]))
             case .text:
                 let line = "[\(done)/\(total)] \(String(format: "%.1f", rate)) files/s, ETA \(Self.duration(eta))"
-                FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+                StandardError.write("\r\u{1B}[K" + line)
                 lineOnScreen = true
             }
         }
@@ -84,14 +84,16 @@ final class Reporter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !quiet else { return }
-        emit(json: ["event": "note", "message": message], text: "thumbframe: \(message)")
+        emit(json: ["event": "note", "message": message], text: "thumbframe: \(TerminalText.safe(message))")
     }
 
     /// A fatal error: printed even when quiet.
     func error(_ message: String, exitCode: Int32) {
         lock.lock()
         defer { lock.unlock() }
-        emit(json: ["event": "error", "message": message, "exitCode": Int(exitCode)], text: "thumbframe: error: \(message)")
+        emit(
+            json: ["event": "error", "message": message, "exitCode": Int(exitCode)],
+            text: "thumbframe: error: \(TerminalText.safe(message))")
     }
 
     private func emit(json object: [String: Any], text: String) {
@@ -101,10 +103,10 @@ final class Reporter: @unchecked Sendable {
     private func write(_ line: String) {
         if lineOnScreen {
             // Clear the progress line; the next progress event draws it again below.
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            StandardError.write("\r\u{1B}[K")
             lineOnScreen = false
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     }
 
     /// Clears the progress line for good.
@@ -112,7 +114,7 @@ final class Reporter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if lineOnScreen {
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            StandardError.write("\r\u{1B}[K")
             lineOnScreen = false
         }
     }
@@ -129,5 +131,38 @@ final class Reporter: @unchecked Sendable {
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         let mmss = String(format: "%02d:%02d", minutes, secs)
         return hours > 0 ? "\(hours):\(mmss)" : String(format: "%d:%02d", minutes, secs)
+    }
+}
+
+/// Writes to stderr with write(2), dropping what cannot be written: a closed stderr, a full log
+/// disk or a pipe whose reader died must never stop a build (Foundation's FileHandle traps on
+/// such errors).
+enum StandardError {
+    static func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { Foundation.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// What a long-running command does first: SIGPIPE ignored (a dead reader of stdout or stderr
+/// becomes a failed write, not a dead build), and descriptors 0–2 open (on /dev/null when
+/// the caller closed them), so no file the build opens can become "stderr" and receive its
+/// diagnostics.
+enum ProcessHygiene {
+    static func prepare() {
+        signal(SIGPIPE, SIG_IGN)
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFD) < 0 && errno == EBADF {
+            let null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if null >= 0, null != fd {
+                dup2(null, fd)
+                close(null)
+            }
+        }
     }
 }

@@ -11,8 +11,10 @@ struct Thumbframe: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (with build --check: up to date); 1 manifest written but some files \
             failed (with --check: the manifest is stale); 64 usage error; 65 input manifest invalid; \
-            66 input missing or unreadable; 70 internal error; 73 cannot write output; 75 another build \
-            holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
+            66 input missing or unreadable; 69 the build would drop more than half of the previous \
+            manifest's items (an unmounted source?) and --allow-shrink was not given; 70 internal error; \
+            73 cannot write output (also: OUT_DIR/manifest.json is not thumbframe's, or thumbs/ or the lock \
+            is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
             """,
         version: ThumbframeVersion.current,
         subcommands: [
@@ -20,6 +22,21 @@ struct Thumbframe: AsyncParsableCommand {
             ValidateCommand.self, DiffCommand.self,
         ]
     )
+
+    /// ArgumentParser's entry point, after the process is made safe to run unattended.
+    static func main() async {
+        ProcessHygiene.prepare()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Prints a one-line error on stderr (as the reporter's format says) and turns a Core error into
@@ -27,12 +44,13 @@ struct Thumbframe: AsyncParsableCommand {
 func cliExitCode(for error: ThumbframeError, reporter: Reporter? = nil) -> ExitCode {
     let code: Int32
     switch error {
-    case .invalidOptions: code = 64
+    case .invalidOptions, .overlappingDirectories: code = 64
     case .invalidManifest: code = 65
     case .sourceUnreadable, .manifestUnreadable: code = 66
     case .vipsStart: code = 70
     case .cannotWrite: code = 73
     case .locked: code = 75
+    case .wouldShrink: code = 69
     case .interrupted(let signal): code = 128 + signal
     }
     (reporter ?? Reporter(format: .text, quiet: false, progress: false)).error(error.localizedDescription, exitCode: code)

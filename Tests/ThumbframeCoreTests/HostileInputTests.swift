@@ -115,7 +115,8 @@ struct HostileInputTests {
             // The progressive limit holds under the default --max-pixels too.
             let defaults = try await Builder(options: BuildOptions(source: source, output: root + "/out2")).run()
             let progressive = try #require(defaults.failures.first { $0.path == "progressive.jpg" })
-            #expect(progressive.reason.hasPrefix("progressive JPEG of 15000×15000 pixels would need over 1 GiB"))
+            #expect(progressive.reason == "decoding 15000×15000 pixels would hold about 1287 MiB (progressive JPEG coefficients), "
+                + "over --max-decode-bytes 512 MiB")
             #expect(defaults.failures.first { $0.path == "bomb.png" }?.reason.contains("over --max-pixels 268402689") == true)
         }
     }
@@ -124,32 +125,51 @@ struct HostileInputTests {
     func vanished() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.writeImage(to: root + "/gone.jpg", width: 10, height: 10)
-            let walk = try SourceWalker(root: root, excluded: []).walk()
+            let source = try SourceRoot.open(root)
+            let walk = try SourceWalker(root: source, excluded: []).walk()
             let file = try #require(walk.files.first)
             try FileManager.default.removeItem(atPath: root + "/gone.jpg")
-            let outcome = ItemProcessor.process(
-                file, context: ProcessingContext(recipes: ThumbnailRecipe.defaults, outputDirectory: root, maxPixels: 1000))
+            try Fixtures.makeDirectory(root + "/out")
+            let context = ProcessingContext(
+                recipes: ThumbnailRecipe.defaults, source: source, output: try OutputDirectory(root + "/out", create: true),
+                limits: ResourceLimits())
+            let outcome = ItemProcessor.process(file, context: context)
             #expect(outcome == .failed(Manifest.Failure(
                 path: "gone.jpg", stage: "read", reason: "No such file or directory", bytes: file.stat.size,
                 modified: file.stat.modifiedRFC3339)))
         }
     }
 
-    @Test("names that are not UTF-8 are failures, never manifest paths")
+    @Test("names that are not UTF-8 are items with a lossless rawPath, in directories too; reruns reuse them")
     func invalidNames() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
             try Fixtures.makeDirectory(source)
             try Fixtures.writeImage(to: source + "/ok.jpg", width: 20, height: 20)
-            let badName = source + "/caf\u{FFFD}.jpg"
-            try FileManager.default.copyItem(atPath: source + "/ok.jpg", toPath: badName)
-            // Rename to a Latin-1 byte (0xE9), which is not UTF-8.
-            var raw = Array((source + "/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]
-            #expect(rename(badName, &raw) == 0)
+            // Latin-1 bytes (0xE9, 0xFF), which are not UTF-8, in a file and in a directory name,
+            // beside a UTF-8 name that displays the same ("caf\u{FFFD}.jpg").
+            func raw(_ parts: [UInt8]...) -> [UInt8] { Array(source.utf8) + parts.flatMap { $0 } + [0] }
+            var directory = raw(Array("/d".utf8), [0xFF])
+            #expect(mkdir(&directory, 0o755) == 0)
+            for target in [raw(Array("/caf".utf8), [0xE9], Array(".jpg".utf8)), raw(Array("/d".utf8), [0xFF], Array("/x.jpg".utf8))] {
+                var path = target
+                try FileManager.default.copyItem(atPath: source + "/ok.jpg", toPath: source + "/tmp.jpg")
+                #expect(rename(source + "/tmp.jpg", &path) == 0)
+            }
+            try FileManager.default.copyItem(atPath: source + "/ok.jpg", toPath: source + "/caf\u{FFFD}.jpg")
             let report = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
-            #expect(report.items == 1)
-            #expect(report.failures.map(\.reason) == ["file name is not valid UTF-8"])
-            #expect(report.failures.first?.path == "caf\u{FFFD}.jpg")
+            #expect(report.items == 4 && report.failures.isEmpty)
+            let manifest = try ManifestFile.load(report.manifestPath)
+            let byRaw = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.pathBytes, $0) })
+            #expect(byRaw.count == 4, "four distinct identities")
+            let latin = try #require(byRaw[Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)])
+            #expect(latin.path == "caf\u{FFFD}.jpg" && latin.rawPath == Data(Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)).base64EncodedString())
+            #expect(byRaw[Array("caf\u{FFFD}.jpg".utf8)]?.rawPath == nil)
+            let inDirectory = try #require(byRaw[Array("d".utf8) + [0xFF] + Array("/x.jpg".utf8)])
+            #expect(manifest.sections[inDirectory.section].rawName == Data(Array("d".utf8) + [0xFF]).base64EncodedString())
+            #expect(ManifestValidator.problems(of: manifest, thumbnailRoot: root + "/out").isEmpty)
+            let again = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
+            #expect(again.reused == 4 && !again.manifestWritten)
         }
     }
 

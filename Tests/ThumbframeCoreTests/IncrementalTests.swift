@@ -125,7 +125,7 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a corrupt or foreign manifest.json is reported and rebuilt, never trusted")
+    @Test("a corrupt manifest.json of thumbframe's is reported and rebuilt, never trusted")
     func corruptPrevious() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
@@ -136,7 +136,9 @@ struct IncrementalTests {
             // Valid JSON of the right shape, but numbered wrongly: structurally corrupt.
             let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 7,")
             #expect(renumbered.utf8.count == good.count)
-            for corrupt in [Array(good.prefix(good.count / 2)), Array("{\"format\":\"other\",\"version\":1}".utf8), Array(renumbered.utf8)] {
+            // (A manifest.json that is not thumbframe's at all is refused: SafetyTests.)
+            let oldVersion = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"version\" : 1\n}", with: "\"version\" : 9\n}")
+            for corrupt in [Array(good.prefix(good.count / 2)), Array(renumbered.utf8), Array(oldVersion.utf8)] {
                 try Fixtures.write(corrupt, to: out + "/manifest.json")
                 let lines = LogLines()
                 let report = try await Builder(options: BuildOptions(source: source, output: out), events: lines.append).run()

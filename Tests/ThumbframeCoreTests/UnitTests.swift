@@ -21,7 +21,8 @@ struct NaturalOrderTests {
 
     @Test func directoriesBeforeTheirChildrenAndSiblings() {
         let paths: [[String]] = [["a-b"], ["a", "b"], [], ["a"], ["a", "10"], ["a", "9"]]
-        #expect(paths.sorted(by: NaturalOrder.lessPath) == [[], ["a"], ["a", "9"], ["a", "10"], ["a", "b"], ["a-b"]])
+        let sorted = paths.map { $0.map { Array($0.utf8) } }.sorted(by: NaturalOrder.lessPath)
+        #expect(sorted.map { $0.map { String(decoding: $0, as: UTF8.self) } } == [[], ["a"], ["a", "9"], ["a", "10"], ["a", "b"], ["a-b"]])
     }
 }
 

@@ -68,6 +68,26 @@ ExifEntry *tf_exif_entry(ExifData *exif, ExifIfd ifd, ExifTag tag);
 /// A SHORT entry's first value in the block's byte order; -1 when the entry is not a SHORT.
 int tf_exif_short(ExifData *exif, ExifEntry *entry);
 
+/// Why a guarded decode stopped early.
+typedef enum {
+    TF_STOP_NONE = 0,
+    TF_STOP_DEADLINE = 1,  ///< it ran past its deadline
+    TF_STOP_REQUESTED = 2, ///< `*stop` became non-zero (SIGINT/SIGTERM)
+} TFStopReason;
+
+/// Computes `in` into memory (`vips_image_copy_memory`) while libvips' eval callback watches
+/// the clock and `*stop`: past `timeout_seconds` (0: no deadline) or once `*stop` is non-zero,
+/// the image is killed (`vips_image_set_kill`) and the computation fails within a tile.
+/// `*reason` says which, or TF_STOP_NONE.
+VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason);
+
+/// Reads `*flag` atomically; `tf_flag_set` writes it (from any thread or a signal handler).
+int tf_flag_get(const int *flag);
+void tf_flag_set(int *flag, int value);
+
+/// Bytes per band of the image's pixel format (1 for uchar, 2 for ushort, ...).
+int tf_image_sizeof_band(VipsImage *image);
+
 /// Flushes the file system holding `fd` (syncfs on Linux, fsync elsewhere): one call makes every
 /// thumbnail durable before the manifest that names them is renamed into place.
 int tf_syncfs(int fd);

@@ -1,0 +1,259 @@
+import CThumbframeShim
+import Foundation
+
+/// An open directory: every name below it is reached with `openat`/`fstatat` relative to this
+/// descriptor and never through a symbolic link (`O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`), so no
+/// path component can be swapped for a link while thumbframe works, and paths of any length
+/// (past `PATH_MAX`) are reachable one component at a time. A class rather than a struct: the
+/// descriptor is closed in `deinit`.
+///
+/// `@unchecked Sendable`: `fd` never changes after `init`, and every system call used on it
+/// (`openat`, `fstatat`, `unlinkat`, `renameat`, `mkdirat`) is safe to make from several threads.
+final class Directory: @unchecked Sendable {
+    let fd: Int32
+    /// The path it was opened by, for messages only.
+    let path: String
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Opens `path`, following symbolic links in it (the user named it), or throws with the
+    /// errno of the failing call.
+    static func open(_ path: String) throws(FileSystemError) -> Directory {
+        let fd = Foundation.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw code == ENOTDIR ? .notDirectory : .posix(code)
+        }
+        return Directory(fd: fd, path: path)
+    }
+
+    /// The subdirectory `name`, never through a symbolic link (`.symbolicLink` when it is one).
+    func subdirectory(_ name: [UInt8]) throws(FileSystemError) -> Directory {
+        let fd = name.withCString { openat(self.fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { throw Self.linkAware(errno, at: self, name) }
+        return Directory(fd: fd, path: path + "/" + String(decoding: name, as: UTF8.self))
+    }
+
+    /// The subdirectory `name`, created (mode 0755) when it does not exist.
+    func makeSubdirectory(_ name: String) throws(FileSystemError) -> Directory {
+        let bytes = Array(name.utf8)
+        if bytes.withCString({ mkdirat(fd, $0, 0o755) }) != 0, errno != EEXIST { throw .posix(errno) }
+        return try subdirectory(bytes)
+    }
+
+    /// The directory at a `/`-separated relative path, one component at a time.
+    func descend(_ components: some Sequence<[UInt8]>) throws(FileSystemError) -> Directory {
+        var current = self
+        for component in components { current = try current.subdirectory(component) }
+        return current
+    }
+
+    /// `fstatat` without following a link, or nil (errno set) when there is nothing there.
+    func stat(_ name: [UInt8]) -> FileStat? {
+        var info = Foundation.stat()
+        guard name.withCString({ fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return nil }
+        return FileStat(info)
+    }
+
+    /// The names in this directory as raw bytes (names need not be UTF-8), without `.` and `..`.
+    func entries() throws(FileSystemError) -> [[UInt8]] {
+        // fdopendir takes the descriptor it is given: hand it a duplicate so ours stays open.
+        let copy = dup(fd)
+        guard copy >= 0 else { throw .posix(errno) }
+        guard let stream = fdopendir(copy) else {
+            let code = errno
+            close(copy)
+            throw .posix(code)
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [[UInt8]] = []
+        errno = 0
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name != [46] && name != [46, 46] { names.append(name) }
+        }
+        if errno != 0 { throw .posix(errno) }
+        return names
+    }
+
+    /// Opens the regular file `name` for reading, never through a link and never blocking on a
+    /// FIFO put where a file was.
+    func openFile(_ name: [UInt8]) throws(FileSystemError) -> OpenFile {
+        let fd = name.withCString { openat(self.fd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard fd >= 0 else { throw Self.linkAware(errno, at: self, name) }
+        let file = OpenFile(fd: fd)
+        guard let stat = file.stat() else { throw .posix(errno) }
+        guard stat.isRegularFile else { throw .notRegular }
+        return file
+    }
+
+    /// Reads the regular file `name` whole, refusing more than `limit` bytes (see `OpenFile.read`).
+    func readFile(_ name: [UInt8], limit: Int = Int.max) throws(FileSystemError) -> [UInt8] {
+        try openFile(name).read(limit: limit)
+    }
+
+    /// The first `count` bytes of the file `name` (fewer if it is shorter or unreadable).
+    func head(_ name: [UInt8], count: Int) -> [UInt8] {
+        guard let file = try? openFile(name) else { return [] }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let got = buffer.withUnsafeMutableBytes { Foundation.read(file.fd, $0.baseAddress, count) }
+        return got > 0 ? Array(buffer.prefix(got)) : []
+    }
+
+    /// Writes `bytes` to `name` through a temporary file in this directory and a rename, so a
+    /// reader (or a crash) never sees a partial file under the final name. The rename replaces
+    /// a link at `name` itself, never what it points to. With `durable`, the data and the
+    /// directory entry are fsynced.
+    func writeAtomically(_ bytes: [UInt8], to name: String, durable: Bool) throws(FileSystemError) {
+        let (temporary, tfd) = try createTemporary()
+        let failure: Int32? = bytes.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count {
+                let result = write(tfd, raw.baseAddress! + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += result
+            }
+            return durable && fsync(tfd) != 0 ? errno : nil
+        }
+        close(tfd)
+        if let failure {
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+            throw .posix(failure)
+        }
+        let renamed = temporary.withCString { from in name.withCString { to in renameat(fd, from, fd, to) } }
+        guard renamed == 0 else {
+            let code = errno
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+            throw .posix(code)
+        }
+        if durable, fsync(fd) != 0 { throw .posix(errno) }
+    }
+
+    /// A new temporary file, created exclusively under a name no earlier run can have left
+    /// (random, not the process id: in a container every run is PID 1).
+    private func createTemporary() throws(FileSystemError) -> (String, Int32) {
+        for _ in 0..<8 {
+            let name = TemporaryName.make()
+            let tfd = name.withCString { openat(fd, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            if tfd >= 0 { return (name, tfd) }
+            if errno != EEXIST { throw .posix(errno) }
+        }
+        throw .posix(EEXIST)
+    }
+
+    /// Removes the regular file `name`; true when it was removed. A link, a directory or
+    /// anything else is left alone.
+    @discardableResult
+    func removeFile(_ name: [UInt8]) -> Bool {
+        guard stat(name)?.isRegularFile == true else { return false }
+        return name.withCString { unlinkat(fd, $0, 0) } == 0
+    }
+
+    /// Removes the subdirectory `name` when it is empty.
+    func removeEmptySubdirectory(_ name: [UInt8]) {
+        _ = name.withCString { unlinkat(fd, $0, AT_REMOVEDIR) }
+    }
+
+    /// Makes every write on this directory's file system durable.
+    func syncFileSystem() throws(FileSystemError) {
+        guard tf_syncfs(fd) == 0 else { throw .posix(errno) }
+    }
+
+    /// ELOOP (and, for `O_DIRECTORY`, ENOTDIR on a link) become `.symbolicLink`.
+    private static func linkAware(_ code: Int32, at directory: Directory, _ name: [UInt8]) -> FileSystemError {
+        if code == ELOOP || code == ENOTDIR || code == EMLINK, directory.stat(name)?.isSymbolicLink == true {
+            return .symbolicLink
+        }
+        return code == ENOTDIR ? .notDirectory : .posix(code)
+    }
+}
+
+/// An open regular file. A class: the descriptor is closed in `deinit`.
+final class OpenFile {
+    let fd: Int32
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func stat() -> FileStat? {
+        var info = Foundation.stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return FileStat(info)
+    }
+
+    /// Reads the whole file into one buffer of the size `fstat` gives, after checking that size
+    /// against `limit` (a 100 GB sparse file is refused before a byte is read). A file that
+    /// grows or shrinks while it is read is an error, never a longer read: the next run sees it
+    /// settled.
+    func read(limit: Int) throws(FileSystemError) -> [UInt8] {
+        guard let stat = stat() else { throw .posix(errno) }
+        let size = stat.size
+        guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = Foundation.read(fd, buffer.baseAddress! + count, size - count)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if got == 0 { return }
+                count += got
+            }
+        }
+        guard failure == 0 else { throw .posix(failure) }
+        guard bytes.count == size else { throw .changedWhileReading }
+        var probe: UInt8 = 0
+        if Foundation.read(fd, &probe, 1) > 0 { throw .changedWhileReading }
+        return bytes
+    }
+}
+
+/// Names of temporary files: `.tf-tmp-` and 16 random hex digits. Only names of exactly this
+/// shape are ever cleaned up as leftovers of an interrupted run.
+enum TemporaryName {
+    static let prefix = ".tf-tmp-"
+
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let hex = String(value, radix: 16)
+        return prefix + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// True for a name `make()` could have given.
+    static func matches(_ name: [UInt8]) -> Bool {
+        let prefixBytes = Array(prefix.utf8)
+        guard name.count == prefixBytes.count + 16, name.starts(with: prefixBytes) else { return false }
+        return name.dropFirst(prefixBytes.count).allSatisfy(isLowerHex)
+    }
+
+    static func isLowerHex(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (97...102).contains(byte) }
+}
+
+extension Array where Element == UInt8 {
+    /// Calls `body` with the bytes as a NUL-terminated C string.
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        try (self + [0]).withUnsafeBufferPointer { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// What one file may cost before it is refused as a failure: bytes read, pixels, memory held
+/// by the decoder, progressive scans, and wall time. Checked from the file's size and header
+/// before anything is decoded (the deadline while decoding), so no single file can exhaust
+/// memory or stall the run. Peak memory is about `jobs` × (`maxFileBytes` + `maxDecodeBytes`).
+public struct ResourceLimits: Sendable, Equatable {
+    /// Larger files fail without being read (`--max-file-bytes`).
+    public var maxFileBytes = 512 << 20
+    /// Images with more pixels than this fail from their header (`--max-pixels`).
+    public var maxPixels = 268_402_689
+    /// What a decoder may hold beyond the streamed pixels (`--max-decode-bytes`): a GIF's
+    /// frame buffer, an interlaced PNG or a progressive JPEG's coefficients, a HEIF picture.
+    public var maxDecodeBytes = 512 << 20
+    /// Seconds one decode may take before it is killed (`--decode-timeout`); 0: no deadline.
+    public var decodeTimeout = 120.0
+    /// Progressive JPEGs with more scans fail from their markers: libjpeg decodes every scan
+    /// over the whole image before the first row comes out, and cannot be interrupted there
+    /// (the limit libjpeg-turbo's tools suggest).
+    public var maxJPEGScans = 500
+
+    /// Creates the default limits.
+    public init() {}
+
+    /// Why an image of this header may not be decoded, or nil.
+    func refusal(_ header: ImageHeader, bands: Int, bytesPerBand: Int, file: UnsafeRawBufferPointer) -> String? {
+        let pixels = header.storedWidth.multipliedReportingOverflow(by: header.storedHeight)
+        if pixels.overflow || pixels.partialValue > maxPixels {
+            return "\(header.storedWidth)×\(header.storedHeight) pixels is over --max-pixels \(maxPixels)"
+        }
+        if let (bytes, what) = Self.decoderBytes(header, pixels: pixels.partialValue, bands: bands, bytesPerBand: bytesPerBand),
+            bytes > maxDecodeBytes
+        {
+            return "decoding \(header.storedWidth)×\(header.storedHeight) pixels would hold about \(Self.mebibytes(bytes)) "
+                + "(\(what)), over --max-decode-bytes \(Self.mebibytes(maxDecodeBytes))"
+        }
+        if header.format == "jpeg", header.interlaced {
+            let scans = JPEGMarkers.scanCount(file, stoppingAfter: maxJPEGScans)
+            if scans > maxJPEGScans {
+                return "progressive JPEG with more than \(maxJPEGScans) scans (each is decoded over the whole image)"
+            }
+        }
+        return nil
+    }
+
+    /// Memory a decoder holds at once for an image, beyond the rows it streams, and what for;
+    /// nil when it streams (baseline JPEG with shrink-on-load, plain PNG, TIFF strips and tiles).
+    static func decoderBytes(_ header: ImageHeader, pixels: Int, bands: Int, bytesPerBand: Int) -> (Int, String)? {
+        let (bytesPerPixel, what): (Int, String)
+        switch header.format {
+        case "jpeg":
+            guard header.interlaced else { return nil }
+            (bytesPerPixel, what) = (bands * 2, "progressive JPEG coefficients")
+        case "png":
+            guard header.interlaced else { return nil }
+            (bytesPerPixel, what) = (bands * bytesPerBand, "interlaced PNG")
+        case "gif":
+            (bytesPerPixel, what) = (4, "GIF frame buffer")
+        case "webp":
+            guard header.pages > 1 else { return nil }
+            (bytesPerPixel, what) = (4, "animated WebP canvas")
+        case "tiff":
+            return nil
+        default:
+            (bytesPerPixel, what) = (max(3, bands) * bytesPerBand, "whole picture")
+        }
+        let bytes = pixels.multipliedReportingOverflow(by: bytesPerPixel)
+        return (bytes.overflow ? Int.max : bytes.partialValue, what)
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+}
+
+/// JPEG marker segments, read without decoding.
+enum JPEGMarkers {
+    /// Start-of-scan markers in the file, counting no further than `limit + 1`.
+    static func scanCount(_ data: UnsafeRawBufferPointer, stoppingAfter limit: Int) -> Int {
+        var scans = 0
+        var index = 2  // after SOI
+        let count = data.count
+        while index + 1 < count, scans <= limit {
+            guard data[index] == 0xFF else {
+                index += 1  // entropy-coded data between markers
+                continue
+            }
+            let marker = data[index + 1]
+            // Stuffed zero, fill byte, restart markers and TEM carry no length.
+            if marker == 0x00 || marker == 0xFF || (0xD0...0xD7).contains(marker) || marker == 0x01 {
+                index += marker == 0xFF ? 1 : 2
+                continue
+            }
+            if marker == 0xD9 { break }  // EOI
+            guard index + 3 < count else { break }
+            let length = Int(data[index + 2]) << 8 | Int(data[index + 3])
+            if marker == 0xDA { scans += 1 }
+            index += 2 + length
+        }
+        return scans
+    }
+}
