@@ -41,14 +41,18 @@ public struct Builder: Sendable {
         let outputPath = Self.realPath(options.output)
         if let outputPath { try Self.refuseOverlap(source: source, output: outputPath) }
         // --check on an OUT_DIR that does not exist yet: nothing to open, everything is stale.
-        let output = try outputPath.map { path throws(ThumbframeError) in try OutputDirectory(path, create: !options.check) }
+        let existing = try outputPath.map { path throws(ThumbframeError) in try OutputDirectory(path, create: false) }
         let manifestPath = (outputPath ?? options.output) + "/" + OutputDirectory.manifestName
-        let lock = try output.flatMap { output throws(ThumbframeError) in
+        let lock = try existing.flatMap { output throws(ThumbframeError) in
             options.check ? nil : try BuildLock.acquire(in: output.root)
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let previous = try loadPrevious(output, manifestPath: manifestPath)
+        let previous = try loadPrevious(existing, manifestPath: manifestPath)
+        // Only once OUT_DIR is known to be thumbframe's (or new) is anything made in it.
+        let output = try outputPath.map { path throws(ThumbframeError) in
+            options.check ? existing : try OutputDirectory(path, create: true)
+        } ?? nil
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
         let walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()

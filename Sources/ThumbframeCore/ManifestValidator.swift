@@ -75,10 +75,18 @@ public enum ManifestValidator {
         return problems
     }
 
-    /// The thumbnail file exists and its header has the recorded size.
+    /// The thumbnail file exists with the recorded byte size and hash, and its header has the
+    /// recorded pixel size.
     private static func checkThumbnail(_ path: String, _ thumbnail: Manifest.Thumbnail) -> String? {
         guard let stat = FileStat.lstat(path) else { return "missing" }
         guard stat.isRegularFile else { return "not a regular file" }
+        if let bytes = thumbnail.bytes, bytes != stat.size {
+            return "is \(stat.size) bytes, the manifest says \(bytes) (truncated or replaced)"
+        }
+        if let sha256 = thumbnail.sha256 {
+            guard let data = try? FileSystem.readFile(path, limit: 1 << 30) else { return "unreadable" }
+            if data.withUnsafeBytes(Digest.sha256) != sha256 { return "content differs from its recorded sha256 (replaced)" }
+        }
         do {
             try Vips.start()
         } catch {

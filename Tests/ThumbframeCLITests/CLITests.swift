@@ -10,7 +10,10 @@ import ThumbframeTestSupport
 @Suite("Command line")
 struct CLITests {
     /// The built `thumbframe` next to the test bundle.
+    /// The executable under test; THUMBFRAME_TEST_EXECUTABLE points the end-to-end tests at
+    /// another build (an earlier release, to see a new test fail there).
     static let executable: String = {
+        if let chosen = ProcessInfo.processInfo.environment["THUMBFRAME_TEST_EXECUTABLE"] { return chosen }
         let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let candidates = [
             here.appendingPathComponent("thumbframe").path,

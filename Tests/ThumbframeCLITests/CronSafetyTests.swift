@@ -174,6 +174,8 @@ struct CronSafetyTests {
             let touched = Set(after.filter { existing[$0.key] != $0.value }.keys)
             #expect(touched == missingBefore, "the final run wrote exactly the thumbnails that were missing")
             #expect(!after.keys.contains { $0.contains(".tf-tmp-") }, "temporary files were pruned")
+            // No orphan survives a kill in any phase (after the manifest rename, during pruning).
+            #expect(Set(after.keys) == referenced, "orphans: \(Set(after.keys).subtracting(referenced).sorted())")
         }
     }
 }
