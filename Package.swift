@@ -32,12 +32,18 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        // The build's state index in OUT_DIR (what a rerun compares against, without parsing JSON).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // Fixed-argument wrappers for what Swift cannot call: variadic vips_* calls and libexif macros.
         .target(name: "CThumbframeShim", dependencies: ["CVips", "CExif"]),
 
         .target(
             name: "ThumbframeCore",
-            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CCrypto", "CThumbframeShim"]
+            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CCrypto", "CSQLite", "CThumbframeShim"]
         ),
         .executableTarget(
             name: "thumbframe",

@@ -13,9 +13,9 @@ struct ProcessingContext: Sendable {
     var limits: ResourceLimits
     /// Rewrite thumbnails even when their content-addressed file exists (`--force`).
     var overwrite = false
-    /// Thumbnail files an earlier manifest recorded, by path: an existing file is reused only
-    /// when it still has the recorded size.
-    var recorded: [String: Manifest.Thumbnail] = [:]
+    /// Byte sizes of thumbnail files the state index recorded, by path: an existing file is
+    /// reused only when it still has the recorded size.
+    var recorded: [String: Int] = [:]
     /// Set by SIGINT/SIGTERM: decodes in flight are killed.
     var cancellation: CancellationFlag?
 
@@ -166,14 +166,12 @@ enum ItemProcessor {
             thumbnailsWritten: missing.count))
     }
 
-    /// A thumbnail already at its content address: taken when an earlier manifest recorded it
-    /// with the size it still has, or (written by a run killed before its manifest) when it can
-    /// be read and hashed now. Anything else is written again.
+    /// A thumbnail already at its content address: taken when it still has the size the state
+    /// index recorded, or (written by a run killed before it recorded it) when it can be read
+    /// now; its hash is taken from its bytes. Anything else is written again.
     private static func existingThumbnail(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
         guard let stat = context.output.stat(thumbnail: path), stat.isRegularFile, stat.size > 0 else { return nil }
-        if let recorded = context.recorded[path], let bytes = recorded.bytes, let sha256 = recorded.sha256 {
-            return bytes == stat.size ? (bytes, sha256) : nil
-        }
+        if let bytes = context.recorded[path], bytes != stat.size { return nil }
         guard let bytes = context.output.read(thumbnail: path), bytes.count == stat.size else { return nil }
         return (bytes.count, bytes.withUnsafeBytes(Digest.sha256))
     }

@@ -23,9 +23,9 @@ extension ManifestFile {
     /// True when `bytes` are a thumbframe manifest, whole or damaged: JSON whose `format` is
     /// `thumbframe-manifest`, or text that begins the way thumbframe's encoder begins every
     /// manifest (a truncated one). Anything else in OUT_DIR — a web app's `manifest.json` —
-    /// is not thumbframe's to replace.
+    /// is not thumbframe's to replace. (An empty file holds nothing to lose.)
     public static func isThumbframeOutput(_ bytes: [UInt8]) -> Bool {
-        if bytes.starts(with: Array("{\n  \"failures\" : [".utf8)) { return true }
+        if bytes.isEmpty || bytes.starts(with: Array("{\n  \"failures\" : [".utf8)) { return true }
         struct Header: Decodable {
             var format: String?
         }

@@ -1,72 +1,79 @@
 import ThumbframeManifest
 
-/// Decides, from `lstat` alone, which files the previous manifest already describes: same path,
-/// size and modification time, same thumbnail recipes and thumbframe/libvips versions, and
-/// every thumbnail file still there with its recorded size. Those are reused without opening them; the rest is work.
+/// Decides, from `lstat` and the state index alone, which files are already described: same
+/// path, size and modification time, same thumbnail recipes and thumbframe/libvips versions,
+/// and every thumbnail file still there with its recorded size. Those are reused without
+/// opening them (nor decoding their stored entries); the rest is work.
 struct ReusePlan {
     /// A file to open: processed in full, or with `previous` (`--verify`) only re-hashed.
     struct Work {
         var file: SourceFile
         var previous: Manifest.Item?
+        /// The index had a row for this path (so `--check` says "changed", not "added").
+        var known = false
+        /// That row was an item (so failing now drops it from the manifest).
+        var wasItem = false
     }
 
-    var reused: [ProcessedItem] = []
-    /// Failures of unchanged files that failed to probe or decode before: not decoded again.
-    var reusedFailures: [Manifest.Failure] = []
+    /// Files whose stored item or failure stands.
+    var reused: [SourceFile] = []
+    /// How many of `reused` are failures (unchanged files that failed to probe or decode).
+    var reusedFailures = 0
     var work: [Work] = []
-    /// Whether the previous manifest was made with the settings that shape items.
-    var settingsMatch = false
-    /// Every path the previous manifest names (items and failures), as bytes.
-    var knownPaths: Set<[UInt8]> = []
     /// Unchanged files whose thumbnails have gone missing or changed size.
     var missingThumbnails: [String] = []
+    /// The recorded byte sizes of the thumbnails of files in `work`, by path.
+    var recordedThumbnails: [String: Int] = [:]
 
-    init(previous: Manifest?, options: BuildOptions, output: OutputDirectory?, files: [SourceFile]) {
-        let generator = Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version)
-        guard let previous, !options.force else {
-            work = files.map { Work(file: $0, previous: nil) }
+    /// With `index` nil (none, or settings that shape items changed), everything is work.
+    init(index: StateIndex?, options: BuildOptions, output: OutputDirectory?, files: [SourceFile]) throws(SQLiteError) {
+        guard let index, !options.force else {
+            work = files.map { Work(file: $0) }
             return
         }
-        // Layouts and sections are recomputed every run; what a file's entry holds depends on
-        // the recipes and on the code that probed and encoded it.
-        settingsMatch = previous.generator == generator && previous.settings.thumbnails == options.thumbnails
-        // Keyed by the paths' bytes: Swift strings equate NFC and NFD spellings, which are two
-        // different files on disk (macOS SMB clients write NFD beside NFC).
-        knownPaths = Set(previous.items.map(\.pathBytes)).union(previous.failures.map(\.pathBytes))
-        guard settingsMatch else {
-            work = files.map { Work(file: $0, previous: nil) }
-            return
-        }
-        let items = Dictionary(previous.items.map { ($0.pathBytes, $0) }, uniquingKeysWith: { first, _ in first })
-        let failures = Dictionary(previous.failures.map { ($0.pathBytes, $0) }, uniquingKeysWith: { first, _ in first })
         for file in files {
-            let modified = file.stat.modifiedRFC3339
-            if let item = items[file.rawPath], item.file.bytes == file.stat.size, item.file.modified == modified {
+            guard let row = try index.row(file.rawPath) else {
+                work.append(Work(file: file))
+                continue
+            }
+            let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedRFC3339
+            defer {
+                if work.last?.file == file {
+                    for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
+                }
+            }
+            if unchanged && !row.failed {
                 // Each thumbnail is still there with the size it was written with; a truncated
                 // or replaced one is rebuilt (`--verify` also compares its hash).
-                let complete = item.thumbnails.values.allSatisfy { thumbnail in
+                let complete = row.thumbnails.allSatisfy { thumbnail in
                     guard let stat = output?.stat(thumbnail: thumbnail.path), stat.isRegularFile else { return false }
-                    return thumbnail.bytes.map { $0 == stat.size } ?? false
+                    return thumbnail.bytes == stat.size
                 }
                 if !complete {
                     missingThumbnails.append(file.relativePath)
-                    work.append(Work(file: file, previous: nil))
+                    work.append(Work(file: file, known: true, wasItem: true))
                 } else if options.verify {
-                    work.append(Work(file: file, previous: item))
+                    let stored = try index.entry(file.rawPath)?.item()
+                    work.append(Work(file: file, previous: stored.map { Self.item($0, file) }, known: true, wasItem: true))
                 } else {
-                    reused.append(ProcessedItem(reusing: item, source: file))
+                    reused.append(file)
                 }
-            } else if let failure = failures[file.rawPath], failure.bytes == file.stat.size,
-                failure.modified == modified,
-                failure.stage == "probe" || failure.stage == "decode" || options.check
-            {
+            } else if unchanged, row.stage == "probe" || row.stage == "decode" || options.check {
                 // A broken file stays broken until it changes; a read or write failure (a
                 // permission, a full disk) is worth another try every build, though `--check`
                 // does not call it stale.
-                reusedFailures.append(failure)
+                reused.append(file)
+                reusedFailures += 1
             } else {
-                work.append(Work(file: file, previous: nil))
+                work.append(Work(file: file, known: true, wasItem: !row.failed))
             }
         }
+    }
+
+    /// A stored item as a manifest item (position and layouts are filled in by the assembler).
+    static func item(_ stored: StateIndex.StoredItem, _ file: SourceFile) -> Manifest.Item {
+        Manifest.Item(
+            index: 0, section: 0, item: 0, path: file.relativePath, rawPath: file.manifestRawPath, file: stored.file,
+            image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails, layouts: [:])
     }
 }

@@ -37,15 +37,10 @@ struct ThumbnailPruner {
         return (try? output.root.entries())?.contains(where: TemporaryName.matches) ?? false
     }
 
-    func prune(keeping manifest: Manifest, previous: Manifest?) -> Outcome {
+    /// Removes what thumbframe owns and `keep` (every thumbnail the manifest names) does not.
+    func prune(keeping keep: Set<String>) -> Outcome {
         var outcome = Outcome()
-        let keep = Set(manifest.items.flatMap { $0.thumbnails.values.map(\.path) })
-        var candidates = output.ownedThumbnails().paths
-        for item in previous?.items ?? [] {
-            for thumbnail in item.thumbnails.values where ThumbnailName(thumbnail.path) != nil {
-                candidates.insert(Array(thumbnail.path.utf8))
-            }
-        }
+        let candidates = output.ownedThumbnails().paths
         var emptied: Set<String> = []
         for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = String(decoding: candidate, as: UTF8.self)

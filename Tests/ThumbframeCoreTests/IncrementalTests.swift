@@ -125,27 +125,57 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a corrupt manifest.json of thumbframe's is reported and rebuilt, never trusted")
-    func corruptPrevious() async throws {
+    @Test("a manifest.json changed outside thumbframe is noticed by stat and written again from the index")
+    func tamperedManifest() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
             try Self.makeLibrary(source)
             let out = root + "/out"
             _ = try await Self.build(source, out)
             let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
-            // Valid JSON of the right shape, but numbered wrongly: structurally corrupt.
+            // Valid JSON of the right shape, but numbered wrongly; the same size.
             let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 7,")
             #expect(renumbered.utf8.count == good.count)
             // (A manifest.json that is not thumbframe's at all is refused: SafetyTests.)
-            let oldVersion = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"version\" : 1\n}", with: "\"version\" : 9\n}")
-            for corrupt in [Array(good.prefix(good.count / 2)), Array(renumbered.utf8), Array(oldVersion.utf8)] {
-                try Fixtures.write(corrupt, to: out + "/manifest.json")
+            for tampered in [Array(good.prefix(good.count / 2)), Array(renumbered.utf8), []] {
+                try Fixtures.write(tampered, to: out + "/manifest.json")
                 let lines = LogLines()
                 let report = try await Builder(options: BuildOptions(source: source, output: out), events: lines.append).run()
                 #expect(report.manifestWritten)
                 #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")) == good)
-                #expect(report.reused == 0)
-                #expect(lines.all.contains { $0.hasPrefix("previous manifest.json cannot be used") }, "\(lines.all)")
+                #expect(report.reused == 4 && report.thumbnailsWritten == 0, "no image is opened again")
+                #expect(lines.all.contains { $0.hasPrefix("manifest.json was changed outside thumbframe") }, "\(lines.all)")
+            }
+            try FileManager.default.removeItem(atPath: out + "/manifest.json")
+            let missing = try await Self.build(source, out)
+            #expect(missing.manifestWritten && missing.reused == 4)
+        }
+    }
+
+    @Test("a damaged or foreign state index is reported and rebuilt from the sources, never trusted")
+    func corruptIndex() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Self.makeLibrary(source)
+            let out = root + "/out"
+            _ = try await Self.build(source, out)
+            let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+            let index = out + "/" + StateIndex.name
+            let valid = try Data(contentsOf: URL(fileURLWithPath: index))
+            var damaged = Array(valid)
+            for offset in stride(from: 100, to: damaged.count, by: 7) { damaged[offset] ^= 0x5A }
+            let foreign = try SQLiteDatabase(path: root + "/foreign.sqlite", readOnly: false, create: true)
+            try foreign.execute("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'photos-app');")
+            let foreignBytes = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/foreign.sqlite")))
+            for replacement in [Array("not a database".utf8), damaged, foreignBytes] {
+                try Fixtures.write(replacement, to: index)
+                let lines = LogLines()
+                let report = try await Builder(options: BuildOptions(source: source, output: out), events: lines.append).run()
+                #expect(report.reused == 0, "nothing is taken from a damaged index")
+                #expect(lines.all.contains { $0.contains("state index .thumbframe-state.sqlite cannot be used") }, "\(lines.all)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")) == good)
+                let again = try await Self.build(source, out)
+                #expect(again.reused == 4 && !again.manifestWritten)
             }
         }
     }

@@ -1,0 +1,65 @@
+import Foundation
+import ThumbframeManifest
+
+extension Builder {
+    /// `--check`: names what a build would change, writing nothing. `index` is nil when there
+    /// is none or its rows were made with other recipes or another thumbframe or libvips.
+    func check(
+        walk: SourceWalker.Result, index: StateIndex?, problem: String?, itemsMatch: Bool, hasManifest: Bool,
+        published: Published, source: SourceRoot, output: OutputDirectory?, manifestPath: String
+    ) throws(ThumbframeError) -> BuildReport {
+        var stale: [String] = []
+        if let problem {
+            stale.append(problem)
+        } else if !hasManifest {
+            stale.append("no manifest.json yet")
+        } else if index == nil {
+            stale.append("settings or thumbframe version changed: every item would be rebuilt")
+        }
+        var failures = walk.failures
+        var reused = 0
+        if let index, let output, stale.isEmpty {
+            do {
+                let plan = try ReusePlan(index: index, options: options, output: output, files: walk.files)
+                reused = plan.reused.count - plan.reusedFailures
+                // Listed the way the manifest lists items.
+                for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
+                    let path = unit.file.relativePath
+                    // --verify: the same bytes, source and thumbnails, mean reusable; hashing writes nothing.
+                    if let item = unit.previous, let bytes = try? source.read(unit.file, limit: options.limits.maxFileBytes),
+                        bytes.withUnsafeBytes(Digest.sha256) == item.file.sha256
+                    {
+                        if item.thumbnails.values.allSatisfy({ thumbnail in
+                            output.read(thumbnail: thumbnail.path).map { $0.withUnsafeBytes(Digest.sha256) } == thumbnail.sha256
+                        }) {
+                            reused += 1
+                        } else {
+                            stale.append("thumbnails changed for \(path)")
+                        }
+                        continue
+                    }
+                    stale.append(unit.known ? "changed \(path)" : "added \(path)")
+                }
+                let walked = Set(walk.files.map(\.rawPath))
+                stale += try index.paths().filter { !walked.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+                    .map { "removed \(String(decoding: $0, as: UTF8.self))" }
+                stale += plan.missingThumbnails.map { "thumbnails missing or changed for \($0)" }
+                try index.forEachEntry(failed: true) { path, stored in
+                    if walked.contains(path), let failure = stored.failure() { failures.append(failure) }
+                }
+            } catch {
+                throw .manifestUnreadable(path: output.path + "/" + StateIndex.name, reason: error.description)
+            }
+            if stale.isEmpty,
+                published.settings != settingsKey() || published.walkFailures != Self.walkFailuresKey(walk) || !published.clean
+                    || !manifestIntact(published, output: output)
+            {
+                stale.append("manifest.json differs from what a build would write")
+            }
+        }
+        return BuildReport(
+            manifestPath: manifestPath, items: stale.isEmpty ? published.items : 0,
+            sections: stale.isEmpty ? published.sections : 0, failures: Self.ordered(failures), thumbnailsWritten: 0,
+            manifestWritten: false, reused: reused, stale: stale)
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import ThumbframeManifest
+
+extension Builder {
+    /// What the state index says was last published, and with which settings.
+    struct Published {
+        var generator: String?
+        var recipes: String?
+        var settings: String?
+        var walkFailures: String?
+        /// `manifest.json` as written: what `stat` said of it (size, modification time, inode)
+        /// and its SHA-256.
+        var manifestStat: String?
+        var manifestSHA256: String?
+        var items: Int
+        var sections: Int
+        /// No row changed since the manifest was written (a build killed after recording rows
+        /// leaves the index dirty: the next run writes the manifest even if no file changed).
+        var clean: Bool
+
+        init(_ index: StateIndex?) {
+            generator = index?.meta("generator")
+            recipes = index?.meta("recipes")
+            settings = index?.meta("settings")
+            walkFailures = index?.meta("walkFailures")
+            let manifest = index?.meta("manifest")?.split(separator: " ")
+            manifestStat = manifest?.first.map(String.init)
+            manifestSHA256 = manifest?.last.map(String.init)
+            items = index?.meta("items").flatMap(Int.init) ?? 0
+            sections = index?.meta("sections").flatMap(Int.init) ?? 0
+            clean = index?.meta("dirty") == "0"
+        }
+    }
+
+    /// What a run published (or found already published).
+    struct Publication {
+        var manifestWritten: Bool
+        var items: Int
+        var sections: Int
+        var failures: [Manifest.Failure]
+    }
+
+    /// The code and libraries that shape every item.
+    static var generator: String { "\(ThumbframeVersion.current) libvips \(Vips.version)" }
+
+    /// The recipes that shape every item, canonically.
+    static func recipes(_ recipes: [ThumbnailRecipe]) -> String {
+        recipes.map(\.canonicalRecipe).joined(separator: " ")
+    }
+
+    /// The manifest's settings, canonically (layouts and sections follow from them).
+    func settingsKey() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(options.settings)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// The walk's failures (links, unlistable directories), canonically.
+    static func walkFailuresKey(_ walk: SourceWalker.Result) -> String {
+        let lines = walk.failures.map { "\($0.path)\t\($0.rawPath ?? "")\t\($0.reason)" }.sorted()
+        return Digest.sha256(lines.joined(separator: "\n"))
+    }
+
+    /// `stat` facts that change whenever a file is rewritten: size, modification time, inode.
+    static func fingerprint(_ stat: FileStat) -> String {
+        "\(stat.size),\(stat.modifiedSeconds).\(stat.modifiedNanoseconds),\(stat.identity.inode)"
+    }
+
+    /// True when `manifest.json` is what the index says was published: the same size,
+    /// modification time and inode (as cheap as a `stat`), and with `--verify` the same SHA-256.
+    func manifestIntact(_ published: Published, output: OutputDirectory?) -> Bool {
+        guard let output, let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)), stat.isRegularFile,
+            published.manifestStat == Self.fingerprint(stat)
+        else { return false }
+        guard options.verify else { return true }
+        guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
+        return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
+    }
+
+    /// Writes the manifest from the index unless nothing it depends on changed: no file, no
+    /// setting, no failure of the walk, and the published file still intact. Every failure is
+    /// reported once, in manifest order, whether or not anything is written.
+    func publish(index: StateIndex, output: OutputDirectory, walk: SourceWalker.Result, unchanged: Bool)
+        throws(ThumbframeError) -> Publication
+    {
+        let published = Published(index)
+        let settings = settingsKey()
+        let walkFailures = Self.walkFailuresKey(walk)
+        let statePath = output.path + "/" + StateIndex.name
+        if unchanged, published.settings == settings, published.walkFailures == walkFailures,
+            manifestIntact(published, output: output)
+        {
+            var failures = walk.failures
+            do {
+                try index.forEachEntry(failed: true) { _, stored in
+                    if let failure = stored.failure() { failures.append(failure) }
+                }
+            } catch {
+                throw .cannotWrite(path: statePath, reason: error.description)
+            }
+            failures = Self.ordered(failures)
+            for failure in failures { events(.failure(failure)) }
+            return Publication(manifestWritten: false, items: published.items, sections: published.sections, failures: failures)
+        }
+
+        var processed: [ProcessedItem] = []
+        var failures = walk.failures
+        do {
+            try index.forEachEntry { path, stored in
+                let file = SourceFile(path: path)
+                if stored.failed {
+                    if let failure = stored.failure() { failures.append(failure) }
+                } else if let item = stored.item() {
+                    processed.append(ProcessedItem(
+                        source: file, file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
+                        thumbnailsWritten: 0))
+                }
+            }
+        } catch {
+            throw .cannotWrite(path: statePath, reason: error.description)
+        }
+        failures = Self.ordered(failures)
+        // Reported once the reasons are final, every one (found by the walk, kept, new), in
+        // manifest order: stderr says what the manifest says.
+        for failure in failures { events(.failure(failure)) }
+        let assembler = ManifestAssembler(sourceTitle: (options.source as NSString).lastPathComponent, settings: options.settings)
+        let manifest = assembler.assemble(processed, failures: failures)
+        processed = []
+        if published.manifestStat != nil, !unchangedManifest(published, output: output) {
+            events(.warning("manifest.json was changed outside thumbframe; writing it again"))
+        }
+        let (written, sha256) = try Self.writeManifest(manifest, to: output)
+        guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
+            throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
+        }
+        do {
+            try index.setMeta("manifest", "\(Self.fingerprint(stat)) \(sha256)")
+            try index.setMeta("settings", settings)
+            try index.setMeta("walkFailures", walkFailures)
+            try index.setMeta("items", String(manifest.items.count))
+            try index.setMeta("sections", String(manifest.sections.count))
+            try index.setMeta("dirty", "0")
+        } catch {
+            throw .cannotWrite(path: statePath, reason: error.description)
+        }
+        return Publication(
+            manifestWritten: written, items: manifest.items.count, sections: manifest.sections.count, failures: failures)
+    }
+
+    /// The manifest on disk is the one published (a missing one is not "changed").
+    private func unchangedManifest(_ published: Published, output: OutputDirectory) -> Bool {
+        guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else { return true }
+        if published.manifestStat == Self.fingerprint(stat) { return true }
+        guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
+        return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
+    }
+
+    /// Every failure of a run in byte order of paths.
+    static func ordered(_ failures: [Manifest.Failure]) -> [Manifest.Failure] {
+        failures.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+    }
+
+    /// Writes the manifest only when its bytes change: thumbnails are flushed to disk first, then
+    /// the manifest goes through a temporary file, fsync and rename, so a reader (or a crash at
+    /// any moment) sees the old manifest or the new one, and every thumbnail it names exists.
+    /// Returns whether it wrote, and the manifest's SHA-256.
+    static func writeManifest(_ manifest: Manifest, to output: OutputDirectory)
+        throws(ThumbframeError) -> (written: Bool, sha256: String)
+    {
+        let path = output.path + "/" + OutputDirectory.manifestName
+        let data: Data
+        do {
+            data = try manifest.encoded()
+        } catch {
+            throw .cannotWrite(path: path, reason: "cannot encode manifest: \(error)")
+        }
+        let sha256 = data.withUnsafeBytes(Digest.sha256)
+        if let existing = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)), existing.elementsEqual(data) {
+            return (false, sha256)
+        }
+        do {
+            try output.root.syncFileSystem()
+            try output.root.writeAtomically(Array(data), to: OutputDirectory.manifestName, durable: true)
+        } catch {
+            throw .cannotWrite(path: path, reason: error.localizedDescription)
+        }
+        return (true, sha256)
+    }
+
+    /// Every thumbnail the index's items name: what pruning keeps.
+    func thumbnailPaths(_ index: StateIndex) throws(ThumbframeError) -> Set<String> {
+        do {
+            return try index.thumbnailPaths()
+        } catch {
+            throw .cannotWrite(path: StateIndex.name, reason: error.description)
+        }
+    }
+
+    /// Records one file's outcome in the index.
+    static func record(_ outcome: FileOutcome, _ file: SourceFile, in index: StateIndex) throws(SQLiteError) {
+        switch outcome {
+        case .item(let item): try index.record(file, item: item, failure: nil)
+        case .failed(let failure, _): try index.record(file, item: nil, failure: failure)
+        }
+    }
+
+    static func markDirty(_ index: StateIndex) throws(ThumbframeError) {
+        do {
+            try index.setMeta("dirty", "1")
+        } catch {
+            throw .cannotWrite(path: StateIndex.name, reason: error.description)
+        }
+    }
+
+    /// How many items of the index the walk did not find.
+    static func itemsMissing(from walked: Set<[UInt8]>, in index: StateIndex?) throws(ThumbframeError) -> Int {
+        guard let index else { return 0 }
+        do {
+            return try index.itemPaths().count { !walked.contains($0) }
+        } catch {
+            throw .cannotWrite(path: StateIndex.name, reason: error.description)
+        }
+    }
+
+    /// Throws `.wouldShrink` when `dropped` is more than half of a non-empty previous
+    /// manifest's items, and at least 10, unless `--allow-shrink`.
+    func refuseShrink(_ previous: Int, dropped: Int) throws(ThumbframeError) {
+        guard !options.allowShrink else { return }
+        if dropped >= 10, dropped * 2 > previous {
+            throw .wouldShrink(previous: previous, dropped: dropped)
+        }
+    }
+
+    /// Refuses to replace a `manifest.json` that is not thumbframe's; true when there is one.
+    /// Reads only its beginning when it starts the way thumbframe writes manifests.
+    static func refuseForeignManifest(_ output: OutputDirectory?, manifestPath: String) throws(ThumbframeError) -> Bool {
+        let name = Array(OutputDirectory.manifestName.utf8)
+        guard let output, let stat = output.root.stat(name) else { return false }
+        let foreign = "not a thumbframe manifest; thumbframe will not replace it (move it away or choose another --out)"
+        guard stat.isRegularFile else { throw .cannotWrite(path: manifestPath, reason: "not a regular file; " + foreign) }
+        var bytes = output.root.head(name, count: 64)
+        if !ManifestFile.isThumbframeOutput(bytes), stat.size <= 64 << 20 {
+            bytes = (try? output.root.readFile(name, limit: 64 << 20)) ?? bytes
+        }
+        guard ManifestFile.isThumbframeOutput(bytes) else { throw .cannotWrite(path: manifestPath, reason: foreign) }
+        return true
+    }
+}
+
+extension SourceFile {
+    /// A file known only by its path's bytes (from the state index).
+    init(path: [UInt8]) {
+        var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        let name = components.removeLast()
+        self.init(directory: components, name: name, stat: .missing)
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import ThumbframeManifest
+
+/// The build's state, per OUT_DIR: an SQLite database (`.thumbframe-state.sqlite`, WAL) with one
+/// row per source file — its path's bytes, size and modification time, whether it became an
+/// item or a failure, its thumbnails' names and sizes, and the item or failure as compact JSON —
+/// plus what was last published. A rerun walks, stats and compares with these rows; it parses no
+/// manifest. Rows are committed in small batches while the build runs, so a build killed at 90 %
+/// leaves 90 % of its work recorded. A damaged or foreign database is reported and rebuilt from
+/// the sources, never trusted.
+final class StateIndex {
+    static let name = ".thumbframe-state.sqlite"
+    /// SQLite's companions of the database file (never followed when they are links).
+    static let companions = ["-wal", "-shm", "-journal"]
+    static let format = "thumbframe-state-1"
+
+    private let database: SQLiteDatabase
+    private var pending = 0
+    private var inTransaction = false
+    private lazy var upsert = try? database.prepare(
+        "INSERT OR REPLACE INTO files (path, size, modified, failed, stage, thumbs, entry) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    private lazy var lookup = try? database.prepare(
+        "SELECT size, modified, failed, stage, thumbs FROM files WHERE path = ?")
+
+    private init(database: SQLiteDatabase) {
+        self.database = database
+    }
+
+    /// Opens OUT_DIR's index; with `readOnly`, nil when there is none. A damaged or foreign file
+    /// is removed and a new index made (read-only: nil), with the reason in `problem`.
+    static func open(_ output: OutputDirectory, readOnly: Bool) throws(ThumbframeError) -> (index: StateIndex?, problem: String?) {
+        let path = output.path + "/" + name
+        for suffix in [""] + companions {
+            guard let stat = output.root.stat(Array((name + suffix).utf8)) else { continue }
+            guard stat.isRegularFile, stat.links == 1 else {
+                throw .cannotWrite(path: path + suffix, reason: "not a plain file of thumbframe's (a link or hard link); remove it")
+            }
+        }
+        let exists = output.root.stat(Array(name.utf8)) != nil
+        if readOnly && !exists { return (nil, nil) }
+        do {
+            let index = StateIndex(database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly))
+            try index.prepareSchema(readOnly: readOnly)
+            return (index, nil)
+        } catch {
+            let problem = "state index \(name) cannot be used (\(error)); rebuilding it from the sources"
+            if readOnly { return (nil, problem) }
+            for suffix in [""] + companions { _ = (name + suffix).withCString { unlinkat(output.root.fd, $0, 0) } }
+            do {
+                let index = StateIndex(database: try SQLiteDatabase(path: path, readOnly: false, create: true))
+                try index.prepareSchema(readOnly: false)
+                return (index, problem)
+            } catch {
+                throw .cannotWrite(path: path, reason: error.description)
+            }
+        }
+    }
+
+    private func prepareSchema(readOnly: Bool) throws(SQLiteError) {
+        if !readOnly {
+            try database.execute("""
+                PRAGMA journal_mode = WAL;
+                PRAGMA synchronous = NORMAL;
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS files (
+                    path BLOB PRIMARY KEY, size INTEGER NOT NULL, modified TEXT NOT NULL,
+                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, entry BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+        switch meta("format") {
+        case Self.format: break
+        case nil where !readOnly: try setMeta("format", Self.format)
+        case let other:
+            throw SQLiteError(code: 26, message: "not a thumbframe state index (format \(other ?? "none"))")
+        }
+    }
+
+    // MARK: Meta
+
+    /// A value of the `meta` table: what was published and with which settings.
+    func meta(_ key: String) -> String? {
+        guard let statement = try? database.prepare("SELECT value FROM meta WHERE key = ?") else { return nil }
+        statement.bind(1, key)
+        return (try? statement.step()) == true ? statement.string(0) : nil
+    }
+
+    func setMeta(_ key: String, _ value: String) throws(SQLiteError) {
+        let statement = try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
+        statement.bind(1, key)
+        statement.bind(2, value)
+        try statement.run()
+    }
+
+    // MARK: Rows
+
+    /// What a rerun needs to decide without opening the file.
+    struct Row {
+        var size: Int
+        var modified: String
+        var failed: Bool
+        var stage: String?
+        /// Each thumbnail's path and byte size.
+        var thumbnails: [(path: String, bytes: Int)]
+    }
+
+    func row(_ path: [UInt8]) throws(SQLiteError) -> Row? {
+        guard let lookup else { throw SQLiteError(code: 1, message: "cannot prepare a lookup") }
+        defer { lookup.reset() }
+        lookup.bind(1, path)
+        guard try lookup.step() else { return nil }
+        let thumbnails = (lookup.string(4) ?? "").split(separator: "\n").compactMap { line -> (String, Int)? in
+            guard let space = line.lastIndex(of: " "), let bytes = Int(line[line.index(after: space)...]) else { return nil }
+            return (String(line[..<space]), bytes)
+        }
+        return Row(
+            size: lookup.int(0), modified: lookup.string(1) ?? "", failed: lookup.int(2) != 0, stage: lookup.string(3),
+            thumbnails: thumbnails)
+    }
+
+    /// The stored item or failure of `path`.
+    func entry(_ path: [UInt8]) throws(SQLiteError) -> Stored? {
+        let statement = try database.prepare("SELECT failed, entry FROM files WHERE path = ?")
+        statement.bind(1, path)
+        guard try statement.step() else { return nil }
+        return Stored(failed: statement.int(0) != 0, json: statement.bytes(1))
+    }
+
+    /// An item or failure as stored: decoded only when a manifest is assembled.
+    struct Stored {
+        var failed: Bool
+        var json: [UInt8]
+
+        func item() -> StoredItem? { try? JSONDecoder().decode(StoredItem.self, from: Data(json)) }
+        func failure() -> Manifest.Failure? { try? JSONDecoder().decode(Manifest.Failure.self, from: Data(json)) }
+    }
+
+    /// What a file's item holds before it has a place in a manifest.
+    struct StoredItem: Codable {
+        var file: Manifest.FileInfo
+        var image: Manifest.ImageInfo
+        var exif: Manifest.ExifInfo?
+        var thumbnails: [String: Manifest.Thumbnail]
+    }
+
+    /// Records an item (or, with `failure`, a failure) for a source file. Commits in batches.
+    func record(_ source: SourceFile, item: ProcessedItem?, failure: Manifest.Failure?) throws(SQLiteError) {
+        guard let upsert else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
+        let json: Data
+        do {
+            if let item {
+                json = try JSONEncoder().encode(StoredItem(file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails))
+            } else {
+                json = try JSONEncoder().encode(failure)
+            }
+        } catch {
+            throw SQLiteError(code: 1, message: "cannot encode: \(error)")
+        }
+        try beginIfNeeded()
+        upsert.bind(1, source.rawPath)
+        upsert.bind(2, item?.file.bytes ?? failure?.bytes ?? source.stat.size)
+        upsert.bind(3, item?.file.modified ?? failure?.modified ?? source.stat.modifiedRFC3339)
+        upsert.bind(4, item == nil ? 1 : 0)
+        upsert.bind(5, failure?.stage)
+        let thumbs = (item?.thumbnails.values.sorted { $0.path < $1.path } ?? []).map { "\($0.path) \($0.bytes ?? -1)" }
+        upsert.bind(6, thumbs.joined(separator: "\n"))
+        upsert.bind(7, Array(json))
+        try upsert.run()
+        pending += 1
+        if pending >= 64 { try commit() }
+    }
+
+    /// Removes the rows of these paths (files the walk no longer found).
+    func removeRows(_ paths: [[UInt8]]) throws(SQLiteError) {
+        guard !paths.isEmpty else { return }
+        try beginIfNeeded()
+        let delete = try database.prepare("DELETE FROM files WHERE path = ?")
+        for path in paths {
+            delete.bind(1, path)
+            try delete.run()
+        }
+        try commit()
+    }
+
+    /// Every path in the index (for `--check`'s list of removals).
+    func paths() throws(SQLiteError) -> [[UInt8]] {
+        let select = try database.prepare("SELECT path FROM files")
+        var paths: [[UInt8]] = []
+        while try select.step() { paths.append(select.bytes(0)) }
+        return paths
+    }
+
+    /// Forgets every file (settings that shape items changed, or `--force`).
+    func removeAllRows() throws(SQLiteError) {
+        try commit()
+        try database.execute("DELETE FROM files")
+    }
+
+    /// Calls `body` with each stored row (only failures, or only items, when `failed` says),
+    /// in path byte order.
+    func forEachEntry(failed: Bool? = nil, _ body: ([UInt8], Stored) -> Void) throws(SQLiteError) {
+        let filter = failed.map { " WHERE failed = \($0 ? 1 : 0)" } ?? ""
+        let select = try database.prepare("SELECT path, failed, entry FROM files\(filter) ORDER BY path")
+        while try select.step() {
+            body(select.bytes(0), Stored(failed: select.int(1) != 0, json: select.bytes(2)))
+        }
+    }
+
+    /// The paths of every item (not failure).
+    func itemPaths() throws(SQLiteError) -> [[UInt8]] {
+        let select = try database.prepare("SELECT path FROM files WHERE failed = 0")
+        var paths: [[UInt8]] = []
+        while try select.step() { paths.append(select.bytes(0)) }
+        return paths
+    }
+
+    /// Every thumbnail path the items name.
+    func thumbnailPaths() throws(SQLiteError) -> Set<String> {
+        let select = try database.prepare("SELECT thumbs FROM files WHERE failed = 0")
+        var paths = Set<String>()
+        while try select.step() {
+            for line in (select.string(0) ?? "").split(separator: "\n") {
+                if let space = line.lastIndex(of: " ") { paths.insert(String(line[..<space])) }
+            }
+        }
+        return paths
+    }
+
+    private func beginIfNeeded() throws(SQLiteError) {
+        guard !inTransaction else { return }
+        try database.execute("BEGIN")
+        inTransaction = true
+    }
+
+    /// Makes what was recorded so far durable against a crash of this process.
+    func commit() throws(SQLiteError) {
+        guard inTransaction else { return }
+        pending = 0
+        inTransaction = false
+        try database.execute("COMMIT")
+    }
+}
