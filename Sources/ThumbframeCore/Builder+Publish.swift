@@ -8,6 +8,8 @@ extension Builder {
         var recipes: String?
         var settings: String?
         var walkFailures: String?
+        /// `path fingerprint` of every page, one a line.
+        var pages: String?
         /// `manifest.json` as written: what `stat` said of it (size, modification time, inode)
         /// and its SHA-256.
         var manifestStat: String?
@@ -23,6 +25,7 @@ extension Builder {
             recipes = index?.meta("recipes")
             settings = index?.meta("settings")
             walkFailures = index?.meta("walkFailures")
+            pages = index?.meta("pages")
             let manifest = index?.meta("manifest")?.split(separator: " ")
             manifestStat = manifest?.first.map(String.init)
             manifestSHA256 = manifest?.last.map(String.init)
@@ -38,6 +41,8 @@ extension Builder {
         var items: Int
         var sections: Int
         var failures: [Manifest.Failure]
+        /// The pages the top document names (nil when nothing was written: keep what the ledger has).
+        var pages: Set<String>?
     }
 
     /// The code and libraries that shape every item.
@@ -72,6 +77,13 @@ extension Builder {
         guard let output, let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)), stat.isRegularFile,
             published.manifestStat == Self.fingerprint(stat)
         else { return false }
+        // Each page still is the file that was written.
+        for line in (published.pages ?? "").split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, output.stat(thumbnail: String(parts[0])).map(Self.fingerprint) == String(parts[1]) else {
+                return false
+            }
+        }
         guard options.verify else { return true }
         guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
         return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
@@ -100,21 +112,16 @@ extension Builder {
             }
             failures = Self.ordered(failures)
             for failure in failures { events(.failure(failure)) }
-            return Publication(manifestWritten: false, items: published.items, sections: published.sections, failures: failures)
+            return Publication(
+                manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
         }
 
-        var processed: [ProcessedItem] = []
+        var keys: [ManifestAssembler.Key] = []
         var failures = walk.failures
         do {
-            try index.forEachEntry { path, stored in
-                let file = SourceFile(path: path)
-                if stored.failed {
-                    if let failure = stored.failure() { failures.append(failure) }
-                } else if let item = stored.item() {
-                    processed.append(ProcessedItem(
-                        source: file, file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
-                        thumbnailsWritten: 0))
-                }
+            try index.forEachItemKey { path, captured in keys.append(.init(source: SourceFile(path: path), captured: captured)) }
+            try index.forEachEntry(failed: true) { _, stored in
+                if let failure = stored.failure() { failures.append(failure) }
             }
         } catch {
             throw .cannotWrite(path: statePath, reason: error.description)
@@ -123,28 +130,95 @@ extension Builder {
         // Reported once the reasons are final, every one (found by the walk, kept, new), in
         // manifest order: stderr says what the manifest says.
         for failure in failures { events(.failure(failure)) }
-        let assembler = ManifestAssembler(sourceTitle: (options.source as NSString).lastPathComponent, settings: options.settings)
-        let manifest = assembler.assemble(processed, failures: failures)
-        processed = []
         if published.manifestStat != nil, !unchangedManifest(published, output: output) {
             events(.warning("manifest.json was changed outside thumbframe; writing it again"))
         }
-        let (written, sha256) = try Self.writeManifest(manifest, to: output)
+        let assembler = ManifestAssembler(sourceTitle: (options.source as NSString).lastPathComponent, settings: options.settings)
+        let plans = assembler.sections(keys)
+        keys = []
+        // Pages first, one in memory at a time; the top document names them once they are all on disk.
+        var sections: [Manifest.Section] = []
+        var pages: [String] = []
+        var start = 0
+        for (number, plan) in plans.enumerated() {
+            var references: [Manifest.PageReference] = []
+            for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
+                let chunk = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
+                var items: [ManifestPage.Item] = []
+                items.reserveCapacity(chunk.count)
+                for (offset, key) in chunk.enumerated() {
+                    let stored: StateIndex.StoredItem?
+                    do {
+                        stored = try index.entry(key.source.rawPath)?.item()
+                    } catch {
+                        throw .cannotWrite(path: statePath, reason: error.description)
+                    }
+                    guard let stored else {
+                        throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
+                    }
+                    let position = first + offset
+                    items.append(ManifestPage.Item(Manifest.Item(
+                        index: start + position, section: number, item: position, path: key.source.relativePath,
+                        rawPath: key.source.manifestRawPath, file: stored.file, image: stored.image, exif: stored.exif,
+                        thumbnails: stored.thumbnails, layouts: assembler.layouts(stored.image))))
+                }
+                let path = try Self.writePage(ManifestPage(items: items), to: output, verify: options.verify)
+                references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
+                pages.append(path)
+            }
+            sections.append(Manifest.Section(
+                name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
+                pages: references))
+            start += plan.keys.count
+        }
+        let document = ManifestDocument(
+            generator: .init(version: ThumbframeVersion.current, libvips: Vips.version), settings: options.settings,
+            sections: sections, itemCount: start, failures: failures)
+        let (written, sha256) = try Self.writeManifest(document, to: output)
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
         }
         do {
             try index.setMeta("manifest", "\(Self.fingerprint(stat)) \(sha256)")
+            try index.setMeta("pages", Self.pageFingerprints(pages, output: output))
             try index.setMeta("settings", settings)
             try index.setMeta("walkFailures", walkFailures)
-            try index.setMeta("items", String(manifest.items.count))
-            try index.setMeta("sections", String(manifest.sections.count))
+            try index.setMeta("items", String(start))
+            try index.setMeta("sections", String(sections.count))
             try index.setMeta("dirty", "0")
         } catch {
             throw .cannotWrite(path: statePath, reason: error.description)
         }
-        return Publication(
-            manifestWritten: written, items: manifest.items.count, sections: manifest.sections.count, failures: failures)
+        return Publication(manifestWritten: written, items: start, sections: sections.count, failures: failures, pages: Set(pages))
+    }
+
+    /// `path fingerprint` of each page, one a line: what a rerun compares with `stat`.
+    static func pageFingerprints(_ pages: [String], output: OutputDirectory) -> String {
+        pages.map { "\($0) \(output.stat(thumbnail: $0).map(fingerprint) ?? "missing")" }.joined(separator: "\n")
+    }
+
+    /// Writes a page under its content address unless a file of that name and size is there
+    /// (with `verify`, of that hash); returns its path.
+    static func writePage(_ page: ManifestPage, to output: OutputDirectory, verify: Bool) throws(ThumbframeError) -> String {
+        let data: Data
+        do {
+            data = try page.encoded()
+        } catch {
+            throw .cannotWrite(path: output.path + "/pages", reason: "cannot encode a page: \(error)")
+        }
+        let sha256 = data.withUnsafeBytes(Digest.sha256)
+        let path = OutputName.path(area: "pages", hash: sha256, extension: "json")
+        if let stat = output.stat(thumbnail: path), stat.isRegularFile, stat.size == data.count,
+            !verify || output.read(thumbnail: path).map({ $0.withUnsafeBytes(Digest.sha256) }) == sha256
+        {
+            return path
+        }
+        do {
+            try output.write(thumbnail: path, Array(data))
+        } catch {
+            throw .cannotWrite(path: output.path + "/" + path, reason: error.localizedDescription)
+        }
+        return path
     }
 
     /// The manifest on disk is the one published (a missing one is not "changed").
@@ -164,7 +238,7 @@ extension Builder {
     /// the manifest goes through a temporary file, fsync and rename, so a reader (or a crash at
     /// any moment) sees the old manifest or the new one, and every thumbnail it names exists.
     /// Returns whether it wrote, and the manifest's SHA-256.
-    static func writeManifest(_ manifest: Manifest, to output: OutputDirectory)
+    static func writeManifest(_ manifest: ManifestDocument, to output: OutputDirectory)
         throws(ThumbframeError) -> (written: Bool, sha256: String)
     {
         let path = output.path + "/" + OutputDirectory.manifestName
@@ -253,5 +327,12 @@ extension SourceFile {
         var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
         let name = components.removeLast()
         self.init(directory: components, name: name, stat: .missing)
+    }
+}
+
+extension Builder {
+    /// The pages the published top document names, from the index.
+    static func publishedPages(_ index: StateIndex) -> Set<String> {
+        Set((index.meta("pages") ?? "").split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
     }
 }

@@ -95,7 +95,12 @@ public struct Builder: Sendable {
         let context = ProcessingContext(
             recipes: options.thumbnails, source: source, output: output, limits: options.limits,
             overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
-        var results = await processAll(plan.work, context: context) { unit, outcome in try? Self.record(outcome, unit.file, in: index) }
+        let cancellation = cancellation
+        var results = await processAll(plan.work, context: context) { unit, outcome in
+            // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
+            guard cancellation?.signal == nil else { return }
+            try? Self.record(outcome, unit.file, in: index)
+        }
         try? index.commit()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
         for position in Self.rediagnose(&results, plan.work, context: context) {
@@ -126,7 +131,7 @@ public struct Builder: Sendable {
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()
         if written.manifestWritten || pruning.isUnsettled {
-            prune = pruning.prune(keeping: try thumbnailPaths(index))
+            prune = pruning.prune(keeping: try thumbnailPaths(index).union(written.pages ?? Self.publishedPages(index)))
             if let note = prune.foreignNote { events(.warning(note)) }
         }
         return BuildReport(

@@ -3,16 +3,30 @@ import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.
 public enum ManifestFile {
-    /// Reads and decodes `path`, telling an unreadable file from one that is not a valid manifest.
-    public static func load(_ path: String) throws(ThumbframeError) -> Manifest {
+    /// Opens the top document at `path`; pages are read from beside it when asked for.
+    public static func open(_ path: String) throws(ThumbframeError) -> ManifestReader {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(path)
         } catch {
             throw .manifestUnreadable(path: path, reason: error.localizedDescription)
         }
+        let directory = (path as NSString).deletingLastPathComponent
         do {
-            return try Manifest.decode(from: Data(bytes))
+            let document = try ManifestDocument.decode(from: Data(bytes))
+            return try ManifestReader(document: document) { page in
+                Data(try FileSystem.readFile((directory.isEmpty ? "." : directory) + "/" + page, limit: 1 << 30))
+            }
+        } catch {
+            throw .invalidManifest(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Reads the whole manifest at `path` (top document and every page) into memory.
+    public static func load(_ path: String) throws(ThumbframeError) -> Manifest {
+        let reader = try open(path)
+        do {
+            return try reader.loadAll()
         } catch {
             throw .invalidManifest(path: path, reason: error.localizedDescription)
         }

@@ -3,52 +3,128 @@ import CVips
 import Foundation
 import ThumbframeManifest
 
-/// `thumbframe validate`: the version-1 contract checked in code, beyond what a schema can say.
+/// `thumbframe validate`: the contract checked in code, beyond what a schema can say. Items are
+/// checked one at a time as pages are read, so validating a library of any size holds one page
+/// (and the set of paths seen, for duplicates) in memory.
 public enum ManifestValidator {
-    /// Every problem of the manifest at `path`, one sentence each; empty when it is valid.
-    /// A manifest that cannot be read or decoded gives that one problem.
+    /// Every problem of the manifest at `path` (top document and every page), one sentence
+    /// each; empty when it is valid. A top document that cannot be read or decoded gives that
+    /// one problem; a page that cannot, one problem for that page.
     public static func problems(at path: String, limit: Int = 1000) throws(ThumbframeError) -> [String] {
-        let manifest: Manifest
+        let reader: ManifestReader
         do {
-            manifest = try ManifestFile.load(path)
+            reader = try ManifestFile.open(path)
         } catch .invalidManifest(_, let reason) {
             return [reason]
         }
         let directory = (path as NSString).deletingLastPathComponent
-        return problems(of: manifest, thumbnailRoot: directory.isEmpty ? "." : directory, limit: limit)
+        let document = reader.document
+        let header = Manifest(
+            generator: document.generator, settings: document.settings, sections: document.sections, items: [],
+            failures: document.failures)
+        var checker = Checker(header, thumbnailRoot: directory.isEmpty ? "." : directory, limit: limit)
+        var total = 0
+        for section in document.sections { total = total.addingReportingOverflow(max(0, section.count)).partialValue }
+        if document.itemCount != total { checker.report("itemCount is \(document.itemCount), but the sections hold \(total)") }
+        for (number, section) in document.sections.enumerated() where checker.hasRoom {
+            var next = 0
+            for reference in section.pages ?? [] where checker.hasRoom {
+                if reference.start != next { checker.report("sections[\(number)] has a page from item \(reference.start), expected \(next)") }
+                next = reference.start.addingReportingOverflow(max(0, reference.count)).partialValue
+                if !Manifest.isContainedRelativePath(reference.path) || OutputName(reference.path)?.area != "pages" {
+                    checker.report("sections[\(number)] page '\(reference.path)' is not a page path")
+                    continue
+                }
+                do {
+                    for item in try reader.page(reference).items {
+                        checker.check(item.item(index: section.start.addingReportingOverflow(item.item).partialValue, section: number))
+                    }
+                } catch {
+                    checker.report(error.localizedDescription)
+                }
+            }
+            if next != section.count { checker.report("sections[\(number)]'s pages hold \(next) items, the section \(section.count)") }
+        }
+        return checker.finish()
     }
 
-    /// Every problem of a decoded manifest; thumbnails are looked for under `thumbnailRoot`
+    /// Every problem of a manifest in memory; thumbnails are looked for under `thumbnailRoot`
     /// (the manifest's directory), or not at all when it is nil.
     public static func problems(of manifest: Manifest, thumbnailRoot: String?, limit: Int = 1000) -> [String] {
-        var problems = manifest.consistencyProblems(limit: limit)
-        func report(_ problem: String) {
+        var header = manifest
+        header.items = []
+        var checker = Checker(header, thumbnailRoot: thumbnailRoot, limit: limit)
+        var start = 0
+        for section in manifest.sections { start = start.addingReportingOverflow(max(0, section.count)).partialValue }
+        if start != manifest.items.count { checker.report("sections count \(start) items, but there are \(manifest.items.count)") }
+        for (position, item) in manifest.items.enumerated() where checker.hasRoom {
+            if item.index != position { checker.report("items[\(position)].index is \(item.index)") }
+            checker.check(item)
+        }
+        return checker.finish()
+    }
+
+    /// Checks items one at a time against the header (settings, sections, failures).
+    struct Checker {
+        private let manifest: Manifest
+        private let thumbnailRoot: String?
+        private let limit: Int
+        private var problems: [String]
+        private var paths = Set<[UInt8]>()  // bytes: NFC and NFD spellings are different files
+        private let failurePaths: Set<[UInt8]>
+        private let recipeNames: Set<String>
+        private let viewportNames: Set<String>
+
+        init(_ header: Manifest, thumbnailRoot: String?, limit: Int) {
+            manifest = header
+            self.thumbnailRoot = thumbnailRoot
+            self.limit = limit
+            // The header's own problems (format, sections, failures) come first.
+            problems = header.consistencyProblems(limit: limit).filter { !$0.hasPrefix("sections count") }
+            failurePaths = Set(header.failures.map(\.pathBytes))
+            let recipes = header.settings.thumbnails
+            let viewports = header.settings.viewports
+            recipeNames = Set(recipes.map(\.name))
+            viewportNames = Set(viewports.map(\.name))
+            if recipeNames.count != recipes.count { report("settings.thumbnails has a name twice") }
+            if viewportNames.count != viewports.count { report("settings.viewports has a name twice") }
+            if header.settings.frontend != FrontendConstants.of(header.settings.preset) {
+                report("settings.frontend does not match preset \(header.settings.preset.rawValue)")
+            }
+            if failurePaths.count != header.failures.count { report("failures has a path twice") }
+        }
+
+        var hasRoom: Bool { problems.count < limit }
+
+        mutating func report(_ problem: String) {
             if problems.count < limit { problems.append(problem) }
         }
-        let recipes = manifest.settings.thumbnails
-        let viewports = manifest.settings.viewports
-        if Set(recipes.map(\.name)).count != recipes.count { report("settings.thumbnails has a name twice") }
-        if Set(viewports.map(\.name)).count != viewports.count { report("settings.viewports has a name twice") }
-        if manifest.settings.frontend != FrontendConstants.of(manifest.settings.preset) {
-            report("settings.frontend does not match preset \(manifest.settings.preset.rawValue)")
-        }
-        // Paths compare as bytes: NFC and NFD spellings of one name are different files.
-        if Set(manifest.failures.map(\.pathBytes)).count != manifest.failures.count { report("failures has a path twice") }
-        let itemPaths = Set(manifest.items.map(\.pathBytes))
-        for failure in manifest.failures where itemPaths.contains(failure.pathBytes) {
-            report("'\(failure.path)' is both an item and a failure")
-        }
-        let recipeNames = Set(recipes.map(\.name))
-        let viewportNames = Set(viewports.map(\.name))
-        for (index, item) in manifest.items.enumerated() {
-            guard problems.count < limit else { break }
+
+        mutating func check(_ item: Manifest.Item) {
+            let index = item.index
+            let sections = manifest.sections
+            if sections.indices.contains(item.section) {
+                let section = sections[item.section]
+                if item.item < 0 || item.item >= section.count || section.start.addingReportingOverflow(item.item) != (index, false) {
+                    report("items[\(index)] is section \(item.section) item \(item.item), which is not index \(index)")
+                }
+            } else {
+                report("items[\(index)].section \(item.section) does not exist")
+            }
+            if !Manifest.isContainedRelativePath(item.path) { report("items[\(index)].path '\(item.path)' leaves the source directory") }
+            if !paths.insert(item.pathBytes).inserted { report("items[\(index)].path '\(item.path)' appears twice") }
+            if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
+            let image = item.image
+            if image.width <= 0 || image.height <= 0 || image.storedWidth <= 0 || image.storedHeight <= 0 {
+                report("items[\(index)] has a size that is not positive")
+            }
+            if !(1...8).contains(image.orientation) { report("items[\(index)].image.orientation \(image.orientation) is not 1–8") }
             if Set(item.thumbnails.keys) != recipeNames {
                 report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(recipeNames.sorted())")
             }
             if Set(item.layouts.keys) != viewportNames {
                 report("items[\(index)] has layouts \(item.layouts.keys.sorted()), expected \(viewportNames.sorted())")
             }
-            let image = item.image
             if image.width > 0, image.height > 0, image.width <= 1 << 30, image.height <= 1 << 30 {
                 let swapped = image.orientation >= 5 && image.orientation <= 8
                 if (swapped ? (image.storedHeight, image.storedWidth) : (image.storedWidth, image.storedHeight))
@@ -56,28 +132,31 @@ public enum ManifestValidator {
                 {
                     report("items[\(index)].image size does not follow from its stored size and orientation \(image.orientation)")
                 }
-                for viewport in viewports {
+                for viewport in manifest.settings.viewports {
                     guard let layout = item.layouts[viewport.name] else { continue }
                     let expected = LayoutEngine.layout(
                         width: image.width, height: image.height, viewport: viewport, preset: manifest.settings.preset)
                     if layout != expected { report("items[\(index)].layouts.\(viewport.name) is not what the layout engine gives") }
                 }
             }
-            if let root = thumbnailRoot {
-                for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key })
-                where Manifest.isContainedRelativePath(thumbnail.path) {
-                    if let problem = checkThumbnail(root + "/" + thumbnail.path, thumbnail) {
-                        report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
-                    }
+            for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) {
+                guard thumbnail.path.hasPrefix("thumbs/"), Manifest.isContainedRelativePath(thumbnail.path) else {
+                    report("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
+                    continue
+                }
+                if thumbnail.width <= 0 || thumbnail.height <= 0 { report("items[\(index)].thumbnails.\(name) has no size") }
+                if let root = thumbnailRoot, let problem = ManifestValidator.checkThumbnail(root + "/" + thumbnail.path, thumbnail) {
+                    report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
         }
-        return problems
+
+        func finish() -> [String] { problems }
     }
 
     /// The thumbnail file exists with the recorded byte size and hash, and its header has the
     /// recorded pixel size.
-    private static func checkThumbnail(_ path: String, _ thumbnail: Manifest.Thumbnail) -> String? {
+    static func checkThumbnail(_ path: String, _ thumbnail: Manifest.Thumbnail) -> String? {
         guard let stat = FileStat.lstat(path) else { return "missing" }
         guard stat.isRegularFile else { return "not a regular file" }
         if let bytes = thumbnail.bytes, bytes != stat.size {

@@ -1,8 +1,8 @@
 import Foundation
 import ThumbframeManifest
 
-/// OUT_DIR as thumbframe touches it: `manifest.json`, the lock, `thumbs/XX/` and two state
-/// files, all reached through directory descriptors that never follow a link. What thumbframe
+/// OUT_DIR as thumbframe touches it: `manifest.json`, the lock, `thumbs/XX/`, `pages/XX/` and its
+/// state files, all reached through directory descriptors that never follow a link. What thumbframe
 /// owns here is written down before it is created (the journal), so a later run can remove
 /// what no manifest names even after a crash, and nothing else is ever removed.
 ///
@@ -13,6 +13,8 @@ final class OutputDirectory: @unchecked Sendable {
     let root: Directory
     /// `OUT_DIR/thumbs`, created when writing; nil for a reader when there is none.
     let thumbs: Directory?
+    /// `OUT_DIR/pages`, created when writing; nil for a reader when there is none.
+    let pages: Directory?
 
     private let lock = NSLock()
     private var fanouts: [String: Directory] = [:]
@@ -20,28 +22,35 @@ final class OutputDirectory: @unchecked Sendable {
 
     static let manifestName = "manifest.json"
     static let lockName = ".thumbframe.lock"
-    /// Every thumbnail path thumbframe owns here, one a line, as of the last settled run.
+    /// Every thumbnail and page path thumbframe owns here, one a line, as of the last settled run.
     static let ledgerName = ".thumbframe-thumbs"
-    /// Thumbnail paths about to be written, appended before each is created: a run killed at
-    /// any moment leaves its new files named here.
+    /// Thumbnail and page paths about to be written, appended before each is created: a run
+    /// killed at any moment leaves its new files named here.
     static let journalName = ".thumbframe-journal"
 
-    /// Opens OUT_DIR; with `create`, makes `thumbs/` too. A `thumbs` that is a link is refused.
+    /// Opens OUT_DIR; with `create`, makes `thumbs/` and `pages/` too. Either being a link is refused.
     init(_ path: String, create: Bool) throws(ThumbframeError) {
+        let root: Directory
         do {
             root = try Directory.open(path)
         } catch {
             throw .cannotWrite(path: path, reason: error.localizedDescription)
         }
-        do {
-            if create {
-                thumbs = try root.makeSubdirectory("thumbs")
-            } else {
-                thumbs = root.stat(Array("thumbs".utf8)) == nil ? nil : try root.subdirectory(Array("thumbs".utf8))
+        self.root = root
+        func area(_ name: String) throws(ThumbframeError) -> Directory? {
+            do {
+                if create { return try root.makeSubdirectory(name) }
+                return root.stat(Array(name.utf8)) == nil ? nil : try root.subdirectory(Array(name.utf8))
+            } catch {
+                throw .cannotWrite(path: path + "/" + name, reason: error.localizedDescription)
             }
-        } catch {
-            throw .cannotWrite(path: path + "/thumbs", reason: error.localizedDescription)
         }
+        thumbs = try area("thumbs")
+        pages = try area("pages")
+    }
+
+    private func area(_ name: OutputName) -> Directory? {
+        name.area == "thumbs" ? thumbs : pages
     }
 
     deinit {
@@ -52,32 +61,34 @@ final class OutputDirectory: @unchecked Sendable {
 
     // MARK: Thumbnails
 
-    /// The size and kind of a thumbnail file (`thumbs/XX/NAME.ext`), never through a link.
+    /// The size and kind of a thumbnail or page file (`thumbs/XX/NAME.ext`, `pages/XX/NAME.json`),
+    /// never through a link.
     func stat(thumbnail path: String) -> FileStat? {
-        guard let name = ThumbnailName(path), let directory = try? fanout(name.fanout, create: false) else { return nil }
+        guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }
         return directory.stat(name.fileBytes)
     }
 
-    /// A thumbnail's bytes, or nil when it is missing, a link or unreadable.
+    /// A thumbnail's or page's bytes, or nil when it is missing, a link or unreadable.
     func read(thumbnail path: String) -> [UInt8]? {
-        guard let name = ThumbnailName(path), let directory = try? fanout(name.fanout, create: false) else { return nil }
+        guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }
         return try? directory.readFile(name.fileBytes, limit: 1 << 30)
     }
 
-    /// Writes a thumbnail atomically, after recording its name in the journal.
+    /// Writes a thumbnail or page atomically, after recording its name in the journal.
     func write(thumbnail path: String, _ bytes: [UInt8]) throws(FileSystemError) {
-        guard let name = ThumbnailName(path) else { throw .notRegular }
+        guard let name = OutputName(path) else { throw .notRegular }
         try appendToJournal(path)
-        try fanout(name.fanout, create: true).writeAtomically(bytes, to: name.file, durable: false)
+        try fanout(name, create: true).writeAtomically(bytes, to: name.file, durable: false)
     }
 
-    private func fanout(_ name: String, create: Bool) throws(FileSystemError) -> Directory {
+    private func fanout(_ name: OutputName, create: Bool) throws(FileSystemError) -> Directory {
         lock.lock()
         defer { lock.unlock() }
-        if let open = fanouts[name] { return open }
-        guard let thumbs else { throw .posix(ENOENT) }
-        let directory = create ? try thumbs.makeSubdirectory(name) : try thumbs.subdirectory(Array(name.utf8))
-        fanouts[name] = directory
+        let key = name.area + "/" + name.fanout
+        if let open = fanouts[key] { return open }
+        guard let area = area(name) else { throw .posix(ENOENT) }
+        let directory = create ? try area.makeSubdirectory(name.fanout) : try area.subdirectory(Array(name.fanout.utf8))
+        fanouts[key] = directory
         return directory
     }
 
@@ -108,7 +119,7 @@ final class OutputDirectory: @unchecked Sendable {
                 let bytes = try? root.readFile(Array(name.utf8), limit: 1 << 31)
             else { continue }
             if name == Self.journalName && !bytes.isEmpty { unsettled = true }
-            for line in bytes.split(separator: 10) where ThumbnailName(String(decoding: line, as: UTF8.self)) != nil {
+            for line in bytes.split(separator: 10) where OutputName(String(decoding: line, as: UTF8.self)) != nil {
                 owned.insert(Array(line))
             }
         }
@@ -131,67 +142,80 @@ final class OutputDirectory: @unchecked Sendable {
         _ = Self.journalName.withCString { unlinkat(root.fd, $0, 0) }
     }
 
-    /// Removes the thumbnail at `path` if it is a regular file; true when it was removed.
+    /// Removes the thumbnail or page at `path` if it is a regular file; true when it was removed.
     func remove(thumbnail path: String) -> Bool {
-        guard let name = ThumbnailName(path), let directory = try? fanout(name.fanout, create: false) else { return false }
+        guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return false }
         return directory.removeFile(name.fileBytes)
     }
 
     /// Removes the fan-out directory of `path` if it is now empty.
     func removeFanoutIfEmpty(of path: String) {
-        guard let name = ThumbnailName(path), let thumbs else { return }
-        thumbs.removeEmptySubdirectory(Array(name.fanout.utf8))
+        guard let name = OutputName(path), let area = area(name) else { return }
+        area.removeEmptySubdirectory(Array(name.fanout.utf8))
         lock.lock()
         defer { lock.unlock() }
-        if thumbs.stat(Array(name.fanout.utf8)) == nil { fanouts[name.fanout] = nil }
+        if area.stat(Array(name.fanout.utf8)) == nil { fanouts[name.area + "/" + name.fanout] = nil }
     }
 
     // MARK: Whole-directory views
 
-    /// Names directly in `thumbs/` and in each fan-out directory, for the pruner's report and
-    /// its clean-up of temporary files. Links and other kinds are listed, never entered.
-    func listThumbs() -> [(directory: [UInt8], entries: [[UInt8]])] {
-        guard let thumbs, let top = try? thumbs.entries() else { return [] }
-        var result: [(directory: [UInt8], entries: [[UInt8]])] = [([], top)]
-        for name in top.sorted(by: { $0.lexicographicallyPrecedes($1) })
-        where name.count == 2 && name.allSatisfy(TemporaryName.isLowerHex) && thumbs.stat(name)?.isDirectory == true {
-            guard let directory = try? thumbs.subdirectory(name), let entries = try? directory.entries() else { continue }
+    /// Names directly in `thumbs/` or `pages/` (`area`) and in each of its fan-out directories,
+    /// for the pruner's report and its clean-up of temporary files. Links and other kinds are
+    /// listed, never entered.
+    func list(_ area: String) -> [(directory: [UInt8], entries: [[UInt8]])] {
+        guard let top = area == "thumbs" ? thumbs : pages, let names = try? top.entries() else { return [] }
+        var result: [(directory: [UInt8], entries: [[UInt8]])] = [([], names)]
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) })
+        where name.count == 2 && name.allSatisfy(TemporaryName.isLowerHex) && top.stat(name)?.isDirectory == true {
+            guard let directory = try? top.subdirectory(name), let entries = try? directory.entries() else { continue }
             result.append((name, entries))
         }
         return result
     }
 
-    /// Removes a leftover temporary file (a name `TemporaryName` gives) in OUT_DIR, `thumbs/`
-    /// or a fan-out directory (`directory` is the fan-out's name, or nil for OUT_DIR itself).
-    func removeTemporary(_ name: [UInt8], in directory: [UInt8]?) -> Bool {
+    /// Removes a leftover temporary file (a name `TemporaryName` gives) in OUT_DIR (`area`
+    /// nil), in `thumbs/` or `pages/`, or in one of their fan-out directories (`directory`).
+    func removeTemporary(_ name: [UInt8], area: String?, directory: [UInt8] = []) -> Bool {
         guard TemporaryName.matches(name) else { return false }
-        guard let directory else { return root.removeFile(name) }
-        guard let thumbs else { return false }
-        if directory.isEmpty { return thumbs.removeFile(name) }
-        guard let fanout = try? thumbs.subdirectory(directory) else { return false }
+        guard let area else { return root.removeFile(name) }
+        guard let top = area == "thumbs" ? thumbs : pages else { return false }
+        if directory.isEmpty { return top.removeFile(name) }
+        guard let fanout = try? top.subdirectory(directory) else { return false }
         return fanout.removeFile(name)
     }
 }
 
-/// A thumbnail path of the shape thumbframe writes: `thumbs/XX/<32 hex>.<jpg|webp|avif>`, the
-/// fan-out being the name's first two digits. Nothing of another shape is ever removed.
-struct ThumbnailName: Equatable {
+/// A path of the shape thumbframe writes under OUT_DIR: `thumbs/XX/<32 hex>.<jpg|webp|avif>` or
+/// `pages/XX/<32 hex>.json`, the fan-out being the name's first two digits. Nothing of another
+/// shape is ever removed.
+struct OutputName: Equatable {
+    /// `thumbs` or `pages`.
+    var area: String
     var fanout: String
     var file: String
     var fileBytes: [UInt8] { Array(file.utf8) }
 
-    static let extensions: Set<String> = Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension))
+    static let extensions: [String: Set<String>] = [
+        "thumbs": Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension)), "pages": ["json"],
+    ]
 
     init?(_ path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "thumbs" else { return nil }
+        guard parts.count == 3, let allowed = Self.extensions[String(parts[0])] else { return nil }
         let fanout = String(parts[1])
         let file = String(parts[2])
         let pieces = file.split(separator: ".", omittingEmptySubsequences: false)
         guard pieces.count == 2, pieces[0].utf8.count == 32, pieces[0].utf8.allSatisfy(TemporaryName.isLowerHex),
-            Self.extensions.contains(String(pieces[1])), fanout == String(pieces[0].prefix(2))
+            allowed.contains(String(pieces[1])), fanout == String(pieces[0].prefix(2))
         else { return nil }
+        self.area = String(parts[0])
         self.fanout = fanout
         self.file = file
+    }
+
+    /// The content-addressed path of a file in `area` whose key is `hash` (hex).
+    static func path(area: String, hash: String, extension: String) -> String {
+        let name = String(hash.prefix(32))
+        return "\(area)/\(name.prefix(2))/\(name).\(`extension`)"
     }
 }

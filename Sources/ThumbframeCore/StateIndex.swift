@@ -12,13 +12,13 @@ final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-1"
+    static let format = "thumbframe-state-2"
 
     private let database: SQLiteDatabase
     private var pending = 0
     private var inTransaction = false
     private lazy var upsert = try? database.prepare(
-        "INSERT OR REPLACE INTO files (path, size, modified, failed, stage, thumbs, entry) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        "INSERT OR REPLACE INTO files (path, size, modified, failed, stage, thumbs, captured, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
     private lazy var lookup = try? database.prepare(
         "SELECT size, modified, failed, stage, thumbs FROM files WHERE path = ?")
 
@@ -64,7 +64,7 @@ final class StateIndex {
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS files (
                     path BLOB PRIMARY KEY, size INTEGER NOT NULL, modified TEXT NOT NULL,
-                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, entry BLOB NOT NULL
+                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, captured TEXT NOT NULL, entry BLOB NOT NULL
                 ) WITHOUT ROWID;
                 """)
         }
@@ -164,7 +164,8 @@ final class StateIndex {
         upsert.bind(5, failure?.stage)
         let thumbs = (item?.thumbnails.values.sorted { $0.path < $1.path } ?? []).map { "\($0.path) \($0.bytes ?? -1)" }
         upsert.bind(6, thumbs.joined(separator: "\n"))
-        upsert.bind(7, Array(json))
+        upsert.bind(7, item?.captureTime ?? "")
+        upsert.bind(8, Array(json))
         try upsert.run()
         pending += 1
         if pending >= 64 { try commit() }
@@ -204,6 +205,12 @@ final class StateIndex {
         while try select.step() {
             body(select.bytes(0), Stored(failed: select.int(1) != 0, json: select.bytes(2)))
         }
+    }
+
+    /// Calls `body` with the path and capture time of every item: what orders the manifest.
+    func forEachItemKey(_ body: ([UInt8], String) -> Void) throws(SQLiteError) {
+        let select = try database.prepare("SELECT path, captured FROM files WHERE failed = 0")
+        while try select.step() { body(select.bytes(0), select.string(1) ?? "") }
     }
 
     /// The paths of every item (not failure).

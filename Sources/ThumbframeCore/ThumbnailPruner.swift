@@ -1,8 +1,9 @@
 import Foundation
 import ThumbframeManifest
 
-/// Removes what no manifest needs any more from `OUT_DIR/thumbs`: thumbnails of deleted or
-/// changed sources, and temporary files of interrupted runs. Only files thumbframe wrote are
+/// Removes what no manifest needs any more from `OUT_DIR/thumbs` and `OUT_DIR/pages`: thumbnails
+/// of deleted or changed sources, pages no top document names, and temporary files of
+/// interrupted runs. Only files thumbframe wrote are
 /// candidates: names of its content-address shape that the ledger, the journal or the previous
 /// manifest record (and temporary names of its own shape). Anything else under `thumbs/` — a
 /// user's `2019-holiday/beach.jpg`, a `notes.txt` — is left where it is and reported once.
@@ -13,6 +14,8 @@ struct ThumbnailPruner {
 
     /// What a prune did.
     struct Outcome: Equatable {
+        /// Thumbnails and leftover temporary files removed (pages no longer named are removed too,
+        /// not counted).
         var removed = 0
         /// Files under `thumbs/` that thumbframe did not write.
         var foreign = 0
@@ -21,7 +24,7 @@ struct ThumbnailPruner {
         /// The warning about files left alone, or nil when there are none.
         var foreignNote: String? {
             guard foreign > 0, let foreignExample else { return nil }
-            return "left \(foreign) file\(foreign == 1 ? "" : "s") under thumbs/ that thumbframe did not write "
+            return "left \(foreign) file\(foreign == 1 ? "" : "s") under thumbs/ or pages/ that thumbframe did not write "
                 + "(such as \(foreignExample))"
         }
     }
@@ -37,7 +40,7 @@ struct ThumbnailPruner {
         return (try? output.root.entries())?.contains(where: TemporaryName.matches) ?? false
     }
 
-    /// Removes what thumbframe owns and `keep` (every thumbnail the manifest names) does not.
+    /// Removes what thumbframe owns and `keep` (every thumbnail and page the manifest names) does not.
     func prune(keeping keep: Set<String>) -> Outcome {
         var outcome = Outcome()
         let candidates = output.ownedThumbnails().paths
@@ -45,26 +48,29 @@ struct ThumbnailPruner {
         for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = String(decoding: candidate, as: UTF8.self)
             guard !keep.contains(path), output.remove(thumbnail: path) else { continue }
-            outcome.removed += 1
+            // Reported: thumbnails; pages come and go with every manifest change.
+            if path.hasPrefix("thumbs/") { outcome.removed += 1 }
             emptied.insert(path)
         }
         // Temporary files of killed runs, and a look at what else is there.
-        for temporary in (try? output.root.entries()) ?? [] where output.removeTemporary(temporary, in: nil) {
+        for temporary in (try? output.root.entries()) ?? [] where output.removeTemporary(temporary, area: nil) {
             outcome.removed += 1
         }
-        for (directory, entries) in output.listThumbs() {
-            let prefix = directory.isEmpty ? "thumbs/" : "thumbs/" + String(decoding: directory, as: UTF8.self) + "/"
-            for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if output.removeTemporary(entry, in: directory) {
-                    outcome.removed += 1
-                    continue
+        for area in ["thumbs", "pages"] {
+            for (directory, entries) in output.list(area) {
+                let prefix = area + "/" + (directory.isEmpty ? "" : String(decoding: directory, as: UTF8.self) + "/")
+                for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    if output.removeTemporary(entry, area: area, directory: directory) {
+                        outcome.removed += 1
+                        continue
+                    }
+                    let path = prefix + String(decoding: entry, as: UTF8.self)
+                    // A fan-out directory is thumbframe's; its files were looked at above.
+                    if directory.isEmpty, entry.count == 2, entry.allSatisfy(TemporaryName.isLowerHex) { continue }
+                    if keep.contains(path) { continue }
+                    outcome.foreign += 1
+                    if outcome.foreignExample == nil { outcome.foreignExample = TerminalText.safe(path) }
                 }
-                let path = prefix + String(decoding: entry, as: UTF8.self)
-                // A fan-out directory is thumbframe's; its thumbnails were looked at above.
-                if directory.isEmpty, entry.count == 2, entry.allSatisfy(TemporaryName.isLowerHex) { continue }
-                if keep.contains(path) { continue }
-                outcome.foreign += 1
-                if outcome.foreignExample == nil { outcome.foreignExample = TerminalText.safe(path) }
             }
         }
         for path in emptied { output.removeFanoutIfEmpty(of: path) }

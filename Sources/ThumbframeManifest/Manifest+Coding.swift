@@ -1,40 +1,34 @@
 import Foundation
 
-extension Manifest {
-    /// Encodes the manifest deterministically: sorted keys, two-space indentation, no escaped
-    /// slashes, and a final newline, so equal manifests are equal bytes.
-    public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        return data
+/// Decoding shared by the top document and pages: the header first, so JSON of another kind or
+/// version is named as such instead of failing on a missing key.
+enum ManifestCoding {
+    private struct Header: Decodable {
+        var format: String?
+        var version: Int?
     }
 
-    /// Decodes a manifest, rejecting JSON that is not a version-1 thumbframe manifest.
-    public static func decode(from data: Data) throws(ManifestError) -> Manifest {
-        struct Header: Decodable {
-            var format: String?
-            var version: Int?
-        }
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, format: String, version: Int) throws(ManifestError) -> T {
         let header: Header
         do {
             header = try JSONDecoder().decode(Header.self, from: data)
         } catch {
-            throw .malformed(Self.describe(error))
+            throw .malformed(describe(error))
         }
-        guard header.format == formatName, header.version == currentVersion else {
-            throw .unsupported(format: header.format ?? "(none)", version: header.version ?? 0)
+        guard header.format == format, header.version == version else {
+            // A hostile file's format may be 100 MB long: the message quotes its beginning.
+            let named = header.format.map { $0.count > 40 ? String($0.prefix(40)) + "…" : $0 } ?? "(none)"
+            throw .unsupported(format: named, version: header.version ?? 0)
         }
         do {
-            return try JSONDecoder().decode(Manifest.self, from: data)
+            return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            throw .malformed(Self.describe(error))
+            throw .malformed(describe(error))
         }
     }
 
     /// One line for a decoding error, naming the key path where it happened.
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
             return keys.isEmpty ? "top level" : keys.joined()
@@ -49,5 +43,17 @@ extension Manifest {
         default:
             return "\(error)"
         }
+    }
+}
+
+extension Manifest {
+    /// Encodes the manifest deterministically: sorted keys, two-space indentation, no escaped
+    /// slashes, and a final newline, so equal manifests are equal bytes.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
 
-/// A thumbframe manifest (`OUT_DIR/manifest.json`, version 1): everything an image browser needs
-/// to lay out and page through a photo library without decoding any original.
+/// A thumbframe manifest as a whole: everything an image browser needs to lay out and page
+/// through a photo library without decoding any original. On disk it is paged: a top document
+/// (`ManifestDocument`, `OUT_DIR/manifest.json`) and section pages (`ManifestPage`); a
+/// `ManifestReader` reads it whole or a page at a time.
 public struct Manifest: Codable, Hashable, Sendable {
     /// The value of `format` in every thumbframe manifest.
     public static let formatName = "thumbframe-manifest"
-    /// The manifest version this library reads and writes.
-    public static let currentVersion = 1
+    /// The manifest version this library reads and writes: 2, paged (see `ManifestDocument`).
+    public static let currentVersion = 2
 
     /// Always `thumbframe-manifest`.
     public var format: String
@@ -114,9 +116,14 @@ extension Manifest {
         public var start: Int
         /// Number of items; never 0.
         public var count: Int
+        /// The page files holding the section's items, in order (in a top document).
+        public var pages: [PageReference]?
 
         /// Creates a section.
-        public init(name: String, rawName: String? = nil, title: String, start: Int, count: Int) {
+        public init(
+            name: String, rawName: String? = nil, title: String, start: Int, count: Int, pages: [PageReference]? = nil
+        ) {
+            self.pages = pages
             self.name = name
             self.rawName = rawName
             self.title = title

@@ -10,6 +10,8 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
     case invalidThumbnailSpec(String, String)
     /// A `--viewport` value that cannot be parsed.
     case invalidViewport(String, String)
+    /// A page the top document names cannot be read or does not fit it.
+    case badPage(path: String, reason: String)
 
     /// The one-line sentence shown to the user.
     public var errorDescription: String? {
@@ -23,6 +25,8 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
             "invalid thumbnail recipe '\(text)': \(why)"
         case .invalidViewport(let text, let why):
             "invalid viewport '\(text)': \(why)"
+        case .badPage(let path, let why):
+            "page \(path): \(why)"
         }
     }
 }

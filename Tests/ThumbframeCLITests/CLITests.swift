@@ -83,7 +83,7 @@ struct CLITests {
             let run = try Self.run(["build", source, "--out", root + "/out"])
             #expect(run.status == 1)
             #expect(run.stderr.contains("2020/broken.jpg: probe: not a readable image"))
-            let manifest = try Manifest.decode(from: Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")))
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 2 && manifest.failures.map(\.path) == ["2020/broken.jpg"])
             let inspect = try Self.run(["inspect", root + "/out/manifest.json"])
             #expect(inspect.stdout.contains("2020/broken.jpg  [probe]"))
@@ -255,15 +255,16 @@ struct ManifestToolsCLITests {
             let diff = try JSONSerialization.jsonObject(with: Data(different.stdout.utf8)) as? [String: Any]
             #expect(diff?["added"] as? [String] == ["2020/c.jpg"])
 
-            // Remove a thumbnail and break the numbering: both problems listed, exit 65.
-            let text = try String(contentsOfFile: manifest, encoding: .utf8).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 4,")
-            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+            // Remove a thumbnail and break the count: both problems listed, exit 65.
             let first = try #require(try ManifestFile.load(manifest).items.first?.thumbnails["grid"]?.path)
+            let text = try String(contentsOfFile: manifest, encoding: .utf8)
+                .replacingOccurrences(of: #""itemCount" : [0-9]+"#, with: "\"itemCount\" : 7", options: .regularExpression)
+            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
             try FileManager.default.removeItem(atPath: root + "/out/" + first)
             let invalid = try CLITests.run(["validate", manifest])
             #expect(invalid.status == 65)
             let lines = invalid.stdout.split(separator: "\n")
-            #expect(lines.contains { $0.contains("items[1].index is 4") })
+            #expect(lines.contains { $0.contains("itemCount is 7") }, "\(lines)")
             #expect(lines.contains { $0.contains(first) && $0.hasSuffix("missing") })
             let json = try CLITests.run(["validate", manifest, "--json"])
             let verdict = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
@@ -282,10 +283,10 @@ struct ManifestToolsCLITests {
             let cases: [(String, String)] = [
                 ("truncated", String(good.prefix(good.count / 3))),
                 ("foreign", "{\"format\":\"photos\",\"version\":1}"),
-                ("version 2", good.replacingOccurrences(of: "\"version\" : 1\n}", with: "\"version\" : 2\n}")),
-                ("huge number", good.replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 1e999,")),
-                ("huge integer", good.replacingOccurrences(of: "\"count\" : 1", with: "\"count\" : 99999999999999999999999")),
-                ("wrong type", good.replacingOccurrences(of: "\"hasAlpha\" : false", with: "\"hasAlpha\" : \"no\"")),
+                ("version 3", good.replacingOccurrences(of: "\"version\" : 2\n}", with: "\"version\" : 3\n}")),
+                ("huge number", good.replacingOccurrences(of: #""itemCount" : [0-9]+"#, with: "\"itemCount\" : 1e999", options: .regularExpression)),
+                ("huge integer", good.replacingOccurrences(of: #""count" : [0-9]+"#, with: "\"count\" : 99999999999999999999999", options: .regularExpression)),
+                ("wrong type", good.replacingOccurrences(of: "\"scale\" : 3", with: "\"scale\" : \"no\"")),
                 ("100 MB nested", nested),
                 ("100 MB string", longString),
                 ("empty", ""),
@@ -313,7 +314,7 @@ struct ExampleManifestTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    /// manifests/sample.manifest.json is what `thumbframe build` writes for the library
+    /// manifests/sample/ (manifest.json and its pages) is what `thumbframe build` writes for the library
     /// scripts/sample-library generates (built by the executable, as a user would).
     /// RECORD_SNAPSHOTS=1 rewrites it and fails the run, so a regeneration is never silent.
     @Test("the example manifest is current", .enabled(if: Processes.tool("vips") != nil && Processes.tool("exiftool") != nil, "needs vips and exiftool"))
@@ -329,17 +330,27 @@ struct ExampleManifestTests {
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 7 && manifest.settings.viewports.count == 4)
             #expect(manifest.items.allSatisfy { $0.layouts.count == 4 })
-            let built = try String(contentsOfFile: root + "/out/manifest.json", encoding: .utf8)
-            let example = Self.repository + "/manifests/sample.manifest.json"
+            // The top document and every page it names, as files under manifests/sample/.
+            let document = try ManifestFile.open(root + "/out/manifest.json").document
+            let files = ["manifest.json"] + document.sections.flatMap { $0.pages ?? [] }.map(\.path)
+            let example = Self.repository + "/manifests/sample"
             if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
-                try built.write(toFile: example, atomically: true, encoding: .utf8)
+                try? FileManager.default.removeItem(atPath: example)
+                for file in files {
+                    try Fixtures.write(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + file))), to: example + "/" + file)
+                }
                 Issue.record("recorded \(example); run again without RECORD_SNAPSHOTS")
                 return
             }
-            let committed = (try? String(contentsOfFile: example, encoding: .utf8)) ?? ""
-            if committed != built {
-                let diff = try CLITests.run(executable: "/usr/bin/diff", ["-u", example, root + "/out/manifest.json"])
-                Issue.record("manifests/sample.manifest.json is stale; rerun with RECORD_SNAPSHOTS=1:\n\(diff.stdout.prefix(4000))")
+            let committed = (FileManager.default.enumerator(atPath: example)?.allObjects as? [String] ?? [])
+                .filter { $0.hasSuffix(".json") }.sorted()
+            #expect(committed == files.sorted(), "manifests/sample holds other files; rerun with RECORD_SNAPSHOTS=1")
+            for file in files {
+                let built = try String(contentsOfFile: root + "/out/" + file, encoding: .utf8)
+                if (try? String(contentsOfFile: example + "/" + file, encoding: .utf8)) != built {
+                    let diff = try CLITests.run(executable: "/usr/bin/diff", ["-u", example + "/" + file, root + "/out/" + file])
+                    Issue.record("manifests/sample/\(file) is stale; rerun with RECORD_SNAPSHOTS=1:\n\(diff.stdout.prefix(4000))")
+                }
             }
         }
     }

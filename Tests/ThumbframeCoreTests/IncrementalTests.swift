@@ -133,8 +133,8 @@ struct IncrementalTests {
             let out = root + "/out"
             _ = try await Self.build(source, out)
             let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
-            // Valid JSON of the right shape, but numbered wrongly; the same size.
-            let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"index\" : 1,", with: "\"index\" : 7,")
+            // Valid JSON of the right shape, but counted wrongly; the same size.
+            let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"itemCount\" : 4,", with: "\"itemCount\" : 7,")
             #expect(renumbered.utf8.count == good.count)
             // (A manifest.json that is not thumbframe's at all is refused: SafetyTests.)
             for tampered in [Array(good.prefix(good.count / 2)), Array(renumbered.utf8), []] {

@@ -5,13 +5,13 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 @testable import ThumbframeCore
 
-/// Manifests checked against manifests/thumbframe-manifest.v1.schema.json by an independent
-/// validator (Python's jsonschema, installed by scripts/bootstrap --test).
+/// Manifests (top documents and pages) checked against manifests/thumbframe-manifest.v2.schema.json
+/// by an independent validator (Python's jsonschema, installed by scripts/bootstrap --test).
 @Suite("JSON Schema")
 struct SchemaTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    static let schema = repository + "/manifests/thumbframe-manifest.v1.schema.json"
+    static let schema = repository + "/manifests/thumbframe-manifest.v2.schema.json"
 
     static var jsonschemaAvailable: Bool {
         (try? Processes.run("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
@@ -55,7 +55,14 @@ struct SchemaTests {
             let empty = root + "/empty"
             try Fixtures.makeDirectory(empty)
             paths.append(try await Builder(options: BuildOptions(source: empty, output: root + "/empty-out")).run().manifestPath)
-            #expect(try Self.validate(paths) == [])
+            // Every page of every manifest, too.
+            var all = paths
+            for path in paths {
+                let document = try ManifestFile.open(path).document
+                all += document.sections.flatMap { $0.pages ?? [] }.map { (path as NSString).deletingLastPathComponent + "/" + $0.path }
+            }
+            #expect(all.count > paths.count + 3)
+            #expect(try Self.validate(all) == [])
         }
     }
 
@@ -63,14 +70,17 @@ struct SchemaTests {
     func rejects() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let path = try await ValidateTests.build(root)
-            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let top = try String(contentsOfFile: path, encoding: .utf8)
+            let pagePath = try #require(ManifestFile.open(path).document.sections.first?.pages?.first?.path)
+            let page = try String(contentsOfFile: root + "/out/" + pagePath, encoding: .utf8)
             let mutations = [
-                ("\"version\" : 1", "\"version\" : 2"), ("\"path\" : \"a.jpg\"", "\"path\" : \"../a.jpg\""),
-                ("\"orientation\" : 1", "\"orientation\" : 0"), ("\"preset\" : \"jx3\"", "\"preset\" : \"jx5\""),
-                ("\"hasAlpha\" : false", "\"hasAlpha\" : 0"), ("\"count\" : 2", "\"count\" : 0"),
+                (top, "\"version\" : 2", "\"version\" : 1"), (top, "\"preset\" : \"jx3\"", "\"preset\" : \"jx5\""),
+                (top, "\"count\" : 2", "\"count\" : 0"), (top, "\"path\" : \"pages/", "\"path\" : \"../pages/"),
+                (page, "\"path\":\"a.jpg\"", "\"path\":\"../a.jpg\""), (page, "\"orientation\":1", "\"orientation\":0"),
+                (page, "\"hasAlpha\":false", "\"hasAlpha\":0"), (page, "\"item\":0", "\"index\":0"),
             ]
-            for (index, (from, to)) in mutations.enumerated() {
-                #expect(text.contains(from))
+            for (index, (text, from, to)) in mutations.enumerated() {
+                #expect(text.contains(from), "\(from)")
                 let mutated = root + "/m\(index).json"
                 try text.replacingOccurrences(of: from, with: to).write(toFile: mutated, atomically: true, encoding: .utf8)
                 #expect(try !Self.validate([mutated]).isEmpty, "\(to) passed the schema")

@@ -42,7 +42,7 @@ struct ValidateTests {
                 ("is 256×256, the manifest says 256×255", { $0.items[0].thumbnails["grid"]?.height = 255 }),
                 ("'x/e.jpg' is both an item and a failure", { $0.items[3].path = "x/e.jpg" }),
                 ("settings.frontend does not match preset jx4", { $0.settings.preset = .jx4 }),
-                ("format 'thumbframe-manifesto' version 1", { $0.format = "thumbframe-manifesto" }),
+                ("format 'thumbframe-manifesto' version 2", { $0.format = "thumbframe-manifesto" }),
             ]
             for (expected, corrupt) in corruptions {
                 var manifest = good
@@ -86,12 +86,16 @@ struct ValidateTests {
     func fuzz() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let path = try await Self.build(root)
-            let original = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            // The top document and one of its pages, mutated in turn.
+            let top = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            let pagePath = try #require(ManifestDocument.decode(from: Data(top)).sections.first?.pages?.first?.path)
+            let page = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/out/" + pagePath)))
             var random = SystemRandomNumberGenerator()
             let hostileValues = ["99999999999999999999999", "-1", "1e400", "-9223372036854775808", "9223372036854775807",
                                  "\"x\"", "null", "[]", "{}", "true", "0.5", "\"\\u0000\"", "\"../../etc\""]
             var decoded = 0
             for round in 0..<3000 {
+                let original = round % 2 == 0 ? top : page
                 var bytes = original
                 switch round % 5 {
                 case 0:  // flip bytes
@@ -114,7 +118,13 @@ struct ValidateTests {
                     bytes.insert(contentsOf: slice, at: Int.random(in: 0..<bytes.count, using: &random))
                 }
                 do {
-                    let manifest = try Manifest.decode(from: Data(bytes))
+                    let mutated = bytes
+                    let document = try ManifestDocument.decode(from: Data(round % 2 == 0 ? mutated : top))
+                    let reader = try ManifestReader(document: document) { path in
+                        path == pagePath && round % 2 == 1 ? Data(mutated) : try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + path))
+                    }
+                    if document.itemCount > 0 { _ = try? reader.item(at: Int.random(in: 0..<max(1, document.itemCount), using: &random)) }
+                    let manifest = try reader.loadAll()
                     decoded += 1
                     _ = ManifestSummary(manifest, thumbnailRoot: root + "/out").rendered()
                     _ = ManifestValidator.problems(of: manifest, thumbnailRoot: root + "/out")

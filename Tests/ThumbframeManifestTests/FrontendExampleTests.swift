@@ -5,26 +5,33 @@ import ThumbframeManifest
 /// The README's Swift frontend example, compiled and run, so the README stays true.
 @Test("README frontend example")
 func readmeFrontendExample() throws {
-    let manifestData = try ManifestCodingTests.sample().encoded()
+    let files = try ManifestCodingTests.sampleFiles()
+    let fetch: @Sendable (String) throws -> Data = { path in
+        guard let data = files[path] else { throw CocoaError(.fileNoSuchFile) }
+        return data
+    }
+    let topDocument = try #require(files["manifest.json"])
 
-    let manifest = try Manifest.decode(from: manifestData)
-    let sections = try IndexMap(manifest)
-    let numberOfSections = manifest.sections.count
+    // The top document is a few KB whatever the library's size; a page is read when shown.
+    let reader = try ManifestReader(document: ManifestDocument.decode(from: topDocument), load: fetch)
+    let sections = reader.indexMap
+    let numberOfSections = reader.document.sections.count
     let itemsInFirst = try sections.count(ofSection: 0)
     func cell(at position: IndexMap.Position) throws -> Manifest.Item {
-        manifest.items[try sections.index(of: position)]
+        try reader.item(at: sections.index(of: position))
     }
-    let numberOfItems = manifest.items.count
-    func page(_ index: Int, viewport: String) -> Layout? {
-        manifest.items[index].layouts[viewport]
+    let numberOfItems = reader.document.itemCount
+    func page(_ index: Int, viewport: String) throws -> Layout? {
+        try reader.item(at: index).layouts[viewport]
     }
+    let first = try reader.item(at: 0)
     let layout = LayoutEngine.layout(
-        width: manifest.items[0].image.width, height: manifest.items[0].image.height,
-        viewport: Viewport(name: "now", width: 430, height: 932, scale: 3), preset: manifest.settings.preset)
+        width: first.image.width, height: first.image.height,
+        viewport: Viewport(name: "now", width: 430, height: 932, scale: 3), preset: reader.document.settings.preset)
 
     #expect(numberOfSections == 1 && itemsInFirst == 1 && numberOfItems == 1)
     #expect(try cell(at: IndexMap.Position(section: 0, item: 0)).thumbnails["grid"]?.path == "thumbs/ab/ab.jpg")
-    #expect(page(0, viewport: "phone")?.frame == Manifest.Rect(x: 0, y: 162, width: 390, height: 520))
+    #expect(try page(0, viewport: "phone")?.frame == Manifest.Rect(x: 0, y: 162, width: 390, height: 520))
     #expect(layout.frame.width == 430)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
 }

@@ -37,14 +37,42 @@ struct ManifestCodingTests {
             failures: [.init(path: "broken.jpg", stage: "decode", reason: "premature end")])
     }
 
+    /// The sample as files: the top document and its one page, by path.
+    static func sampleFiles() throws -> [String: Data] {
+        let manifest = sample()
+        let page = try ManifestPage(items: manifest.items.map(ManifestPage.Item.init)).encoded()
+        let reference = Manifest.PageReference(path: "pages/cd/cd\(String(repeating: "0", count: 30)).json", start: 0, count: 1)
+        var sections = manifest.sections
+        sections[0].pages = [reference]
+        let document = ManifestDocument(
+            generator: manifest.generator, settings: manifest.settings, sections: sections, itemCount: 1,
+            failures: manifest.failures)
+        return ["manifest.json": try document.encoded(), reference.path: page]
+    }
+
     @Test func roundTripsAndIsStable() throws {
-        let manifest = Self.sample()
-        let data = try manifest.encoded()
-        #expect(try Manifest.decode(from: data) == manifest)
-        #expect(try manifest.encoded() == data)
+        let files = try Self.sampleFiles()
+        let data = try #require(files["manifest.json"])
+        let document = try ManifestDocument.decode(from: data)
+        #expect(try document.encoded() == data)
         let text = String(decoding: data, as: UTF8.self)
-        #expect(text.contains("\"path\" : \"2019/trip/IMG_0001.jpg\""))  // slashes not escaped
-        #expect(text.hasSuffix("}\n"))
+        #expect(text.contains("\"path\" : \"pages/cd/"))  // slashes not escaped
+        #expect(text.hasSuffix("}\n") && !text.contains("IMG_0001"), "items live in pages")
+        let reader = try ManifestReader(document: document) { path in try #require(files[path]) }
+        #expect(try reader.loadAll().items == Self.sample().items)
+        let page = try #require(files.first { $0.key.hasPrefix("pages/") }?.value)
+        #expect(!String(decoding: page, as: UTF8.self).contains("\n "), "pages are compact")
+        #expect(!String(decoding: page, as: UTF8.self).contains("\"index\""), "pages carry positions, not global indexes")
+    }
+
+    @Test func pagesThatDoNotFitAreErrors() throws {
+        var files = try Self.sampleFiles()
+        let path = try #require(files.keys.first { $0.hasPrefix("pages/") })
+        let document = try ManifestDocument.decode(from: try #require(files["manifest.json"]))
+        files[path] = try ManifestPage(items: []).encoded()
+        let broken = files
+        let reader = try ManifestReader(document: document) { try #require(broken[$0]) }
+        #expect(throws: ManifestError.badPage(path: path, reason: "holds 0 items, the manifest says 1")) { try reader.item(at: 0) }
     }
 
     @Test func roundsToFourDecimals() {
@@ -55,14 +83,17 @@ struct ManifestCodingTests {
 
     @Test func rejectsOtherDocuments() {
         #expect(throws: ManifestError.unsupported(format: "something-else", version: 1)) {
-            try Manifest.decode(from: Data(#"{"format":"something-else","version":1}"#.utf8))
+            try ManifestDocument.decode(from: Data(#"{"format":"something-else","version":1}"#.utf8))
+        }
+        #expect(throws: ManifestError.unsupported(format: "thumbframe-manifest", version: 1)) {
+            try ManifestDocument.decode(from: Data(#"{"format":"thumbframe-manifest","version":1}"#.utf8))
+        }
+        #expect(throws: ManifestError.self) { try ManifestDocument.decode(from: Data("{\"format\": \"thumb".utf8)) }
+        #expect(throws: ManifestError.malformed("missing key 'generator' at top level")) {
+            try ManifestDocument.decode(from: Data(#"{"format":"thumbframe-manifest","version":2}"#.utf8))
         }
         #expect(throws: ManifestError.unsupported(format: "thumbframe-manifest", version: 2)) {
-            try Manifest.decode(from: Data(#"{"format":"thumbframe-manifest","version":2}"#.utf8))
-        }
-        #expect(throws: ManifestError.self) { try Manifest.decode(from: Data("{\"format\": \"thumb".utf8)) }
-        #expect(throws: ManifestError.malformed("missing key 'generator' at top level")) {
-            try Manifest.decode(from: Data(#"{"format":"thumbframe-manifest","version":1}"#.utf8))
+            try ManifestPage.decode(from: Data(#"{"format":"thumbframe-manifest","version":2}"#.utf8))
         }
     }
 }

@@ -164,8 +164,8 @@ public enum Fixtures {
     }
 
     /// Runs `body` with a new empty directory, removed afterwards.
-    /// With THUMBFRAME_TEST_MANIFESTS set to a directory, every `manifest.json` left in the
-    /// temporary directory is copied there first, so scripts/test can check every manifest the
+    /// With THUMBFRAME_TEST_MANIFESTS set to a directory, every `manifest.json` and page left in
+    /// the temporary directory is copied there first, so scripts/test can check every manifest the
     /// suite wrote against the JSON Schema.
     public static func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("thumbframe-test-\(UUID().uuidString)").path
@@ -181,7 +181,9 @@ public enum Fixtures {
         guard let archive = ProcessInfo.processInfo.environment["THUMBFRAME_TEST_MANIFESTS"] else { return }
         let enumerator = FileManager.default.enumerator(atPath: directory)
         while let relative = enumerator?.nextObject() as? String {
-            guard (relative as NSString).lastPathComponent == "manifest.json" else { continue }
+            // Top documents and their pages (a schema covers both).
+            let isPage = relative.hasSuffix(".json") && (relative.hasPrefix("pages/") || relative.contains("/pages/"))
+            guard (relative as NSString).lastPathComponent == "manifest.json" || isPage else { continue }
             try? FileManager.default.copyItem(
                 atPath: directory + "/" + relative, toPath: archive + "/\(UUID().uuidString).json")
         }

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The top document of a paged manifest (`manifest.json`, version 2): settings, sections with
+/// their page files, and failures — a few KB whatever the library's size. Items live in pages
+/// (`ManifestPage`), one or more per section, content-addressed (`pages/XX/<hash>.json`) so an
+/// unchanged section keeps its files and a CDN can cache them forever.
+public struct ManifestDocument: Codable, Hashable, Sendable {
+    /// Always `thumbframe-manifest`.
+    public var format: String
+    /// Always 2 for this layout.
+    public var version: Int
+    /// The tool and library versions that wrote the manifest.
+    public var generator: Manifest.Generator
+    /// Every option that changes the output.
+    public var settings: Manifest.Settings
+    /// Sections in display order, each with its pages.
+    public var sections: [Manifest.Section]
+    /// The number of items of all sections.
+    public var itemCount: Int
+    /// Every file that looked like an image but could not be processed.
+    public var failures: [Manifest.Failure]
+
+    /// The value of `format` in every thumbframe manifest.
+    public static let formatName = Manifest.formatName
+    /// The manifest version this library reads and writes.
+    public static let currentVersion = Manifest.currentVersion
+
+    /// Creates a top document.
+    public init(
+        generator: Manifest.Generator, settings: Manifest.Settings, sections: [Manifest.Section], itemCount: Int,
+        failures: [Manifest.Failure]
+    ) {
+        self.format = Self.formatName
+        self.version = Self.currentVersion
+        self.generator = generator
+        self.settings = settings
+        self.sections = sections
+        self.itemCount = itemCount
+        self.failures = failures
+    }
+
+    /// Encodes deterministically: sorted keys, two-space indentation, no escaped slashes, a
+    /// final newline.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Decodes a top document, rejecting JSON that is not a version-2 thumbframe manifest.
+    public static func decode(from data: Data) throws(ManifestError) -> ManifestDocument {
+        try ManifestCoding.decode(ManifestDocument.self, from: data, format: formatName, version: currentVersion)
+    }
+}
+
+extension Manifest {
+    /// One page file of a section: where it is and which items of the section it holds.
+    public struct PageReference: Codable, Hashable, Sendable {
+        /// Path relative to the manifest: `pages/XX/<32 hex>.json`, named by its content.
+        public var path: String
+        /// Position in the section of the page's first item.
+        public var start: Int
+        /// Items in the page.
+        public var count: Int
+
+        /// Creates a page reference.
+        public init(path: String, start: Int, count: Int) {
+            self.path = path
+            self.start = start
+            self.count = count
+        }
+    }
+}
+
+/// One page of a section (`pages/XX/<hash>.json`, compact JSON): up to `ManifestPage.size`
+/// consecutive items. Items carry their position in the section, never the global index, so
+/// adding a photo rewrites only its own section's pages and the top document.
+public struct ManifestPage: Codable, Hashable, Sendable {
+    /// Always `thumbframe-page`.
+    public var format: String
+    /// Always 2.
+    public var version: Int
+    /// The items, in section order.
+    public var items: [Item]
+
+    /// The value of `format` in every page.
+    public static let formatName = "thumbframe-page"
+    /// Items per page: a section of more is split in pages of this many (the last one shorter).
+    public static let size = 1000
+
+    /// Creates a page.
+    public init(items: [Item]) {
+        self.format = Self.formatName
+        self.version = Manifest.currentVersion
+        self.items = items
+    }
+
+    /// An item as a page holds it: `Manifest.Item` without its global `index` and `section`.
+    public struct Item: Codable, Hashable, Sendable {
+        /// Position inside the section.
+        public var item: Int
+        public var path: String
+        public var rawPath: String?
+        public var file: Manifest.FileInfo
+        public var image: Manifest.ImageInfo
+        public var exif: Manifest.ExifInfo?
+        public var thumbnails: [String: Manifest.Thumbnail]
+        public var layouts: [String: Layout]
+
+        /// The page form of an item.
+        public init(_ item: Manifest.Item) {
+            self.item = item.item
+            path = item.path
+            rawPath = item.rawPath
+            file = item.file
+            image = item.image
+            exif = item.exif
+            thumbnails = item.thumbnails
+            layouts = item.layouts
+        }
+
+        /// The item with its place in the whole manifest.
+        public func item(index: Int, section: Int) -> Manifest.Item {
+            Manifest.Item(
+                index: index, section: section, item: item, path: path, rawPath: rawPath, file: file, image: image,
+                exif: exif, thumbnails: thumbnails, layouts: layouts)
+        }
+    }
+
+    /// Encodes compactly and deterministically (sorted keys, no indentation), with a final newline.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Decodes a page, rejecting JSON that is not a thumbframe page.
+    public static func decode(from data: Data) throws(ManifestError) -> ManifestPage {
+        try ManifestCoding.decode(ManifestPage.self, from: data, format: formatName, version: Manifest.currentVersion)
+    }
+}

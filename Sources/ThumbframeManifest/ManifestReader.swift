@@ -1,0 +1,128 @@
+import Foundation
+
+/// Reads a paged manifest on demand: the top document at once (a few KB), a page when an item
+/// of it is asked for. An iOS app opens a library of a million photos by reading the top
+/// document, then the one page it shows; `loadAll()` gives small libraries the whole `Manifest`.
+/// Pages are checked against the top document as they are read (count, positions), so a page
+/// that does not fit is an error, never a wrong item.
+public struct ManifestReader: Sendable {
+    /// The top document.
+    public let document: ManifestDocument
+    /// Flat index ↔ (section, item), from the document's sections.
+    public let indexMap: IndexMap
+    /// Loads a page's bytes by its path relative to the manifest (a file, a URL session, a bundle).
+    private let load: @Sendable (String) throws -> Data
+
+    /// Reads `manifest.json` at `url`; pages are read from beside it.
+    public init(contentsOf url: URL) throws(ManifestError) {
+        let directory = url.deletingLastPathComponent()
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw .malformed("cannot read \(url.path): \(error.localizedDescription)")
+        }
+        try self.init(document: ManifestDocument.decode(from: data)) { path in
+            try Data(contentsOf: directory.appendingPathComponent(path))
+        }
+    }
+
+    /// Reads pages through `load` (paths relative to the manifest).
+    public init(document: ManifestDocument, load: @escaping @Sendable (String) throws -> Data) throws(ManifestError) {
+        self.document = document
+        self.load = load
+        do {
+            indexMap = try IndexMap(counts: document.sections.map(\.count))
+        } catch {
+            throw .malformed(error.localizedDescription)
+        }
+    }
+
+    /// One page, checked against its reference.
+    public func page(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
+        guard Manifest.isContainedRelativePath(reference.path), reference.path.hasPrefix("pages/") else {
+            throw .badPage(path: reference.path, reason: "not a path inside pages/")
+        }
+        let data: Data
+        do {
+            data = try load(reference.path)
+        } catch {
+            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
+        }
+        let page = try ManifestPage.decode(from: data)
+        guard page.items.count == reference.count else {
+            throw .badPage(path: reference.path, reason: "holds \(page.items.count) items, the manifest says \(reference.count)")
+        }
+        // Every number comes from files that may be hostile: arithmetic must not trap.
+        for (offset, item) in page.items.enumerated() {
+            let expected = reference.start.addingReportingOverflow(offset)
+            guard !expected.overflow, item.item == expected.partialValue else {
+                throw .badPage(path: reference.path, reason: "item \(offset) is at position \(item.item), expected start \(reference.start) + \(offset)")
+            }
+        }
+        return page
+    }
+
+    /// The items of section `section`, with their global index.
+    public func items(inSection section: Int) throws(ManifestError) -> [Manifest.Item] {
+        guard document.sections.indices.contains(section) else {
+            throw .malformed("section \(section) does not exist")
+        }
+        var items: [Manifest.Item] = []
+        for reference in document.sections[section].pages ?? [] {
+            for item in try page(reference).items {
+                items.append(item.item(index: try globalIndex(section, item.item), section: section))
+            }
+        }
+        return items
+    }
+
+    /// The item at a flat index, reading only the page that holds it.
+    public func item(at index: Int) throws(ManifestError) -> Manifest.Item {
+        let position: IndexMap.Position
+        do {
+            position = try indexMap.position(of: index)
+        } catch {
+            throw .malformed(error.localizedDescription)
+        }
+        let section = document.sections[position.section]
+        guard let reference = (section.pages ?? []).first(where: {
+            let offset = position.item.subtractingReportingOverflow($0.start)
+            return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < $0.count
+        })
+        else { throw .malformed("no page of section \(position.section) holds item \(position.item)") }
+        let page = try page(reference)
+        return page.items[position.item - reference.start].item(index: index, section: position.section)
+    }
+
+    /// Calls `body` with every item in order, one page in memory at a time.
+    public func forEachItem(_ body: (Manifest.Item) throws -> Void) throws {
+        for (number, section) in document.sections.enumerated() {
+            for reference in section.pages ?? [] {
+                for item in try page(reference).items {
+                    try body(item.item(index: try globalIndex(number, item.item), section: number))
+                }
+            }
+        }
+    }
+
+    /// The flat index of a position, from the section's `start`.
+    private func globalIndex(_ section: Int, _ item: Int) throws(ManifestError) -> Int {
+        let index = document.sections[section].start.addingReportingOverflow(item)
+        guard !index.overflow else { throw .malformed("sections[\(section)].start + \(item) overflows") }
+        return index.partialValue
+    }
+
+    /// The whole manifest in memory (for small libraries and tests).
+    public func loadAll() throws -> Manifest {
+        var items: [Manifest.Item] = []
+        items.reserveCapacity(document.itemCount)
+        try forEachItem { items.append($0) }
+        let sections = document.sections.map {
+            Manifest.Section(name: $0.name, rawName: $0.rawName, title: $0.title, start: $0.start, count: $0.count, pages: $0.pages)
+        }
+        return Manifest(
+            generator: document.generator, settings: document.settings, sections: sections, items: items,
+            failures: document.failures)
+    }
+}
