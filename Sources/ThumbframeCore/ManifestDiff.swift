@@ -30,29 +30,78 @@ public struct ManifestDiff: Codable, Equatable, Sendable {
             && !settingsChanged
     }
 
-    /// Compares two manifests, listing paths in B's order (A's for removals).
+    /// Compares two manifests in memory, listing paths in B's order (A's for removals).
     public init(from a: Manifest, to b: Manifest) {
-        // Keyed by the paths' bytes: NFC and NFD spellings of one name are different files.
-        let before = Dictionary(a.items.map { ($0.pathBytes, $0) }, uniquingKeysWith: { first, _ in first })
-        let after = Set(b.items.map(\.pathBytes))
-        added = b.items.filter { before[$0.pathBytes] == nil }.map(\.path)
-        removed = a.items.filter { !after.contains($0.pathBytes) }.map(\.path)
-        changed = b.items.compactMap { item in
-            guard let old = before[item.pathBytes] else { return nil }
-            var fields: [String] = []
-            if (old.index, old.section, old.item) != (item.index, item.section, item.item) { fields.append("position") }
-            if old.file != item.file { fields.append("file") }
-            if old.image != item.image { fields.append("image") }
-            if old.exif != item.exif { fields.append("exif") }
-            if old.thumbnails != item.thumbnails { fields.append("thumbnails") }
-            if old.layouts != item.layouts { fields.append("layouts") }
-            return fields.isEmpty ? nil : Change(path: item.path, fields: fields)
+        // Items in memory cannot fail to be read.
+        try! self.init(
+            a: a.items.forEach, aFailures: a.failures, aSettings: a.settings,
+            b: b.items.forEach, bFailures: b.failures, bSettings: b.settings)
+    }
+
+    /// Compares two paged manifests a page at a time: A's items are kept as fingerprints, not
+    /// whole, so two large libraries compare in bounded memory.
+    public init(from a: ManifestReader, to b: ManifestReader) throws(ThumbframeError) {
+        do {
+            try self.init(
+                a: a.forEachItem, aFailures: a.document.failures, aSettings: a.document.settings,
+                b: b.forEachItem, bFailures: b.document.failures, bSettings: b.document.settings)
+        } catch {
+            throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
         }
-        let failedBefore = Set(a.failures.map(\.pathBytes))
-        let failedAfter = Set(b.failures.map(\.pathBytes))
-        failuresAdded = b.failures.filter { !failedBefore.contains($0.pathBytes) }.map(\.path)
-        failuresRemoved = a.failures.filter { !failedAfter.contains($0.pathBytes) }.map(\.path)
-        settingsChanged = a.settings != b.settings
+    }
+
+    /// What `changed` compares of an item, as hashes.
+    private struct Fingerprint {
+        var position: [Int]
+        var fields: [Int]
+
+        init(_ item: Manifest.Item) {
+            func hash(_ value: some Hashable) -> Int {
+                var hasher = Hasher()
+                hasher.combine(value)
+                return hasher.finalize()
+            }
+            position = [item.index, item.section, item.item]
+            fields = [hash(item.file), hash(item.image), hash(item.exif), hash(item.thumbnails), hash(item.layouts)]
+        }
+
+        static let names = ["file", "image", "exif", "thumbnails", "layouts"]
+    }
+
+    private init(
+        a: ((Manifest.Item) throws -> Void) throws -> Void, aFailures: [Manifest.Failure], aSettings: Manifest.Settings,
+        b: ((Manifest.Item) throws -> Void) throws -> Void, bFailures: [Manifest.Failure], bSettings: Manifest.Settings
+    ) throws {
+        // Keyed by the paths' bytes: NFC and NFD spellings of one name are different files.
+        var before: [[UInt8]: Fingerprint] = [:]
+        var order: [([UInt8], String)] = []
+        try a { item in
+            if before[item.pathBytes] == nil { order.append((item.pathBytes, item.path)) }
+            before[item.pathBytes] = before[item.pathBytes] ?? Fingerprint(item)
+        }
+        var seen = Set<[UInt8]>()
+        var added: [String] = []
+        var changed: [Change] = []
+        try b { item in
+            let key = item.pathBytes
+            seen.insert(key)
+            guard let old = before[key] else {
+                added.append(item.path)
+                return
+            }
+            let new = Fingerprint(item)
+            var fields: [String] = old.position == new.position ? [] : ["position"]
+            for (name, (x, y)) in zip(Fingerprint.names, zip(old.fields, new.fields)) where x != y { fields.append(name) }
+            if !fields.isEmpty { changed.append(Change(path: item.path, fields: fields)) }
+        }
+        self.added = added
+        self.changed = changed
+        removed = order.filter { !seen.contains($0.0) }.map(\.1)
+        let failedBefore = Set(aFailures.map(\.pathBytes))
+        let failedAfter = Set(bFailures.map(\.pathBytes))
+        failuresAdded = bFailures.filter { !failedBefore.contains($0.pathBytes) }.map(\.path)
+        failuresRemoved = aFailures.filter { !failedAfter.contains($0.pathBytes) }.map(\.path)
+        settingsChanged = aSettings != bSettings
     }
 
     /// One line per difference: `+ added`, `- removed`, `~ changed: fields`, `! failure`.

@@ -23,59 +23,68 @@ public enum ManifestQuery {
         }
     }
 
-    /// Looks up a flat index, or a (section, item) position, through the manifest's `IndexMap`.
-    public static func lookup(_ manifest: Manifest, index: Int) throws(ThumbframeError) -> Lookup {
-        let map = try indexMap(manifest)
+    /// Looks up a flat index through the manifest's `IndexMap`; reads the one page that holds it.
+    public static func lookup(_ manifest: ManifestReader, index: Int) throws(ThumbframeError) -> Lookup {
+        let position: IndexMap.Position
         do {
-            let position = try map.position(of: index)
-            return describe(manifest, index: index, position: position)
+            position = try manifest.indexMap.position(of: index)
         } catch {
             throw .invalidOptions(error.localizedDescription)
         }
+        return try describe(manifest, index: index, position: position)
     }
 
     /// Looks up the flat index of (section, item).
-    public static func lookup(_ manifest: Manifest, section: Int, item: Int) throws(ThumbframeError) -> Lookup {
-        let map = try indexMap(manifest)
+    public static func lookup(_ manifest: ManifestReader, section: Int, item: Int) throws(ThumbframeError) -> Lookup {
         let position = IndexMap.Position(section: section, item: item)
+        let index: Int
         do {
-            return describe(manifest, index: try map.index(of: position), position: position)
+            index = try manifest.indexMap.index(of: position)
         } catch {
             throw .invalidOptions(error.localizedDescription)
         }
+        return try describe(manifest, index: index, position: position)
     }
 
-    /// The manifest's map, when its sections count exactly its items (else an index could
-    /// point past `items`).
-    private static func indexMap(_ manifest: Manifest) throws(ThumbframeError) -> IndexMap {
-        guard let map = try? IndexMap(manifest), map.count == manifest.items.count else {
-            throw .invalidManifest(path: "manifest", reason: "its sections do not add up to its \(manifest.items.count) items")
-        }
-        return map
-    }
-
-    private static func describe(_ manifest: Manifest, index: Int, position: IndexMap.Position) -> Lookup {
-        Lookup(
+    private static func describe(_ manifest: ManifestReader, index: Int, position: IndexMap.Position)
+        throws(ThumbframeError) -> Lookup
+    {
+        let item = try self.item(manifest, index: index, path: nil)
+        return Lookup(
             index: index, section: position.section, item: position.item,
-            sectionName: manifest.sections[position.section].name, path: manifest.items[index].path)
+            sectionName: manifest.document.sections[position.section].name, path: item.path)
     }
 
-    /// The item at `index` or with `path`.
-    public static func item(_ manifest: Manifest, index: Int?, path: String?) throws(ThumbframeError) -> Manifest.Item {
+    /// The item at `index` (one page read) or with `path` (pages read in turn until it is found).
+    public static func item(_ manifest: ManifestReader, index: Int?, path: String?) throws(ThumbframeError) -> Manifest.Item {
         if let index {
-            guard manifest.items.indices.contains(index) else {
-                throw .invalidOptions(IndexMapError.indexOutOfRange(index: index, count: manifest.items.count).localizedDescription)
+            guard index >= 0, index < manifest.indexMap.count else {
+                throw .invalidOptions(IndexMapError.indexOutOfRange(index: index, count: manifest.indexMap.count).localizedDescription)
             }
-            return manifest.items[index]
+            do {
+                return try manifest.item(at: index)
+            } catch {
+                throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
+            }
         }
-        guard let path, let item = manifest.items.first(where: { $0.path.utf8.elementsEqual(path.utf8) }) else {
-            throw .invalidOptions("no item has the path '\(path ?? "")'")
+        struct Found: Error {
+            var item: Manifest.Item
         }
-        return item
+        let wanted = Array((path ?? "").utf8)
+        do {
+            try manifest.forEachItem { item in
+                if item.path.utf8.elementsEqual(wanted) { throw Found(item: item) }
+            }
+        } catch let found as Found {
+            return found.item
+        } catch {
+            throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
+        }
+        throw .invalidOptions("no item has the path '\(path ?? "")'")
     }
 
     /// One item for people: where it sits, its image and file facts, thumbnails and layouts.
-    public static func rendered(_ item: Manifest.Item, in manifest: Manifest, viewport: String?) -> String {
+    public static func rendered(_ item: Manifest.Item, in manifest: ManifestDocument, viewport: String?) -> String {
         let image = item.image
         let section = manifest.sections.indices.contains(item.section) ? manifest.sections[item.section].name : "?"
         var lines = [

@@ -37,40 +37,57 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
     /// Every failure of the build.
     public var failures: [Manifest.Failure]
 
-    /// Summarizes a manifest; with `thumbnailRoot` (the manifest's directory) also the size of
-    /// the thumbnail files.
+    /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
+    /// the size of the thumbnail files.
     public init(_ manifest: Manifest, thumbnailRoot: String? = nil) {
-        generator = "\(manifest.generator.name) \(manifest.generator.version) (libvips \(manifest.generator.libvips))"
+        self.init(header: manifest.generator, sections: manifest.sections, failures: manifest.failures)
+        for item in manifest.items { add(item, thumbnailRoot: thumbnailRoot) }
         items = manifest.items.count
-        sections = manifest.sections.map { SectionLine(name: $0.name, title: $0.title, start: $0.start, count: $0.count) }
-        var formats: [String: Int] = [:]
-        var orientations: [String: Int] = [:]
-        var thumbnails: [String: Int] = [:]
-        var thumbnailBytes: [String: Int] = [:]
-        var missingThumbnails = 0
-        var longImages = 0
-        for item in manifest.items {
-            formats[item.image.format, default: 0] += 1
-            orientations[String(item.image.orientation), default: 0] += 1
-            let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
-            if !overflow && item.image.height >= tripleWidth { longImages += 1 }
-            for (name, thumbnail) in item.thumbnails {
-                thumbnails[name, default: 0] += 1
-                guard let root = thumbnailRoot, Manifest.isContainedRelativePath(thumbnail.path) else { continue }
-                if let stat = FileStat.lstat(root + "/" + thumbnail.path), stat.isRegularFile {
-                    thumbnailBytes[name, default: 0] += stat.size
-                } else {
-                    missingThumbnails += 1
-                }
+    }
+
+    /// Summarizes a paged manifest a page at a time.
+    public init(_ reader: ManifestReader, thumbnailRoot: String? = nil) throws(ThumbframeError) {
+        let document = reader.document
+        self.init(header: document.generator, sections: document.sections, failures: document.failures)
+        var summary = self
+        do {
+            try reader.forEachItem { item in
+                summary.add(item, thumbnailRoot: thumbnailRoot)
+                summary.items += 1
+            }
+        } catch {
+            throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
+        }
+        self = summary
+    }
+
+    private init(header generator: Manifest.Generator, sections: [Manifest.Section], failures: [Manifest.Failure]) {
+        self.generator = "\(generator.name) \(generator.version) (libvips \(generator.libvips))"
+        items = 0
+        self.sections = sections.map { SectionLine(name: $0.name, title: $0.title, start: $0.start, count: $0.count) }
+        formats = [:]
+        orientations = [:]
+        thumbnails = [:]
+        thumbnailBytes = [:]
+        missingThumbnails = 0
+        longImages = 0
+        self.failures = failures
+    }
+
+    private mutating func add(_ item: Manifest.Item, thumbnailRoot: String?) {
+        formats[item.image.format, default: 0] += 1
+        orientations[String(item.image.orientation), default: 0] += 1
+        let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
+        if !overflow && item.image.height >= tripleWidth { longImages += 1 }
+        for (name, thumbnail) in item.thumbnails {
+            thumbnails[name, default: 0] += 1
+            guard let root = thumbnailRoot, Manifest.isContainedRelativePath(thumbnail.path) else { continue }
+            if let stat = FileStat.lstat(root + "/" + thumbnail.path), stat.isRegularFile {
+                thumbnailBytes[name, default: 0] = thumbnailBytes[name, default: 0].addingReportingOverflow(stat.size).partialValue
+            } else {
+                missingThumbnails += 1
             }
         }
-        self.formats = formats
-        self.orientations = orientations
-        self.thumbnails = thumbnails
-        self.thumbnailBytes = thumbnailBytes
-        self.missingThumbnails = missingThumbnails
-        self.longImages = longImages
-        failures = manifest.failures
     }
 
     /// The summary for people: aligned lines, largest counts first.

@@ -116,7 +116,7 @@ public struct ManifestReader: Sendable {
     /// The whole manifest in memory (for small libraries and tests).
     public func loadAll() throws -> Manifest {
         var items: [Manifest.Item] = []
-        items.reserveCapacity(document.itemCount)
+        items.reserveCapacity(min(max(0, document.itemCount), 1 << 16))  // a hostile count must not allocate
         try forEachItem { items.append($0) }
         let sections = document.sections.map {
             Manifest.Section(name: $0.name, rawName: $0.rawName, title: $0.title, start: $0.start, count: $0.count, pages: $0.pages)

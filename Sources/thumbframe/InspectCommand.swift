@@ -13,7 +13,13 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let directory = (input.manifest as NSString).deletingLastPathComponent
-        let summary = ManifestSummary(try input.load(), thumbnailRoot: directory.isEmpty ? "." : directory)
+        let reader = try input.open()
+        let summary: ManifestSummary
+        do {
+            summary = try ManifestSummary(reader, thumbnailRoot: directory.isEmpty ? "." : directory)
+        } catch {
+            throw cliExitCode(for: error)
+        }
         try emit(summary, json: input.json) { summary.rendered() }
     }
 }

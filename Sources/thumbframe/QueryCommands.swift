@@ -17,9 +17,19 @@ struct ManifestOptions: ParsableArguments {
         self.manifest = manifest
     }
 
+    /// The whole manifest in memory (`diff`).
     func load() throws(ExitCode) -> Manifest {
         do {
             return try ManifestFile.load(manifest)
+        } catch {
+            throw cliExitCode(for: error)
+        }
+    }
+
+    /// The top document, with pages read on demand.
+    func open() throws(ExitCode) -> ManifestReader {
+        do {
+            return try ManifestFile.open(manifest)
         } catch {
             throw cliExitCode(for: error)
         }
@@ -64,7 +74,7 @@ struct LookupCommand: ParsableCommand {
     }
 
     func run() throws {
-        let manifest = try input.load()
+        let manifest = try input.open()
         let lookup: ManifestQuery.Lookup
         do {
             if let index {
@@ -102,7 +112,7 @@ struct ShowCommand: ParsableCommand {
     }
 
     func run() throws {
-        let manifest = try input.load()
+        let manifest = try input.open()
         var item: Manifest.Item
         do {
             item = try ManifestQuery.item(manifest, index: index, path: path)
@@ -111,12 +121,12 @@ struct ShowCommand: ParsableCommand {
         }
         if let viewport {
             guard let layout = item.layouts[viewport] else {
-                let known = manifest.settings.viewports.map(\.name).joined(separator: ", ")
+                let known = manifest.document.settings.viewports.map(\.name).joined(separator: ", ")
                 throw cliExitCode(for: .invalidOptions("no viewport '\(viewport)' (the manifest has \(known))"))
             }
             item.layouts = [viewport: layout]
         }
-        try emit(item, json: input.json) { ManifestQuery.rendered(item, in: manifest, viewport: viewport) }
+        try emit(item, json: input.json) { ManifestQuery.rendered(item, in: manifest.document, viewport: viewport) }
     }
 }
 

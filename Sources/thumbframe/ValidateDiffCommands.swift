@@ -53,9 +53,14 @@ struct DiffCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let first = try ManifestOptions(manifest: a).load()
-        let second = try ManifestOptions(manifest: b).load()
-        let diff = ManifestDiff(from: first, to: second)
+        let first = try ManifestOptions(manifest: a).open()
+        let second = try ManifestOptions(manifest: b).open()
+        let diff: ManifestDiff
+        do {
+            diff = try ManifestDiff(from: first, to: second)
+        } catch {
+            throw cliExitCode(for: error)
+        }
         try emit(diff, json: json) { diff.rendered() }
         if !diff.isEmpty { throw ExitCode(1) }
     }
