@@ -32,6 +32,14 @@ struct FileStat: Sendable, Equatable {
         return FileStat(info)
     }
 
+    /// The modification time as one integer (nanoseconds since 1970, or for a time past 2262
+    /// seconds with a marker), what the state index compares without formatting a date.
+    var modifiedKey: Int {
+        let scaled = modifiedSeconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let sum = scaled.partialValue.addingReportingOverflow(modifiedNanoseconds)
+        return scaled.overflow || sum.overflow ? Int.min &+ modifiedSeconds : sum.partialValue
+    }
+
     /// The modification time as RFC 3339 in UTC with nanoseconds: `2019-06-01T10:00:00.123456789Z`.
     var modifiedRFC3339: String {
         var seconds = time_t(modifiedSeconds)

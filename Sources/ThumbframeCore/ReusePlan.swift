@@ -36,11 +36,10 @@ struct ReusePlan {
                 work.append(Work(file: file))
                 continue
             }
-            let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedRFC3339
-            defer {
-                if work.last?.file == file {
-                    for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
-                }
+            let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedKey
+            func redo(previous: Manifest.Item? = nil, wasItem: Bool) {
+                work.append(Work(file: file, previous: previous, known: true, wasItem: wasItem))
+                for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
             }
             if unchanged && !row.failed {
                 // Each thumbnail is still there with the size it was written with; a truncated
@@ -51,10 +50,10 @@ struct ReusePlan {
                 }
                 if !complete {
                     missingThumbnails.append(file.relativePath)
-                    work.append(Work(file: file, known: true, wasItem: true))
+                    redo(wasItem: true)
                 } else if options.verify {
                     let stored = try index.entry(file.rawPath)?.item()
-                    work.append(Work(file: file, previous: stored.map { Self.item($0, file) }, known: true, wasItem: true))
+                    redo(previous: stored.map { Self.item($0, file) }, wasItem: true)
                 } else {
                     reused.append(file)
                 }
@@ -65,7 +64,7 @@ struct ReusePlan {
                 reused.append(file)
                 reusedFailures += 1
             } else {
-                work.append(Work(file: file, known: true, wasItem: !row.failed))
+                redo(wasItem: !row.failed)
             }
         }
     }
