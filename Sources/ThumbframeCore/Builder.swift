@@ -96,21 +96,34 @@ public struct Builder: Sendable {
             recipes: options.thumbnails, source: source, output: output, limits: options.limits,
             overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
         let cancellation = cancellation
-        var results = await processAll(plan.work, context: context) { unit, outcome in
+        // Outcomes are recorded as they come and not kept (a library's worth of items would be
+        // held otherwise); what the run reports is counted on the way.
+        var thumbnailsWritten = 0
+        var droppedByFailure = 0
+        var vipsFailures: [Int] = []
+        await processAll(plan.work, context: context) { position, outcome in
             // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
             guard cancellation?.signal == nil else { return }
-            try? Self.record(outcome, unit.file, in: index)
+            switch outcome {
+            case .item(let item): thumbnailsWritten += item.thumbnailsWritten
+            case .failed(_, let fromVips):
+                if fromVips { vipsFailures.append(position) }
+                // Items that now fail (a disk that went unreadable) count as dropped too.
+                if plan.work[position].wasItem { droppedByFailure += 1 }
+            }
+            try? Self.record(outcome, plan.work[position].file, in: index)
         }
         try? index.commit()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
-        for position in Self.rediagnose(&results, plan.work, context: context) {
-            try? Self.record(results[position], plan.work[position].file, in: index)
+        for position in vipsFailures {
+            let outcome = Self.rediagnose(plan.work[position], context: context)
+            if case .item(let item) = outcome {
+                thumbnailsWritten += item.thumbnailsWritten
+                if plan.work[position].wasItem { droppedByFailure -= 1 }
+            }
+            try? Self.record(outcome, plan.work[position].file, in: index)
         }
-        // Items that now fail (a disk that went unreadable) count as dropped too.
-        var droppedByFailure = 0
-        for (unit, outcome) in zip(plan.work, results) where unit.wasItem {
-            if case .failed = outcome { droppedByFailure += 1 }
-        }
+        try? index.commit()
         try refuseShrink(published.items, dropped: droppedByWalk + droppedByFailure)
         let removed: [[UInt8]]
         do {
@@ -122,9 +135,6 @@ public struct Builder: Sendable {
             throw .cannotWrite(path: output.path + "/" + StateIndex.name, reason: error.description)
         }
 
-        let thumbnailsWritten = results.reduce(0) { total, outcome in
-            if case .item(let item) = outcome { total + item.thumbnailsWritten } else { total }
-        }
         let written = try publish(
             index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && removed.isEmpty && published.clean)
         // Only once the new manifest is in place may the old one's thumbnails go.
@@ -162,12 +172,12 @@ public struct Builder: Sendable {
     }
 
     /// Processes files with at most `jobs` in flight. Each task returns its outcome rather than
-    /// throwing (a throw would cancel its siblings); results come back in input order. A
-    /// cancellation stops submitting; the files in flight finish.
+    /// throwing (a throw would cancel its siblings); each outcome goes to `onResult` with its
+    /// position in `work` as it arrives, and is not kept. A cancellation stops submitting; the
+    /// decodes in flight are killed.
     private func processAll(
-        _ work: [ReusePlan.Work], context: ProcessingContext, onResult: (ReusePlan.Work, FileOutcome) -> Void
-    ) async -> [FileOutcome] {
-        var results = [FileOutcome?](repeating: nil, count: work.count)
+        _ work: [ReusePlan.Work], context: ProcessingContext, onResult: (Int, FileOutcome) -> Void
+    ) async {
         let jobs = options.jobs
         let cancellation = cancellation
         var done = 0
@@ -193,14 +203,12 @@ public struct Builder: Sendable {
             }
             while next < min(jobs, work.count) { submit() }
             while let (index, result) = await group.next() {
-                results[index] = result
-                onResult(work[index], result)
+                onResult(index, result)
                 done += 1
                 events(.progress(done: done, total: work.count))
                 if next < work.count, cancellation?.signal == nil { submit() }
             }
         }
-        return results.compactMap { $0 }
     }
 
     /// libvips keeps one error buffer for the whole process, and its worker threads add to it
@@ -208,16 +216,9 @@ public struct Builder: Sendable {
     /// another file's line. The files that failed in libvips are therefore decoded once more,
     /// one at a time from a clear buffer, and that message is recorded: the manifest stays the
     /// same bytes from run to run. (Broken files are few; this costs one more decode each.)
-    /// Returns the positions it decoded again.
-    static func rediagnose(_ results: inout [FileOutcome], _ work: [ReusePlan.Work], context: ProcessingContext) -> [Int] {
-        var again: [Int] = []
-        for index in results.indices {
-            guard case .failed(_, fromVips: true) = results[index] else { continue }
-            Vips.clearErrors()
-            again.append(index)
-            results[index] = ItemProcessor.process(work[index].file, context: context)
-        }
-        return again
+    static func rediagnose(_ unit: ReusePlan.Work, context: ProcessingContext) -> FileOutcome {
+        Vips.clearErrors()
+        return ItemProcessor.process(unit.file, context: context)
     }
 
     /// libvips' worker threads per image. Files in flight × threads should not exceed the

@@ -3,8 +3,9 @@ import ThumbframeManifest
 
 /// The build's state, per OUT_DIR: an SQLite database (`.thumbframe-state.sqlite`, WAL) with one
 /// row per source file — its path's bytes, size and modification time, whether it became an
-/// item or a failure, its thumbnails' names and sizes, and the item or failure as compact JSON —
-/// plus what was last published. A rerun walks, stats and compares with these rows; it parses no
+/// item or a failure, its thumbnails' names and sizes (table `files`, small: what a rerun reads)
+/// and the item or failure as compact JSON (table `entries`: read only to write a manifest) —
+/// plus what was last published (`meta`). A rerun walks, stats and compares with these rows; it parses no
 /// manifest. Rows are committed in small batches while the build runs, so a build killed at 90 %
 /// leaves 90 % of its work recorded. A damaged or foreign database is reported and rebuilt from
 /// the sources, never trusted.
@@ -12,12 +13,13 @@ final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-3"
+    static let format = "thumbframe-state-4"
 
     private let database: SQLiteDatabase
     private var pending = 0
     private var inTransaction = false
     private var upsert: SQLiteStatement?
+    private var upsertEntry: SQLiteStatement?
     private let lookup: SQLiteStatement
 
     /// Prepares the statements every run uses: a database of another shape fails here, and is
@@ -28,7 +30,8 @@ final class StateIndex {
         lookup = try database.prepare("SELECT size, mtime, failed, stage, thumbs FROM files WHERE path = ?")
         if !readOnly {
             upsert = try database.prepare(
-                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, thumbs, captured, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, thumbs, captured) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            upsertEntry = try database.prepare("INSERT OR REPLACE INTO entries (path, entry) VALUES (?, ?)")
         }
     }
 
@@ -59,6 +62,8 @@ final class StateIndex {
     }
 
     private static func prepareSchema(_ database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
+        // Pages read through a memory map, not a pread each: a rerun looks up every file.
+        try database.execute("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;")
         if !readOnly {
             try database.execute("""
                 PRAGMA journal_mode = WAL;
@@ -66,8 +71,9 @@ final class StateIndex {
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS files (
                     path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
-                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, captured TEXT NOT NULL, entry BLOB NOT NULL
+                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, captured TEXT NOT NULL
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, entry BLOB NOT NULL);
                 """)
         }
         let statement = try database.prepare("SELECT value FROM meta WHERE key = 'format'")
@@ -119,6 +125,17 @@ final class StateIndex {
             thumbnails: Self.thumbnails(lookup.bytes(4)))
     }
 
+    /// The rows of many paths, read in one transaction (no lock taken per lookup).
+    func rows(_ paths: [[UInt8]]) throws(SQLiteError) -> [Row?] {
+        let own = !inTransaction
+        if own { try database.execute("BEGIN") }
+        defer { if own { try? database.execute("COMMIT") } }
+        var rows: [Row?] = []
+        rows.reserveCapacity(paths.count)
+        for path in paths { rows.append(try row(path)) }
+        return rows
+    }
+
     /// `path bytes` lines, parsed without building substrings (a rerun parses 100 000 of them).
     static func thumbnails(_ text: [UInt8]) -> [(path: String, bytes: Int)] {
         var result: [(path: String, bytes: Int)] = []
@@ -143,7 +160,7 @@ final class StateIndex {
 
     /// The stored item or failure of `path`.
     func entry(_ path: [UInt8]) throws(SQLiteError) -> Stored? {
-        let statement = try database.prepare("SELECT failed, entry FROM files WHERE path = ?")
+        let statement = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
         statement.bind(1, path)
         guard try statement.step() else { return nil }
         return Stored(failed: statement.int(0) != 0, json: statement.bytes(1))
@@ -188,8 +205,11 @@ final class StateIndex {
         let thumbs = (item?.thumbnails.values.sorted { $0.path < $1.path } ?? []).map { "\($0.path) \($0.bytes ?? -1)" }
         upsert.bind(6, thumbs.joined(separator: "\n"))
         upsert.bind(7, item?.captureTime ?? "")
-        upsert.bind(8, Array(json))
         try upsert.run()
+        guard let upsertEntry else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
+        upsertEntry.bind(1, source.rawPath)
+        upsertEntry.bind(2, Array(json))
+        try upsertEntry.run()
         pending += 1
         if pending >= 64 { try commit() }
     }
@@ -199,9 +219,12 @@ final class StateIndex {
         guard !paths.isEmpty else { return }
         try beginIfNeeded()
         let delete = try database.prepare("DELETE FROM files WHERE path = ?")
+        let deleteEntry = try database.prepare("DELETE FROM entries WHERE path = ?")
         for path in paths {
             delete.bind(1, path)
             try delete.run()
+            deleteEntry.bind(1, path)
+            try deleteEntry.run()
         }
         try commit()
     }
@@ -217,14 +240,14 @@ final class StateIndex {
     /// Forgets every file (settings that shape items changed, or `--force`).
     func removeAllRows() throws(SQLiteError) {
         try commit()
-        try database.execute("DELETE FROM files")
+        try database.execute("DELETE FROM files; DELETE FROM entries;")
     }
 
     /// Calls `body` with each stored row (only failures, or only items, when `failed` says),
     /// in path byte order.
     func forEachEntry(failed: Bool? = nil, _ body: ([UInt8], Stored) -> Void) throws(SQLiteError) {
         let filter = failed.map { " WHERE failed = \($0 ? 1 : 0)" } ?? ""
-        let select = try database.prepare("SELECT path, failed, entry FROM files\(filter) ORDER BY path")
+        let select = try database.prepare("SELECT path, failed, entry FROM files JOIN entries USING (path)\(filter) ORDER BY path")
         while try select.step() {
             body(select.bytes(0), Stored(failed: select.int(1) != 0, json: select.bytes(2)))
         }
