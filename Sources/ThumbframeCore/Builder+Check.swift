@@ -5,7 +5,7 @@ extension Builder {
     /// `--check`: names what a build would change, writing nothing. `index` is nil when there
     /// is none or its rows were made with other recipes or another thumbframe or libvips.
     func check(
-        walk: SourceWalker.Result, index: StateIndex?, problem: String?, itemsMatch: Bool, hasManifest: Bool,
+        walk: SourceWalker.Result, plan: ReusePlan, index: StateIndex?, problem: String?, hasManifest: Bool,
         published: Published, source: SourceRoot, output: OutputDirectory?, manifestPath: String
     ) throws(ThumbframeError) -> BuildReport {
         var stale: [String] = []
@@ -20,7 +20,6 @@ extension Builder {
         var reused = 0
         if let index, let output, stale.isEmpty {
             do {
-                let plan = try ReusePlan(index: index, options: options, output: output, files: walk.files)
                 reused = plan.reused.count - plan.reusedFailures
                 // Listed the way the manifest lists items.
                 for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
@@ -40,12 +39,12 @@ extension Builder {
                     }
                     stale.append(unit.known ? "changed \(path)" : "added \(path)")
                 }
-                let walked = Set(walk.files.map(\.rawPath))
-                stale += try index.paths().filter { !walked.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
-                    .map { "removed \(String(decoding: $0, as: UTF8.self))" }
+                // The scan that made the plan ran in path byte order.
+                stale += plan.missing.map { "removed \(String(decoding: $0.path, as: UTF8.self))" }
+                let gone = Set(plan.missing.map(\.path))
                 stale += plan.missingThumbnails.map { "thumbnails missing or changed for \($0)" }
                 try index.forEachEntry(failed: true) { path, stored in
-                    if walked.contains(path), let failure = stored.failure() { failures.append(failure) }
+                    if !gone.contains(path), let failure = stored.failure() { failures.append(failure) }
                 }
             } catch {
                 throw .manifestUnreadable(path: output.path + "/" + StateIndex.name, reason: error.description)

@@ -286,16 +286,6 @@ extension Builder {
         }
     }
 
-    /// How many items of the index the walk did not find.
-    static func itemsMissing(from walked: Set<[UInt8]>, in index: StateIndex?) throws(ThumbframeError) -> Int {
-        guard let index else { return 0 }
-        do {
-            return try index.itemPaths().count { !walked.contains($0) }
-        } catch {
-            throw .cannotWrite(path: StateIndex.name, reason: error.description)
-        }
-    }
-
     /// Throws `.wouldShrink` when `dropped` is more than half of a non-empty previous
     /// manifest's items, and at least 10, unless `--allow-shrink`.
     func refuseShrink(_ previous: Int, dropped: Int) throws(ThumbframeError) {

@@ -62,21 +62,26 @@ public struct Builder: Sendable {
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
         let walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
-        let walked = Set(walk.files.map(\.rawPath))
+        let plan: ReusePlan
+        do {
+            plan = try ReusePlan(
+                index: state.index, reusable: itemsMatch, options: options, output: output ?? existing, files: walk.files)
+        } catch {
+            throw .cannotWrite(path: (outputPath ?? options.output) + "/" + StateIndex.name, reason: error.description)
+        }
         // Before anything changes: a source that lost most of its files (an unmounted NAS) stops here.
-        let droppedByWalk = try Self.itemsMissing(from: walked, in: state.index)
+        let droppedByWalk = plan.missing.count { $0.wasItem }
         try refuseShrink(published.items, dropped: droppedByWalk)
 
         if options.check {
             return try check(
-                walk: walk, index: itemsMatch ? state.index : nil, problem: state.problem, itemsMatch: itemsMatch,
+                walk: walk, plan: plan, index: itemsMatch ? state.index : nil, problem: state.problem,
                 hasManifest: hasManifest, published: published, source: source, output: output, manifestPath: manifestPath)
         }
         guard let output, let index = state.index else {
             throw .cannotWrite(path: options.output, reason: "cannot open the output directory")
         }
         state = (nil, nil)
-        let plan: ReusePlan
         do {
             if !itemsMatch || options.force {
                 // What a file's entry holds depends on the recipes and on the code that probed
@@ -87,7 +92,6 @@ public struct Builder: Sendable {
                 try index.setMeta("generator", Self.generator)
                 try index.setMeta("recipes", Self.recipes(options.thumbnails))
             }
-            plan = try ReusePlan(index: index, options: options, output: output, files: walk.files)
         } catch {
             throw .cannotWrite(path: output.path + "/" + StateIndex.name, reason: error.description)
         }
@@ -125,9 +129,8 @@ public struct Builder: Sendable {
         }
         try? index.commit()
         try refuseShrink(published.items, dropped: droppedByWalk + droppedByFailure)
-        let removed: [[UInt8]]
+        let removed = itemsMatch && !options.force ? plan.missing.map(\.path) : []
         do {
-            removed = try index.paths().filter { !walked.contains($0) }
             if !plan.work.isEmpty || !removed.isEmpty { try index.setMeta("dirty", "1") }
             try index.removeRows(removed)
             try index.commit()
@@ -136,7 +139,7 @@ public struct Builder: Sendable {
         }
 
         let written = try publish(
-            index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && removed.isEmpty && published.clean)
+            index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && plan.missing.isEmpty && published.clean)
         // Only once the new manifest is in place may the old one's thumbnails go.
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()

@@ -68,6 +68,11 @@ final class OutputDirectory: @unchecked Sendable {
         return directory.stat(name.fileBytes)
     }
 
+    /// The open fan-out directory a thumbnail or page lives in (for callers that stat many).
+    func directory(of name: OutputName) -> Directory? {
+        try? fanout(name, create: false)
+    }
+
     /// A thumbnail's or page's bytes, or nil when it is missing, a link or unreadable.
     func read(thumbnail path: String) -> [UInt8]? {
         guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }

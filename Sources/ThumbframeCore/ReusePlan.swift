@@ -26,15 +26,37 @@ struct ReusePlan {
     /// The recorded byte sizes of the thumbnails of files in `work`, by path.
     var recordedThumbnails: [String: Int] = [:]
 
-    /// With `index` nil (none, or settings that shape items changed), everything is work.
-    init(index: StateIndex?, options: BuildOptions, output: OutputDirectory?, files: [SourceFile]) throws(SQLiteError) {
-        guard let index, !options.force else {
+    /// Indexed files the walk did not find, and whether each was an item.
+    var missing: [(path: [UInt8], wasItem: Bool)] = []
+
+    /// Reads the index once, merged with the walk in path order. With `reusable` false (settings
+    /// that shape items changed, or `--force`), nothing is reused but what is missing is known.
+    init(index: StateIndex?, reusable: Bool, options: BuildOptions, output: OutputDirectory?, files: [SourceFile])
+        throws(SQLiteError)
+    {
+        guard let index else {
             work = files.map { Work(file: $0) }
             return
         }
-        // The rows first (one read transaction), then every thumbnail's stat on all cores (a
-        // rerun of 100 000 files stats 200 000 thumbnails), then the decisions in walk order.
-        let rows = try index.rows(files.map(\.rawPath))
+        // The rows in one ordered scan merged with the sorted walk (no lookup per file), then
+        // every thumbnail's stat on all cores (a rerun of 100 000 files stats 200 000
+        // thumbnails), then the decisions in walk order.
+        let order = files.indices.sorted { files[$0].rawPath.lexicographicallyPrecedes(files[$1].rawPath) }
+        var rows = [StateIndex.Row?](repeating: nil, count: files.count)
+        var next = 0
+        try index.forEachRow { path, row in
+            while next < order.count, files[order[next]].rawPath.lexicographicallyPrecedes(path) { next += 1 }
+            if next < order.count, files[order[next]].rawPath == path {
+                rows[order[next]] = row
+                next += 1
+            } else {
+                missing.append((path, !row.failed))
+            }
+        }
+        guard reusable, !options.force else {
+            work = files.indices.map { Work(file: files[$0], known: rows[$0] != nil, wasItem: rows[$0].map { !$0.failed } ?? false) }
+            return
+        }
         let complete = Self.thumbnailsComplete(rows, files: files, output: output)
         for (position, file) in files.enumerated() {
             guard let row = rows[position] else {
@@ -79,13 +101,19 @@ struct ReusePlan {
         // Each chunk writes only its own slots of `results`, and reads shared immutable arrays.
         nonisolated(unsafe) let slots = results
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            // Fan-out directories looked up once per chunk, not once per thumbnail under a lock.
+            var directories: [String: Directory] = [:]
             let range = (rows.count * chunk / chunks)..<(rows.count * (chunk + 1) / chunks)
             for position in range {
-                guard let row = rows[position], !row.failed, row.size == files[position].stat.size,
+                guard let output, let row = rows[position], !row.failed, row.size == files[position].stat.size,
                     row.modified == files[position].stat.modifiedKey
                 else { continue }
                 slots[position] = row.thumbnails.allSatisfy { thumbnail in
-                    guard let stat = output?.stat(thumbnail: thumbnail.path), stat.isRegularFile else { return false }
+                    guard let name = OutputName(thumbnail.path) else { return false }
+                    let key = name.area + name.fanout
+                    guard let directory = directories[key] ?? output.directory(of: name) else { return false }
+                    directories[key] = directory
+                    guard let stat = directory.stat(name.fileBytes), stat.isRegularFile else { return false }
                     return thumbnail.bytes == stat.size
                 }
             }

@@ -20,14 +20,13 @@ final class StateIndex {
     private var inTransaction = false
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
-    private let lookup: SQLiteStatement
 
     /// Prepares the statements every run uses: a database of another shape fails here, and is
     /// then rebuilt like a damaged one.
     private init(database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
         self.database = database
         try Self.prepareSchema(database, readOnly: readOnly)
-        lookup = try database.prepare("SELECT size, mtime, failed, stage, thumbs FROM files WHERE path = ?")
+        _ = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs, captured FROM files")
         if !readOnly {
             upsert = try database.prepare(
                 "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, thumbs, captured) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -62,8 +61,9 @@ final class StateIndex {
     }
 
     private static func prepareSchema(_ database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
-        // Pages read through a memory map, not a pread each: a rerun looks up every file.
-        try database.execute("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;")
+        // A 16 MiB page cache holds the files table of 100 000 files; no memory map (its pages
+        // would count against the memory bound and bought no speed here).
+        try database.execute("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384;")
         if !readOnly {
             try database.execute("""
                 PRAGMA journal_mode = WAL;
@@ -116,24 +116,15 @@ final class StateIndex {
         var thumbnails: [(path: String, bytes: Int)]
     }
 
-    func row(_ path: [UInt8]) throws(SQLiteError) -> Row? {
-        defer { lookup.reset() }
-        lookup.bind(1, path)
-        guard try lookup.step() else { return nil }
-        return Row(
-            size: lookup.int(0), modified: lookup.int(1), failed: lookup.int(2) != 0, stage: lookup.string(3),
-            thumbnails: Self.thumbnails(lookup.bytes(4)))
-    }
-
-    /// The rows of many paths, read in one transaction (no lock taken per lookup).
-    func rows(_ paths: [[UInt8]]) throws(SQLiteError) -> [Row?] {
-        let own = !inTransaction
-        if own { try database.execute("BEGIN") }
-        defer { if own { try? database.execute("COMMIT") } }
-        var rows: [Row?] = []
-        rows.reserveCapacity(paths.count)
-        for path in paths { rows.append(try row(path)) }
-        return rows
+    /// Calls `body` with every row in path byte order (SQLite orders BLOBs as memcmp, then
+    /// length: `[UInt8].lexicographicallyPrecedes`), in one read transaction.
+    func forEachRow(_ body: ([UInt8], Row) -> Void) throws(SQLiteError) {
+        let select = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs FROM files ORDER BY path")
+        while try select.step() {
+            body(select.bytes(0), Row(
+                size: select.int(1), modified: select.int(2), failed: select.int(3) != 0, stage: select.string(4),
+                thumbnails: Self.thumbnails(select.bytes(5))))
+        }
     }
 
     /// `path bytes` lines, parsed without building substrings (a rerun parses 100 000 of them).
@@ -229,14 +220,6 @@ final class StateIndex {
         try commit()
     }
 
-    /// Every path in the index (for `--check`'s list of removals).
-    func paths() throws(SQLiteError) -> [[UInt8]] {
-        let select = try database.prepare("SELECT path FROM files")
-        var paths: [[UInt8]] = []
-        while try select.step() { paths.append(select.bytes(0)) }
-        return paths
-    }
-
     /// Forgets every file (settings that shape items changed, or `--force`).
     func removeAllRows() throws(SQLiteError) {
         try commit()
@@ -257,14 +240,6 @@ final class StateIndex {
     func forEachItemKey(_ body: ([UInt8], String) -> Void) throws(SQLiteError) {
         let select = try database.prepare("SELECT path, captured FROM files WHERE failed = 0")
         while try select.step() { body(select.bytes(0), select.string(1) ?? "") }
-    }
-
-    /// The paths of every item (not failure).
-    func itemPaths() throws(SQLiteError) -> [[UInt8]] {
-        let select = try database.prepare("SELECT path FROM files WHERE failed = 0")
-        var paths: [[UInt8]] = []
-        while try select.step() { paths.append(select.bytes(0)) }
-        return paths
     }
 
     /// Every thumbnail path the items name.
