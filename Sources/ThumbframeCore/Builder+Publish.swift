@@ -139,6 +139,7 @@ extension Builder {
         // Pages first, one in memory at a time; the top document names them once they are all on disk.
         var sections: [Manifest.Section] = []
         var pages: [String] = []
+        var summary = ManifestDocument.Summary()
         var start = 0
         for (number, plan) in plans.enumerated() {
             var references: [Manifest.PageReference] = []
@@ -157,10 +158,12 @@ extension Builder {
                         throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
                     }
                     let position = first + offset
-                    items.append(ManifestPage.Item(Manifest.Item(
+                    let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
                         rawPath: key.source.manifestRawPath, file: stored.file, image: stored.image, exif: stored.exif,
-                        thumbnails: stored.thumbnails, layouts: assembler.layouts(stored.image))))
+                        thumbnails: stored.thumbnails, layouts: assembler.layouts(stored.image))
+                    summary.add(item)
+                    items.append(ManifestPage.Item(item))
                 }
                 let path = try Self.writePage(ManifestPage(items: items), to: output, verify: options.verify)
                 references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
@@ -173,7 +176,7 @@ extension Builder {
         }
         let document = ManifestDocument(
             generator: .init(version: ThumbframeVersion.current, libvips: Vips.version), settings: options.settings,
-            sections: sections, itemCount: start, failures: failures)
+            sections: sections, itemCount: start, summary: summary, failures: failures)
         let (written, sha256) = try Self.writeManifest(document, to: output)
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")

@@ -29,8 +29,8 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
     public var longImages: Int
     /// Thumbnails per recipe name.
     public var thumbnails: [String: Int]
-    /// Bytes of the thumbnail files on disk, per recipe name (when the summary was made with
-    /// the manifest's directory).
+    /// Bytes of the thumbnail files per recipe name: on disk when the summary was made with the
+    /// manifest's directory, else as the manifest records them.
     public var thumbnailBytes: [String: Int]
     /// Thumbnail files the manifest names that are not on disk.
     public var missingThumbnails: Int
@@ -45,20 +45,26 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
         items = manifest.items.count
     }
 
-    /// Summarizes a paged manifest a page at a time.
+    /// Summarizes a paged manifest from its top document alone; with `thumbnailRoot` (the
+    /// manifest's directory) also every thumbnail file on disk, reading the pages one at a time.
     public init(_ reader: ManifestReader, thumbnailRoot: String? = nil) throws(ThumbframeError) {
         let document = reader.document
         self.init(header: document.generator, sections: document.sections, failures: document.failures)
-        var summary = self
+        items = document.itemCount
+        formats = document.summary.formats
+        orientations = document.summary.orientations
+        longImages = document.summary.longImages
+        thumbnails = document.summary.thumbnails
+        thumbnailBytes = document.summary.thumbnailBytes
+        guard let thumbnailRoot else { return }
+        var onDisk = ManifestSummary(header: document.generator, sections: [], failures: [])
         do {
-            try reader.forEachItem { item in
-                summary.add(item, thumbnailRoot: thumbnailRoot)
-                summary.items += 1
-            }
+            try reader.forEachItem { onDisk.add($0, thumbnailRoot: thumbnailRoot) }
         } catch {
             throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
         }
-        self = summary
+        thumbnailBytes = onDisk.thumbnailBytes
+        missingThumbnails = onDisk.missingThumbnails
     }
 
     private init(header generator: Manifest.Generator, sections: [Manifest.Section], failures: [Manifest.Failure]) {

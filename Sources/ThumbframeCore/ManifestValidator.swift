@@ -45,6 +45,9 @@ public enum ManifestValidator {
             }
             if next != section.count { checker.report("sections[\(number)]'s pages hold \(next) items, the section \(section.count)") }
         }
+        if checker.hasRoom, checker.counted != document.summary {
+            checker.report("summary does not match the items of the pages")
+        }
         return checker.finish()
     }
 
@@ -74,6 +77,8 @@ public enum ManifestValidator {
         private let failurePaths: Set<[UInt8]>
         private let recipeNames: Set<String>
         private let viewportNames: Set<String>
+        /// The counts of the items checked so far (to compare with a top document's summary).
+        private(set) var counted = ManifestDocument.Summary()
 
         init(_ header: Manifest, thumbnailRoot: String?, limit: Int) {
             manifest = header
@@ -101,6 +106,7 @@ public enum ManifestValidator {
         }
 
         mutating func check(_ item: Manifest.Item) {
+            counted.add(item)
             let index = item.index
             let sections = manifest.sections
             if sections.indices.contains(item.section) {

@@ -17,6 +17,8 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     public var sections: [Manifest.Section]
     /// The number of items of all sections.
     public var itemCount: Int
+    /// Counts over every item, so a summary needs no page.
+    public var summary: Summary
     /// Every file that looked like an image but could not be processed.
     public var failures: [Manifest.Failure]
 
@@ -28,8 +30,9 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     /// Creates a top document.
     public init(
         generator: Manifest.Generator, settings: Manifest.Settings, sections: [Manifest.Section], itemCount: Int,
-        failures: [Manifest.Failure]
+        summary: Summary, failures: [Manifest.Failure]
     ) {
+        self.summary = summary
         self.format = Self.formatName
         self.version = Self.currentVersion
         self.generator = generator
@@ -52,6 +55,38 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     /// Decodes a top document, rejecting JSON that is not a version-2 thumbframe manifest.
     public static func decode(from data: Data) throws(ManifestError) -> ManifestDocument {
         try ManifestCoding.decode(ManifestDocument.self, from: data, format: formatName, version: currentVersion)
+    }
+}
+
+extension ManifestDocument {
+    /// Counts over every item of a manifest, kept in the top document.
+    public struct Summary: Codable, Hashable, Sendable {
+        /// Items per image format.
+        public var formats: [String: Int] = [:]
+        /// Items per EXIF orientation (keys `"1"`…`"8"`).
+        public var orientations: [String: Int] = [:]
+        /// Items whose height is at least three times their width (scrolled, not fitted).
+        public var longImages = 0
+        /// Thumbnails per recipe name.
+        public var thumbnails: [String: Int] = [:]
+        /// Bytes of the thumbnail files as recorded, per recipe name.
+        public var thumbnailBytes: [String: Int] = [:]
+
+        /// An empty summary.
+        public init() {}
+
+        /// Counts one more item.
+        public mutating func add(_ item: Manifest.Item) {
+            formats[item.image.format, default: 0] += 1
+            orientations[String(item.image.orientation), default: 0] += 1
+            let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
+            if !overflow && item.image.height >= tripleWidth { longImages += 1 }
+            for (name, thumbnail) in item.thumbnails {
+                thumbnails[name, default: 0] += 1
+                let bytes = thumbnailBytes[name, default: 0].addingReportingOverflow(max(0, thumbnail.bytes ?? 0))
+                thumbnailBytes[name] = bytes.partialValue
+            }
+        }
     }
 }
 
@@ -87,8 +122,9 @@ public struct ManifestPage: Codable, Hashable, Sendable {
 
     /// The value of `format` in every page.
     public static let formatName = "thumbframe-page"
-    /// Items per page: a section of more is split in pages of this many (the last one shorter).
-    public static let size = 1000
+    /// Items per page: a section of more is split in pages of this many (the last one shorter);
+    /// about 400 KB of JSON, what a frontend fetches as a grid scrolls.
+    public static let size = 256
 
     /// Creates a page.
     public init(items: [Item]) {

@@ -6,17 +6,21 @@ import ThumbframeCore
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Summarize a manifest: items, sections, formats, orientations, thumbnails, failures."
+        abstract: "Summarize a manifest: items, sections, formats, orientations, thumbnails, failures.",
+        discussion: "Reads the top document only (its counts are kept there); --files also reads every page to look at the thumbnail files."
     )
 
     @OptionGroup var input: ManifestOptions
+
+    @Flag(help: "Also look at every thumbnail file (bytes on disk, missing ones), reading every page.")
+    var files = false
 
     func run() throws {
         let directory = (input.manifest as NSString).deletingLastPathComponent
         let reader = try input.open()
         let summary: ManifestSummary
         do {
-            summary = try ManifestSummary(reader, thumbnailRoot: directory.isEmpty ? "." : directory)
+            summary = try ManifestSummary(reader, thumbnailRoot: files ? (directory.isEmpty ? "." : directory) : nil)
         } catch {
             throw cliExitCode(for: error)
         }

@@ -44,8 +44,10 @@ struct ManifestCodingTests {
         let reference = Manifest.PageReference(path: "pages/cd/cd\(String(repeating: "0", count: 30)).json", start: 0, count: 1)
         var sections = manifest.sections
         sections[0].pages = [reference]
+        var summary = ManifestDocument.Summary()
+        manifest.items.forEach { summary.add($0) }
         let document = ManifestDocument(
-            generator: manifest.generator, settings: manifest.settings, sections: sections, itemCount: 1,
+            generator: manifest.generator, settings: manifest.settings, sections: sections, itemCount: 1, summary: summary,
             failures: manifest.failures)
         return ["manifest.json": try document.encoded(), reference.path: page]
     }
