@@ -237,9 +237,10 @@ extension Builder {
         failures.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
     }
 
-    /// Writes the manifest only when its bytes change: thumbnails are flushed to disk first, then
-    /// the manifest goes through a temporary file, fsync and rename, so a reader (or a crash at
-    /// any moment) sees the old manifest or the new one, and every thumbnail it names exists.
+    /// Writes the top document only when its bytes change: pages and thumbnails are flushed to
+    /// disk first, then it goes through a temporary file, fsync and rename, so a reader (or a
+    /// crash at any moment) sees the old top document or the new one, and every page and
+    /// thumbnail it names exists.
     /// Returns whether it wrote, and the manifest's SHA-256.
     static func writeManifest(_ manifest: ManifestDocument, to output: OutputDirectory)
         throws(ThumbframeError) -> (written: Bool, sha256: String)

@@ -92,8 +92,28 @@ struct SourceWalker {
         } catch {
             throw .sourceUnreadable(path: root.path, reason: error.localizedDescription)
         }
-        var visited: Set<FileIdentity> = [rootStat.identity]
-        walk(root.directory, entries: entries, components: [], openComponents: [], visited: &visited, into: &result)
+        guard !followSymlinks, entries.count > 1 else {
+            var visited: Set<FileIdentity> = [rootStat.identity]
+            walk(root.directory, entries: entries, components: [], openComponents: [], visited: &visited, into: &result)
+            return result
+        }
+        // Without followed links the tree has no loops: the root's entries are walked on all
+        // cores, each worker with its own results (a rerun is mostly fstatat calls).
+        let workers = min(entries.count, max(1, ProcessInfo.processInfo.activeProcessorCount) * 4)
+        let parts = UnsafeMutableBufferPointer<Result>.allocate(capacity: workers)
+        parts.initialize(repeating: Result())
+        defer { parts.deinitialize().deallocate() }
+        // Each iteration writes only its own slot.
+        nonisolated(unsafe) let slots = parts
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            var visited: Set<FileIdentity> = [rootStat.identity]
+            let share = Array(entries[(entries.count * worker / workers)..<(entries.count * (worker + 1) / workers)])
+            walk(root.directory, entries: share, components: [], openComponents: [], visited: &visited, into: &slots[worker])
+        }
+        for part in parts {
+            result.files += part.files
+            result.failures += part.failures
+        }
         return result
     }
 

@@ -45,15 +45,3 @@ enum ManifestCoding {
         }
     }
 }
-
-extension Manifest {
-    /// Encodes the manifest deterministically: sorted keys, two-space indentation, no escaped
-    /// slashes, and a final newline, so equal manifests are equal bytes.
-    public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        return data
-    }
-}

@@ -194,3 +194,39 @@ enum IncrementalThumbnails {
         return files
     }
 }
+
+@Suite("Cron safety: a killed cold build", .serialized)
+struct KilledColdBuildTests {
+    @Test("a cold build killed midway: the next run redoes only the files that were in flight")
+    func resumesWhereItStopped() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            let count = 30
+            try Fixtures.makeDirectory(source)
+            for index in 0..<count {
+                try Fixtures.writeImage(to: "\(source)/IMG_\(index).jpg", width: 600 + index, height: 400)
+            }
+            let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1"])
+            // Readiness: the journal names each thumbnail before it is written; wait for ten files' worth.
+            var journaled = 0
+            for _ in 0..<2000 where journaled < 20 {
+                try await Task.sleep(for: .milliseconds(5))
+                journaled = ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "")
+                    .split(separator: "\n").count
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            try #require(process.terminationReason == .uncaughtSignal, "the build finished before it was killed")
+            // Every file whose two thumbnails were written before the kill is recorded, but the
+            // one in flight (--jobs 1): the next run reuses them without opening them.
+            let finished = journaled / 2
+            let next = try CLITests.run(["build", source, "--out", out, "--log-format", "json"])
+            #expect(next.status == 0)
+            let summary = try #require(next.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
+            let object = try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any]
+            let reused = try #require(object?["reused"] as? Int)
+            #expect(reused >= finished - 1, "\(reused) files reused after \(finished) were finished")
+            #expect(try ManifestFile.load(out + "/manifest.json").items.count == count)
+        }
+    }
+}
