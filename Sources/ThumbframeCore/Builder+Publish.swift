@@ -102,34 +102,18 @@ extension Builder {
         if unchanged, published.settings == settings, published.walkFailures == walkFailures,
             manifestIntact(published, output: output)
         {
-            var failures = walk.failures
-            do {
-                try index.forEachEntry(failed: true) { _, stored in
-                    if let failure = stored.failure() { failures.append(failure) }
-                }
-            } catch {
-                throw .cannotWrite(path: statePath, reason: error.description)
-            }
-            failures = Self.ordered(failures)
-            for failure in failures { events(.failure(failure)) }
+            let failures = try reportFailures(walk, index: index)
             return Publication(
                 manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
         }
 
         var keys: [ManifestAssembler.Key] = []
-        var failures = walk.failures
         do {
             try index.forEachItemKey { path, captured in keys.append(.init(source: SourceFile(path: path), captured: captured)) }
-            try index.forEachEntry(failed: true) { _, stored in
-                if let failure = stored.failure() { failures.append(failure) }
-            }
         } catch {
             throw .cannotWrite(path: statePath, reason: error.description)
         }
-        failures = Self.ordered(failures)
-        // Reported once the reasons are final, every one (found by the walk, kept, new), in
-        // manifest order: stderr says what the manifest says.
-        for failure in failures { events(.failure(failure)) }
+        let failures = try reportFailures(walk, index: index)
         if published.manifestStat != nil, !unchangedManifest(published, output: output) {
             events(.warning("manifest.json was changed outside thumbframe; writing it again"))
         }
@@ -193,6 +177,22 @@ extension Builder {
             throw .cannotWrite(path: statePath, reason: error.description)
         }
         return Publication(manifestWritten: written, items: start, sections: sections.count, failures: failures, pages: Set(pages))
+    }
+
+    /// Every failure of the run (the walk's and the index's), in manifest order, each reported
+    /// once: stderr says what the manifest says, whether or not it is written.
+    private func reportFailures(_ walk: SourceWalker.Result, index: StateIndex) throws(ThumbframeError) -> [Manifest.Failure] {
+        var failures = walk.failures
+        do {
+            try index.forEachEntry(failed: true) { _, stored in
+                if let failure = stored.failure() { failures.append(failure) }
+            }
+        } catch {
+            throw .cannotWrite(path: StateIndex.name, reason: error.description)
+        }
+        failures = Self.ordered(failures)
+        for failure in failures { events(.failure(failure)) }
+        return failures
     }
 
     /// `path fingerprint` of each page, one a line: what a rerun compares with `stat`.

@@ -38,58 +38,58 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
     public var failures: [Manifest.Failure]
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
-    /// the size of the thumbnail files.
+    /// the thumbnail files on disk.
     public init(_ manifest: Manifest, thumbnailRoot: String? = nil) {
-        self.init(header: manifest.generator, sections: manifest.sections, failures: manifest.failures)
-        for item in manifest.items { add(item, thumbnailRoot: thumbnailRoot) }
-        items = manifest.items.count
+        var counts = ManifestDocument.Summary()
+        for item in manifest.items { counts.add(item) }
+        self.init(
+            generator: manifest.generator, sections: manifest.sections, failures: manifest.failures,
+            items: manifest.items.count, counts: counts)
+        if let thumbnailRoot {
+            thumbnailBytes = [:]
+            for item in manifest.items { countFiles(item, thumbnailRoot: thumbnailRoot) }
+        }
     }
 
     /// Summarizes a paged manifest from its top document alone; with `thumbnailRoot` (the
     /// manifest's directory) also every thumbnail file on disk, reading the pages one at a time.
     public init(_ reader: ManifestReader, thumbnailRoot: String? = nil) throws(ThumbframeError) {
         let document = reader.document
-        self.init(header: document.generator, sections: document.sections, failures: document.failures)
-        items = document.itemCount
-        formats = document.summary.formats
-        orientations = document.summary.orientations
-        longImages = document.summary.longImages
-        thumbnails = document.summary.thumbnails
-        thumbnailBytes = document.summary.thumbnailBytes
+        self.init(
+            generator: document.generator, sections: document.sections, failures: document.failures,
+            items: document.itemCount, counts: document.summary)
         guard let thumbnailRoot else { return }
-        var onDisk = ManifestSummary(header: document.generator, sections: [], failures: [])
+        thumbnailBytes = [:]
+        var summary = self
         do {
-            try reader.forEachItem { onDisk.add($0, thumbnailRoot: thumbnailRoot) }
+            try reader.forEachItem { summary.countFiles($0, thumbnailRoot: thumbnailRoot) }
         } catch {
             throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
         }
-        thumbnailBytes = onDisk.thumbnailBytes
-        missingThumbnails = onDisk.missingThumbnails
+        self = summary
     }
 
-    private init(header generator: Manifest.Generator, sections: [Manifest.Section], failures: [Manifest.Failure]) {
+    private init(
+        generator: Manifest.Generator, sections: [Manifest.Section], failures: [Manifest.Failure], items: Int,
+        counts: ManifestDocument.Summary
+    ) {
         self.generator = "\(generator.name) \(generator.version) (libvips \(generator.libvips))"
-        items = 0
+        self.items = items
         self.sections = sections.map { SectionLine(name: $0.name, title: $0.title, start: $0.start, count: $0.count) }
-        formats = [:]
-        orientations = [:]
-        thumbnails = [:]
-        thumbnailBytes = [:]
+        formats = counts.formats
+        orientations = counts.orientations
+        longImages = counts.longImages
+        thumbnails = counts.thumbnails
+        thumbnailBytes = counts.thumbnailBytes
         missingThumbnails = 0
-        longImages = 0
         self.failures = failures
     }
 
-    private mutating func add(_ item: Manifest.Item, thumbnailRoot: String?) {
-        formats[item.image.format, default: 0] += 1
-        orientations[String(item.image.orientation), default: 0] += 1
-        let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
-        if !overflow && item.image.height >= tripleWidth { longImages += 1 }
-        for (name, thumbnail) in item.thumbnails {
-            thumbnails[name, default: 0] += 1
-            guard let root = thumbnailRoot, Manifest.isContainedRelativePath(thumbnail.path) else { continue }
+    /// Adds an item's thumbnail files on disk to `thumbnailBytes`, or to `missingThumbnails`.
+    private mutating func countFiles(_ item: Manifest.Item, thumbnailRoot root: String) {
+        for (name, thumbnail) in item.thumbnails where Manifest.isContainedRelativePath(thumbnail.path) {
             if let stat = FileStat.lstat(root + "/" + thumbnail.path), stat.isRegularFile {
-                thumbnailBytes[name, default: 0] = thumbnailBytes[name, default: 0].addingReportingOverflow(stat.size).partialValue
+                thumbnailBytes[name] = thumbnailBytes[name, default: 0].addingReportingOverflow(stat.size).partialValue
             } else {
                 missingThumbnails += 1
             }

@@ -107,7 +107,7 @@ final class SQLiteStatement {
     }
 
     func bind(_ index: Int32, _ value: [UInt8]) {
-        value.withUnsafeBytes { raw in
+        _ = value.withUnsafeBytes { raw in
             // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
             sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), Self.transient)
         }

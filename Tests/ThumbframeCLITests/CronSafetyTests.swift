@@ -201,16 +201,17 @@ struct KilledColdBuildTests {
     func resumesWhereItStopped() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            let count = 30
+            let count = 40
             try Fixtures.makeDirectory(source)
             for index in 0..<count {
-                try Fixtures.writeImage(to: "\(source)/IMG_\(index).jpg", width: 600 + index, height: 400)
+                try Fixtures.writeImage(to: "\(source)/IMG_\(index).jpg", width: 1400 + index, height: 1000)
             }
             let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1"])
             // Readiness: the journal names each thumbnail before it is written; wait for ten files' worth.
+            // (A blocking poll: a loaded test run must not oversleep past the build's end.)
             var journaled = 0
-            for _ in 0..<2000 where journaled < 20 {
-                try await Task.sleep(for: .milliseconds(5))
+            for _ in 0..<20_000 where journaled < 20 {
+                usleep(1000)
                 journaled = ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "")
                     .split(separator: "\n").count
             }
