@@ -2,9 +2,10 @@ import CVips
 import Foundation
 import ThumbframeManifest
 
-/// Runs `thumbframe build`: walk, reuse what the previous manifest already knows, process the
-/// rest in a bounded parallel window, assemble the manifest in a deterministic order, put it in
-/// place atomically after its thumbnails, and prune thumbnails nothing names any more.
+/// Runs `thumbframe build`: walk, reuse what the state index already knows, process the rest in
+/// a bounded parallel window (recording each file in the index as it is done), write the paged
+/// manifest section by section in a deterministic order, put its top document in place
+/// atomically after its pages and thumbnails, and prune what nothing names any more.
 public struct Builder: Sendable {
     /// The options of this run.
     public var options: BuildOptions

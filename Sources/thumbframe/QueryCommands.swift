@@ -17,15 +17,6 @@ struct ManifestOptions: ParsableArguments {
         self.manifest = manifest
     }
 
-    /// The whole manifest in memory (`diff`).
-    func load() throws(ExitCode) -> Manifest {
-        do {
-            return try ManifestFile.load(manifest)
-        } catch {
-            throw cliExitCode(for: error)
-        }
-    }
-
     /// The top document, with pages read on demand.
     func open() throws(ExitCode) -> ManifestReader {
         do {
