@@ -105,6 +105,8 @@ public struct BuildReport: Sendable, Equatable {
     public var pruned: Int = 0
     /// Files under `thumbs/` that thumbframe did not write and so left alone.
     public var foreign: Int = 0
+    /// Sections whose pages were assembled this run (unchanged sections keep theirs).
+    public var sectionsAssembled: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     public var stale: [String] = []
 }

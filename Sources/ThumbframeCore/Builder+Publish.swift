@@ -43,6 +43,8 @@ extension Builder {
         var failures: [Manifest.Failure]
         /// The pages the top document names (nil when nothing was written: keep what the ledger has).
         var pages: Set<String>?
+        /// Sections whose pages were assembled (the others were taken as they were).
+        var sectionsAssembled = 0
     }
 
     /// The code and libraries that shape every item.
@@ -92,9 +94,12 @@ extension Builder {
     /// Writes the manifest from the index unless nothing it depends on changed: no file, no
     /// setting, no failure of the walk, and the published file still intact. Every failure is
     /// reported once, in manifest order, whether or not anything is written.
-    func publish(index: StateIndex, output: OutputDirectory, walk: SourceWalker.Result, unchanged: Bool)
-        throws(ThumbframeError) -> Publication
-    {
+    /// `changed` names the sections whose files changed (by `SectionPlan.key`); every other
+    /// section whose stored pages are intact is taken as it was, not assembled again. nil: every
+    /// section is assembled.
+    func publish(
+        index: StateIndex, output: OutputDirectory, walk: SourceWalker.Result, unchanged: Bool, changed: Set<[UInt8]>?
+    ) throws(ThumbframeError) -> Publication {
         let published = Published(index)
         let settings = settingsKey()
         let walkFailures = Self.walkFailuresKey(walk)
@@ -124,29 +129,48 @@ extension Builder {
         var sections: [Manifest.Section] = []
         var pages: [String] = []
         var summary = ManifestDocument.Summary()
+        var stored: [([UInt8], StateIndex.StoredSection)] = []
+        var assembled = 0
+        // Sections whose files did not change keep their pages (positions inside a section do
+        // not depend on other sections) as long as every page is still the file written.
+        let intactPages = Self.intactPages(published, output: output)
         var start = 0
         for (number, plan) in plans.enumerated() {
+            if let changed, !changed.contains(plan.key), let previous = try? index.storedSection(plan.key),
+                previous.count == plan.keys.count, previous.pages.allSatisfy({ intactPages.contains($0.path) })
+            {
+                sections.append(Manifest.Section(
+                    name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
+                    pages: previous.pages))
+                pages += previous.pages.map(\.path)
+                summary.merge(previous.summary)
+                stored.append((plan.key, previous))
+                start += plan.keys.count
+                continue
+            }
             var references: [Manifest.PageReference] = []
+            var sectionSummary = ManifestDocument.Summary()
+            assembled += 1
             for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
                 let chunk = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
                 var items: [ManifestPage.Item] = []
                 items.reserveCapacity(chunk.count)
                 for (offset, key) in chunk.enumerated() {
-                    let stored: StateIndex.StoredItem?
+                    let entry: StateIndex.StoredItem?
                     do {
-                        stored = try index.entry(key.source.rawPath)?.item()
+                        entry = try index.entry(key.source.rawPath)?.item()
                     } catch {
                         throw .cannotWrite(path: statePath, reason: error.description)
                     }
-                    guard let stored else {
+                    guard let entry else {
                         throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
                     }
                     let position = first + offset
                     let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
-                        rawPath: key.source.manifestRawPath, file: stored.file, image: stored.image, exif: stored.exif,
-                        thumbnails: stored.thumbnails, layouts: assembler.layouts(stored.image))
-                    summary.add(item)
+                        rawPath: key.source.manifestRawPath, file: entry.file, image: entry.image, exif: entry.exif,
+                        thumbnails: entry.thumbnails, layouts: assembler.layouts(entry.image))
+                    sectionSummary.add(item)
                     items.append(ManifestPage.Item(item))
                 }
                 let path = try Self.writePage(ManifestPage(items: items), to: output, verify: options.verify)
@@ -156,6 +180,8 @@ extension Builder {
             sections.append(Manifest.Section(
                 name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
                 pages: references))
+            summary.merge(sectionSummary)
+            stored.append((plan.key, StateIndex.StoredSection(count: plan.keys.count, pages: references, summary: sectionSummary)))
             start += plan.keys.count
         }
         let document = ManifestDocument(
@@ -166,6 +192,7 @@ extension Builder {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
         }
         do {
+            try index.replaceSections(stored)
             try index.setMeta("manifest", "\(Self.fingerprint(stat)) \(sha256)")
             try index.setMeta("pages", Self.pageFingerprints(pages, output: output))
             try index.setMeta("settings", settings)
@@ -176,7 +203,9 @@ extension Builder {
         } catch {
             throw .cannotWrite(path: statePath, reason: error.description)
         }
-        return Publication(manifestWritten: written, items: start, sections: sections.count, failures: failures, pages: Set(pages))
+        return Publication(
+            manifestWritten: written, items: start, sections: sections.count, failures: failures, pages: Set(pages),
+            sectionsAssembled: assembled)
     }
 
     /// Every failure of the run (the walk's and the index's), in manifest order, each reported
@@ -193,6 +222,18 @@ extension Builder {
         failures = Self.ordered(failures)
         for failure in failures { events(.failure(failure)) }
         return failures
+    }
+
+    /// The pages of the published manifest that are still the files written.
+    static func intactPages(_ published: Published, output: OutputDirectory) -> Set<String> {
+        var intact = Set<String>()
+        for line in (published.pages ?? "").split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, output.stat(thumbnail: String(parts[0])).map(fingerprint) == String(parts[1]) {
+                intact.insert(String(parts[0]))
+            }
+        }
+        return intact
     }
 
     /// `path fingerprint` of each page, one a line: what a rerun compares with `stat`.

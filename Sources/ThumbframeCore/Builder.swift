@@ -139,8 +139,18 @@ public struct Builder: Sendable {
             throw .cannotWrite(path: output.path + "/" + StateIndex.name, reason: error.description)
         }
 
+        // Directory sections: only the directories whose files changed are assembled again,
+        // when the settings that shape every page are those published.
+        var changed: Set<[UInt8]>? = nil
+        if options.sections == .directory, itemsMatch, !options.force, !options.verify, published.clean,
+            published.settings == settingsKey()
+        {
+            changed = Set(plan.work.map { ManifestAssembler.directoryKey($0.file.directory) })
+                .union(plan.missing.map { ManifestAssembler.directoryKey(SourceFile(path: $0.path).directory) })
+        }
         let written = try publish(
-            index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && plan.missing.isEmpty && published.clean)
+            index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && plan.missing.isEmpty && published.clean,
+            changed: changed)
         // Only once the new manifest is in place may the old one's thumbnails go.
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()
@@ -151,7 +161,7 @@ public struct Builder: Sendable {
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: plan.reused.count - plan.reusedFailures,
-            pruned: prune.removed, foreign: prune.foreign)
+            pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled)
     }
 
     /// OUT_DIR equal to SOURCE_DIR would index its own thumbnails and prune beside the

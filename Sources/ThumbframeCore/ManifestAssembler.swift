@@ -18,6 +18,8 @@ struct ManifestAssembler {
 
     /// One section before it is written: its heading and its items' keys in display order.
     struct SectionPlan {
+        /// What identifies the section from run to run: the directory's bytes, the day, or `.`.
+        var key: [UInt8]
         var name: String
         var rawName: String?
         var title: String
@@ -26,7 +28,16 @@ struct ManifestAssembler {
 
     /// Sections in display order, each with its keys in display order; no empty section.
     func sections(_ keys: [Key]) -> [SectionPlan] {
-        grouped(keys).map { SectionPlan(name: $0.name, rawName: $0.rawName, title: $0.title, keys: ordered($0.keys)) }
+        grouped(keys).map {
+            SectionPlan(
+                key: RawPath.bytes(path: $0.name, rawPath: $0.rawName), name: $0.name, rawName: $0.rawName, title: $0.title,
+                keys: ordered($0.keys))
+        }
+    }
+
+    /// The key of the section a file falls in by its directory (`directory` sections only).
+    static func directoryKey(_ directory: [[UInt8]]) -> [UInt8] {
+        directory.isEmpty ? Array(".".utf8) : Array(directory.joined(separator: [UInt8(ascii: "/")]))
     }
 
     /// The item's layout in every viewport.

@@ -75,6 +75,18 @@ extension ManifestDocument {
         /// An empty summary.
         public init() {}
 
+        /// Adds another summary's counts (of other items) to this one.
+        public mutating func merge(_ other: Summary) {
+            func add(_ table: inout [String: Int], _ more: [String: Int]) {
+                for (key, value) in more { table[key] = table[key, default: 0].addingReportingOverflow(value).partialValue }
+            }
+            add(&formats, other.formats)
+            add(&orientations, other.orientations)
+            longImages = longImages.addingReportingOverflow(other.longImages).partialValue
+            add(&thumbnails, other.thumbnails)
+            add(&thumbnailBytes, other.thumbnailBytes)
+        }
+
         /// Counts one more item.
         public mutating func add(_ item: Manifest.Item) {
             formats[item.image.format, default: 0] += 1

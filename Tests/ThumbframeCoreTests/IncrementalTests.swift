@@ -237,3 +237,52 @@ extension Optional {
         return self
     }
 }
+
+@Suite("Incremental sections")
+struct IncrementalSectionTests {
+    /// The top document and every page of a manifest, by path.
+    static func files(_ out: String) throws -> [String: Data] {
+        let document = try ManifestFile.open(out + "/manifest.json").document
+        var files = ["manifest.json": try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))]
+        for page in document.sections.flatMap({ $0.pages ?? [] }) {
+            files[page.path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))
+        }
+        return files
+    }
+
+    @Test("only the sections whose files changed are assembled again; the result is a full build's, byte for byte")
+    func onlyChangedSections() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            for (directory, count) in [("a", 3), ("b", 2), ("c", 2), ("d", 0)] {
+                try Fixtures.makeDirectory(source + "/" + directory)
+                for index in 0..<count {
+                    try Fixtures.writeImage(to: "\(source)/\(directory)/\(index).jpg", width: 60 + index, height: 40)
+                }
+            }
+            _ = try await IncrementalTests.build(source, out)
+            let before = try Self.files(out)
+            let stamps = IncrementalTests.snapshot(out)
+            // A file added to b, a folder d added, a file removed from c.
+            try Fixtures.writeImage(to: source + "/b/new.jpg", width: 70, height: 50)
+            try Fixtures.writeImage(to: source + "/d/0.jpg", width: 50, height: 70)
+            try FileManager.default.removeItem(atPath: source + "/c/1.jpg")
+            let report = try await IncrementalTests.build(source, out)
+            #expect(report.manifestWritten && report.thumbnailsWritten == 4)
+            #expect(report.sectionsAssembled == 3, "a was taken as it was")
+            let after = try Self.files(out)
+            // Section a kept its page file, untouched; b, c and d have new ones.
+            let document = try ManifestFile.open(out + "/manifest.json").document
+            let pageOfA = try #require(document.sections.first { $0.name == "a" }?.pages?.first?.path)
+            #expect(before[pageOfA] != nil && IncrementalTests.snapshot(out)[pageOfA] == stamps[pageOfA])
+            for name in ["b", "c", "d"] {
+                let page = try #require(document.sections.first { $0.name == name }?.pages?.first?.path)
+                #expect(before[page] == nil, "section \(name) was assembled again")
+            }
+            // The same bytes as a build from scratch of the same library.
+            _ = try await IncrementalTests.build(source, root + "/fresh")
+            #expect(try Self.files(root + "/fresh") == after)
+            #expect(try ManifestValidator.problems(at: out + "/manifest.json") == [])
+        }
+    }
+}
