@@ -20,7 +20,7 @@ extension Builder {
         var reused = 0
         if let index, let output, stale.isEmpty {
             do {
-                reused = plan.reused.count - plan.reusedFailures
+                reused = plan.reusedItems
                 // Listed the way the manifest lists items.
                 for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
                     let path = unit.file.relativePath

@@ -160,7 +160,7 @@ public struct Builder: Sendable {
         }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
-            thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: plan.reused.count - plan.reusedFailures,
+            thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: plan.reusedItems,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled)
     }
 

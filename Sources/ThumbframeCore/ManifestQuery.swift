@@ -49,10 +49,15 @@ public enum ManifestQuery {
     private static func describe(_ manifest: ManifestReader, index: Int, position: IndexMap.Position)
         throws(ThumbframeError) -> Lookup
     {
-        let item = try self.item(manifest, index: index, path: nil)
+        let path: String
+        do {
+            path = try manifest.path(at: index)
+        } catch {
+            throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
+        }
         return Lookup(
             index: index, section: position.section, item: position.item,
-            sectionName: manifest.document.sections[position.section].name, path: item.path)
+            sectionName: manifest.document.sections[position.section].name, path: path)
     }
 
     /// The item at `index` (one page read) or with `path` (pages read in turn until it is found).

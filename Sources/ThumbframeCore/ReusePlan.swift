@@ -16,9 +16,9 @@ struct ReusePlan {
         var wasItem = false
     }
 
-    /// Files whose stored item or failure stands.
-    var reused: [SourceFile] = []
-    /// How many of `reused` are failures (unchanged files that failed to probe or decode).
+    /// Files whose stored item stands (counted, not kept: a rerun of a large library is mostly these).
+    var reusedItems = 0
+    /// Unchanged files that failed to probe or decode, whose stored failure stands.
     var reusedFailures = 0
     var work: [Work] = []
     /// Unchanged files whose thumbnails have gone missing or changed size.
@@ -76,13 +76,12 @@ struct ReusePlan {
                     let stored = try index.entry(file.rawPath)?.item()
                     redo(previous: stored.map { Self.item($0, file) }, wasItem: true)
                 } else {
-                    reused.append(file)
+                    reusedItems += 1
                 }
             } else if unchanged, row.stage == "probe" || row.stage == "decode" || options.check {
                 // A broken file stays broken until it changes; a read or write failure (a
                 // permission, a full disk) is worth another try every build, though `--check`
                 // does not call it stale.
-                reused.append(file)
                 reusedFailures += 1
             } else {
                 redo(wasItem: !row.failed)

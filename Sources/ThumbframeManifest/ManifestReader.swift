@@ -79,6 +79,38 @@ public struct ManifestReader: Sendable {
 
     /// The item at a flat index, reading only the page that holds it.
     public func item(at index: Int) throws(ManifestError) -> Manifest.Item {
+        let (reference, position) = try locate(index)
+        let page = try page(reference)
+        return page.items[position.item - reference.start].item(index: index, section: position.section)
+    }
+
+    /// The path of the item at a flat index: reads its page but decodes only positions and paths
+    /// (what `thumbframe lookup` needs, several times faster than whole items).
+    public func path(at index: Int) throws(ManifestError) -> String {
+        let (reference, position) = try locate(index)
+        struct Paths: Decodable {
+            struct Entry: Decodable {
+                var item: Int
+                var path: String
+            }
+            var items: [Entry]
+        }
+        let data: Data
+        do {
+            data = try load(reference.path)
+        } catch {
+            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
+        }
+        guard let paths = try? JSONDecoder().decode(Paths.self, from: data), paths.items.count == reference.count else {
+            return try item(at: index).path  // the full check names what is wrong with the page
+        }
+        let entry = paths.items[position.item - reference.start]
+        guard entry.item == position.item else { return try item(at: index).path }
+        return entry.path
+    }
+
+    /// The page that holds a flat index, and the index's position.
+    private func locate(_ index: Int) throws(ManifestError) -> (Manifest.PageReference, IndexMap.Position) {
         let position: IndexMap.Position
         do {
             position = try indexMap.position(of: index)
@@ -91,8 +123,7 @@ public struct ManifestReader: Sendable {
             return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < $0.count
         })
         else { throw .malformed("no page of section \(position.section) holds item \(position.item)") }
-        let page = try page(reference)
-        return page.items[position.item - reference.start].item(index: index, section: position.section)
+        return (reference, position)
     }
 
     /// Calls `body` with every item in order, one page in memory at a time.
