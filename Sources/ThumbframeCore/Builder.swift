@@ -58,12 +58,13 @@ public struct Builder: Sendable {
         if let output { state = try StateIndex.open(output, readOnly: options.check) }
         if let problem = state.problem { events(.warning(problem)) }
         let published = Published(state.index)
+        if let output, !options.check, hasManifest, published.generator == nil { output.adoptVersion1Thumbnails() }
         let itemsMatch = published.generator == Self.generator && published.recipes == Self.recipes(options.thumbnails)
 
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
-        let walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
-        let plan: ReusePlan
+        var walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
+        var plan: ReusePlan
         do {
             plan = try ReusePlan(
                 index: state.index, reusable: itemsMatch, options: options, output: output ?? existing, files: walk.files)
@@ -148,9 +149,13 @@ public struct Builder: Sendable {
             changed = Set(plan.work.map { ManifestAssembler.directoryKey($0.file.directory) })
                 .union(plan.missing.map { ManifestAssembler.directoryKey(SourceFile(path: $0.path).directory) })
         }
-        let written = try publish(
-            index: index, output: output, walk: walk, unchanged: plan.work.isEmpty && plan.missing.isEmpty && published.clean,
-            changed: changed)
+        // The file lists are done with: a library's worth of paths need not stay while the
+        // manifest is written.
+        let unchanged = plan.work.isEmpty && plan.missing.isEmpty && published.clean
+        let reusedItems = plan.reusedItems
+        walk.files = []
+        plan = ReusePlan()
+        let written = try publish(index: index, output: output, walk: walk, unchanged: unchanged, changed: changed)
         // Only once the new manifest is in place may the old one's thumbnails go.
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()
@@ -160,7 +165,7 @@ public struct Builder: Sendable {
         }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
-            thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: plan.reusedItems,
+            thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reusedItems,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled)
     }
 

@@ -99,6 +99,29 @@ final class OutputDirectory: @unchecked Sendable {
 
     // MARK: Ownership
 
+    /// Records as thumbframe's the thumbnails a manifest of thumbframe 0.1 names (it kept no
+    /// ledger): once, when a directory of 0.1 gets its first state index, so they can be pruned.
+    func adoptVersion1Thumbnails() {
+        struct Version1: Decodable {
+            struct Item: Decodable {
+                struct Thumbnail: Decodable {
+                    var path: String
+                }
+                var thumbnails: [String: Thumbnail]
+            }
+            var version: Int
+            var items: [Item]?
+        }
+        guard let bytes = try? root.readFile(Array(Self.manifestName.utf8)),
+            let manifest = try? JSONDecoder().decode(Version1.self, from: Data(bytes)), manifest.version == 1
+        else { return }
+        for item in manifest.items ?? [] {
+            for thumbnail in item.thumbnails.values where OutputName(thumbnail.path) != nil {
+                try? appendToJournal(thumbnail.path)
+            }
+        }
+    }
+
     private func appendToJournal(_ path: String) throws(FileSystemError) {
         lock.lock()
         defer { lock.unlock() }

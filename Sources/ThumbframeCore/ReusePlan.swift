@@ -29,6 +29,9 @@ struct ReusePlan {
     /// Indexed files the walk did not find, and whether each was an item.
     var missing: [(path: [UInt8], wasItem: Bool)] = []
 
+    /// An empty plan.
+    init() {}
+
     /// Reads the index once, merged with the walk in path order. With `reusable` false (settings
     /// that shape items changed, or `--force`), nothing is reused but what is missing is known.
     init(index: StateIndex?, reusable: Bool, options: BuildOptions, output: OutputDirectory?, files: [SourceFile])

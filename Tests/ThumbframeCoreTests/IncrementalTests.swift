@@ -286,3 +286,23 @@ struct IncrementalSectionTests {
         }
     }
 }
+
+@Suite("Upgrading from thumbframe 0.1")
+struct UpgradeTests {
+    @Test("an OUT_DIR of 0.1 (no ledger) is taken over: the thumbnails its manifest names are pruned, nothing else")
+    func adoptsVersion1() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try IncrementalTests.makeLibrary(source)
+            let old = "thumbs/ab/ab" + String(repeating: "0", count: 30) + ".jpg"
+            try Fixtures.write([1, 2, 3], to: out + "/" + old)
+            try Fixtures.write(Array("mine".utf8), to: out + "/thumbs/ab/notes.txt")
+            let version1 = #"{"format":"thumbframe-manifest","version":1,"items":[{"thumbnails":{"grid":{"path":"\#(old)"}}}]}"#
+            try Fixtures.write(Array(version1.utf8), to: out + "/manifest.json")
+            let report = try await IncrementalTests.build(source, out)
+            #expect(report.manifestWritten)
+            #expect(!FileManager.default.fileExists(atPath: out + "/" + old), "0.1's thumbnail pruned")
+            #expect(FileManager.default.fileExists(atPath: out + "/thumbs/ab/notes.txt"), "a file 0.1 did not name is kept")
+        }
+    }
+}
