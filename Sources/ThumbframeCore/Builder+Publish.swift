@@ -173,7 +173,7 @@ extension Builder {
                     sectionSummary.add(item)
                     items.append(ManifestPage.Item(item))
                 }
-                let path = try Self.writePage(ManifestPage(items: items), to: output, verify: options.verify)
+                let path = try Self.writePage(ManifestPage(items: items), to: output)
                 references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
                 pages.append(path)
             }
@@ -241,9 +241,10 @@ extension Builder {
         pages.map { "\($0) \(output.stat(thumbnail: $0).map(fingerprint) ?? "missing")" }.joined(separator: "\n")
     }
 
-    /// Writes a page under its content address unless a file of that name and size is there
-    /// (with `verify`, of that hash); returns its path.
-    static func writePage(_ page: ManifestPage, to output: OutputDirectory, verify: Bool) throws(ThumbframeError) -> String {
+    /// Writes a page under its content address unless a file of that name holds those bytes
+    /// (its hash is its name: a page changed behind thumbframe's back is written again);
+    /// returns its path.
+    static func writePage(_ page: ManifestPage, to output: OutputDirectory) throws(ThumbframeError) -> String {
         let data: Data
         do {
             data = try page.encoded()
@@ -253,7 +254,7 @@ extension Builder {
         let sha256 = data.withUnsafeBytes(Digest.sha256)
         let path = OutputName.path(area: "pages", hash: sha256, extension: "json")
         if let stat = output.stat(thumbnail: path), stat.isRegularFile, stat.size == data.count,
-            !verify || output.read(thumbnail: path).map({ $0.withUnsafeBytes(Digest.sha256) }) == sha256
+            output.read(thumbnail: path).map({ $0.elementsEqual(data) }) == true
         {
             return path
         }

@@ -35,6 +35,13 @@ public enum ManifestValidator {
                     checker.report("sections[\(number)] page '\(reference.path)' is not a page path")
                     continue
                 }
+                // A page is named by the hash of its bytes.
+                if let bytes = try? FileSystem.readFile(directory.isEmpty ? reference.path : directory + "/" + reference.path),
+                    let name = OutputName(reference.path),
+                    !bytes.withUnsafeBytes(Digest.sha256).hasPrefix(String(name.file.prefix(32)))
+                {
+                    checker.report("\(reference.path): its bytes do not match its name (changed after it was written)")
+                }
                 do {
                     for item in try reader.page(reference).items {
                         checker.check(item.item(index: section.start.addingReportingOverflow(item.item).partialValue, section: number))

@@ -149,6 +149,16 @@ struct IncrementalTests {
             try FileManager.default.removeItem(atPath: out + "/manifest.json")
             let missing = try await Self.build(source, out)
             #expect(missing.manifestWritten && missing.reused == 4)
+            // A page changed to other valid JSON of the same size: validate names it, a build writes it again.
+            let page = try #require(ManifestFile.open(out + "/manifest.json").document.sections.first?.pages?.first?.path)
+            let original = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page))
+            let changed = String(decoding: original, as: UTF8.self).replacingOccurrences(of: "IMG_1.jpg", with: "IMG_7.jpg")
+            #expect(changed.utf8.count == original.count && Data(changed.utf8) != original)
+            try Fixtures.write(Array(changed.utf8), to: out + "/" + page)
+            #expect(try ManifestValidator.problems(at: out + "/manifest.json").contains { $0.contains("do not match its name") })
+            _ = try await Self.build(source, out)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/" + page)) == original)
+            #expect(try ManifestValidator.problems(at: out + "/manifest.json") == [])
         }
     }
 
