@@ -22,6 +22,19 @@ struct IncrementalTests {
         return try await Builder(options: options).run()
     }
 
+    /// Runs `body` with the library of `makeLibrary` in `root/src` built into `root/out`, and
+    /// the manifest that build wrote.
+    static func withBuiltLibrary(_ body: (_ root: String, _ source: String, _ out: String, _ manifest: Data) async throws -> Void)
+        async throws
+    {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try makeLibrary(source)
+            _ = try await build(source, out)
+            try await body(root, source, out, try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+        }
+    }
+
     /// Every regular file under `directory` (relative path → inode and modification time).
     static func snapshot(_ directory: String) -> [String: String] {
         var files: [String: String] = [:]
@@ -127,12 +140,7 @@ struct IncrementalTests {
 
     @Test("a manifest.json changed outside thumbframe is noticed by stat and written again from the index")
     func tamperedManifest() async throws {
-        try await Fixtures.withTemporaryDirectory { root in
-            let source = root + "/src"
-            try Self.makeLibrary(source)
-            let out = root + "/out"
-            _ = try await Self.build(source, out)
-            let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+        try await Self.withBuiltLibrary { root, source, out, good in
             // Valid JSON of the right shape, but counted wrongly; the same size.
             let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"itemCount\" : 4,", with: "\"itemCount\" : 7,")
             #expect(renumbered.utf8.count == good.count)
@@ -164,12 +172,7 @@ struct IncrementalTests {
 
     @Test("a damaged or foreign state index is reported and rebuilt from the sources, never trusted")
     func corruptIndex() async throws {
-        try await Fixtures.withTemporaryDirectory { root in
-            let source = root + "/src"
-            try Self.makeLibrary(source)
-            let out = root + "/out"
-            _ = try await Self.build(source, out)
-            let good = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+        try await Self.withBuiltLibrary { root, source, out, good in
             let index = out + "/" + StateIndex.name
             let valid = try Data(contentsOf: URL(fileURLWithPath: index))
             var damaged = Array(valid)
