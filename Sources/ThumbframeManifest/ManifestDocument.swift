@@ -149,12 +149,19 @@ public struct ManifestPage: Codable, Hashable, Sendable {
     public struct Item: Codable, Hashable, Sendable {
         /// Position inside the section.
         public var item: Int
+        /// Path relative to the source directory, as UTF-8 text (see `Manifest.Item.path`).
         public var path: String
+        /// Base64 of the path's bytes when they are not valid UTF-8 (see `RawPath`).
         public var rawPath: String?
+        /// What the source file was when it was read.
         public var file: Manifest.FileInfo
+        /// The image's header facts.
         public var image: Manifest.ImageInfo
+        /// Capture facts from EXIF, when the file has any.
         public var exif: Manifest.ExifInfo?
+        /// Thumbnails by recipe name.
         public var thumbnails: [String: Manifest.Thumbnail]
+        /// The layout in each viewport, by viewport name.
         public var layouts: [String: Layout]
 
         /// The page form of an item.
