@@ -98,6 +98,11 @@ public struct Builder: Sendable {
             throw .cannotWrite(path: output.path + "/" + StateIndex.name, reason: error.description)
         }
 
+        // Rows change from here on: until a manifest is written from them, the index is dirty
+        // (a run stopped in between, by a signal, a kill or the shrink guard, leaves the next
+        // run something to write even when no file changed again).
+        let removed = itemsMatch && !options.force ? plan.missing.map(\.path) : []
+        if !plan.work.isEmpty || !removed.isEmpty { try Self.markDirty(index) }
         let context = ProcessingContext(
             recipes: options.thumbnails, source: source, output: output, limits: options.limits,
             overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
@@ -131,9 +136,7 @@ public struct Builder: Sendable {
         }
         try? index.commit()
         try refuseShrink(published.items, dropped: droppedByWalk + droppedByFailure)
-        let removed = itemsMatch && !options.force ? plan.missing.map(\.path) : []
         do {
-            if !plan.work.isEmpty || !removed.isEmpty { try index.setMeta("dirty", "1") }
             try index.removeRows(removed)
             try index.commit()
         } catch {

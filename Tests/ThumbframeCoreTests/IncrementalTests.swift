@@ -319,3 +319,24 @@ struct UpgradeTests {
         }
     }
 }
+
+@Suite("Shrink guard and the index")
+struct ShrinkIndexTests {
+    @Test("files that turn broken trip the shrink guard; the next run with --allow-shrink writes what was recorded")
+    func refusedRunLeavesWorkToPublish() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try Fixtures.makeDirectory(source)
+            for index in 0..<20 { try Fixtures.writeImage(to: "\(source)/\(index).jpg", width: 40 + index, height: 30) }
+            _ = try await IncrementalTests.build(source, out)
+            for index in 0..<11 { try Fixtures.write(Array("broken \(index)".utf8), to: "\(source)/\(index).jpg") }
+            await #expect(throws: ThumbframeError.wouldShrink(previous: 20, dropped: 11)) {
+                try await IncrementalTests.build(source, out)
+            }
+            #expect(try ManifestFile.load(out + "/manifest.json").items.count == 20, "nothing published")
+            // The broken files are recorded (not decoded again), but the manifest is still to write.
+            let allowed = try await IncrementalTests.build(source, out) { $0.allowShrink = true }
+            #expect(allowed.manifestWritten && allowed.items == 9 && allowed.failures.count == 11)
+        }
+    }
+}
