@@ -8,8 +8,8 @@ extension Builder {
         var recipes: String?
         var settings: String?
         var walkFailures: String?
-        /// `path fingerprint` of every page, one a line.
-        var pages: String?
+        /// Every page of the published top document, with its fingerprint when written.
+        var pages: [String: String] = [:]
         /// `manifest.json` as written: what `stat` said of it (size, modification time, inode)
         /// and its SHA-256.
         var manifestStat: String?
@@ -25,7 +25,10 @@ extension Builder {
             recipes = index?.meta("recipes")
             settings = index?.meta("settings")
             walkFailures = index?.meta("walkFailures")
-            pages = index?.meta("pages")
+            for line in (index?.meta("pages") ?? "").split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2 { pages[String(parts[0])] = String(parts[1]) }
+            }
             let manifest = index?.meta("manifest")?.split(separator: " ")
             manifestStat = manifest?.first.map(String.init)
             manifestSHA256 = manifest?.last.map(String.init)
@@ -80,12 +83,7 @@ extension Builder {
             published.manifestStat == Self.fingerprint(stat)
         else { return false }
         // Each page still is the file that was written.
-        for line in (published.pages ?? "").split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, output.stat(thumbnail: String(parts[0])).map(Self.fingerprint) == String(parts[1]) else {
-                return false
-            }
-        }
+        guard Self.intactPages(published, output: output).count == published.pages.count else { return false }
         guard options.verify else { return true }
         guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
         return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
@@ -226,14 +224,7 @@ extension Builder {
 
     /// The pages of the published manifest that are still the files written.
     static func intactPages(_ published: Published, output: OutputDirectory) -> Set<String> {
-        var intact = Set<String>()
-        for line in (published.pages ?? "").split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, output.stat(thumbnail: String(parts[0])).map(fingerprint) == String(parts[1]) {
-                intact.insert(String(parts[0]))
-            }
-        }
-        return intact
+        Set(published.pages.filter { output.stat(thumbnail: $0.key).map(fingerprint) == $0.value }.keys)
     }
 
     /// `path fingerprint` of each page, one a line: what a rerun compares with `stat`.
@@ -363,12 +354,5 @@ extension SourceFile {
         var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
         let name = components.removeLast()
         self.init(directory: components, name: name, stat: .missing)
-    }
-}
-
-extension Builder {
-    /// The pages the published top document names, from the index.
-    static func publishedPages(_ index: StateIndex) -> Set<String> {
-        Set((index.meta("pages") ?? "").split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
     }
 }

@@ -163,7 +163,7 @@ public struct Builder: Sendable {
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()
         if written.manifestWritten || pruning.isUnsettled {
-            prune = pruning.prune(keeping: try thumbnailPaths(index).union(written.pages ?? Self.publishedPages(index)))
+            prune = pruning.prune(keeping: try thumbnailPaths(index).union(written.pages ?? Set(published.pages.keys)))
             if let note = prune.foreignNote { events(.warning(note)) }
         }
         return BuildReport(

@@ -3,8 +3,10 @@ import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.
 public enum ManifestFile {
-    /// Opens the top document at `path`; pages are read from beside it when asked for.
-    public static func open(_ path: String) throws(ThumbframeError) -> ManifestReader {
+    /// Opens the top document at `path`; pages are read from beside it when asked for. With
+    /// `verifyingPages`, a page whose bytes do not hash to its name (changed after it was
+    /// written) is an error when it is read.
+    public static func open(_ path: String, verifyingPages: Bool = false) throws(ThumbframeError) -> ManifestReader {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(path)
@@ -15,7 +17,13 @@ public enum ManifestFile {
         do {
             let document = try ManifestDocument.decode(from: Data(bytes))
             return try ManifestReader(document: document) { page in
-                Data(try FileSystem.readFile((directory.isEmpty ? "." : directory) + "/" + page, limit: 1 << 30))
+                let bytes = try FileSystem.readFile((directory.isEmpty ? "." : directory) + "/" + page, limit: 1 << 30)
+                if verifyingPages, let name = OutputName(page),
+                    !bytes.withUnsafeBytes(Digest.sha256).hasPrefix(String(name.file.prefix(32)))
+                {
+                    throw PageChanged()
+                }
+                return Data(bytes)
             }
         } catch {
             throw .invalidManifest(path: path, reason: error.localizedDescription)
@@ -31,6 +39,11 @@ public enum ManifestFile {
             throw .invalidManifest(path: path, reason: error.localizedDescription)
         }
     }
+}
+
+/// A page whose bytes are not those its content-addressed name was made from.
+struct PageChanged: LocalizedError {
+    var errorDescription: String? { "its bytes do not match its name (changed after it was written)" }
 }
 
 extension ManifestFile {

@@ -13,7 +13,7 @@ public enum ManifestValidator {
     public static func problems(at path: String, limit: Int = 1000) throws(ThumbframeError) -> [String] {
         let reader: ManifestReader
         do {
-            reader = try ManifestFile.open(path)
+            reader = try ManifestFile.open(path, verifyingPages: true)
         } catch .invalidManifest(_, let reason) {
             return [reason]
         }
@@ -23,8 +23,7 @@ public enum ManifestValidator {
             generator: document.generator, settings: document.settings, sections: document.sections, items: [],
             failures: document.failures)
         var checker = Checker(header, thumbnailRoot: directory.isEmpty ? "." : directory, limit: limit)
-        var total = 0
-        for section in document.sections { total = total.addingReportingOverflow(max(0, section.count)).partialValue }
+        let total = Manifest.itemTotal(document.sections)
         if document.itemCount != total { checker.report("itemCount is \(document.itemCount), but the sections hold \(total)") }
         for (number, section) in document.sections.enumerated() where checker.hasRoom {
             var next = 0
@@ -34,13 +33,6 @@ public enum ManifestValidator {
                 if !Manifest.isContainedRelativePath(reference.path) || OutputName(reference.path)?.area != "pages" {
                     checker.report("sections[\(number)] page '\(reference.path)' is not a page path")
                     continue
-                }
-                // A page is named by the hash of its bytes.
-                if let bytes = try? FileSystem.readFile(directory.isEmpty ? reference.path : directory + "/" + reference.path),
-                    let name = OutputName(reference.path),
-                    !bytes.withUnsafeBytes(Digest.sha256).hasPrefix(String(name.file.prefix(32)))
-                {
-                    checker.report("\(reference.path): its bytes do not match its name (changed after it was written)")
                 }
                 do {
                     for item in try reader.page(reference).items {
@@ -64,23 +56,23 @@ public enum ManifestValidator {
         var header = manifest
         header.items = []
         var checker = Checker(header, thumbnailRoot: thumbnailRoot, limit: limit)
-        var start = 0
-        for section in manifest.sections { start = start.addingReportingOverflow(max(0, section.count)).partialValue }
-        if start != manifest.items.count { checker.report("sections count \(start) items, but there are \(manifest.items.count)") }
+        let total = Manifest.itemTotal(manifest.sections)
+        if total != manifest.items.count { checker.report("sections count \(total) items, but there are \(manifest.items.count)") }
         for (position, item) in manifest.items.enumerated() where checker.hasRoom {
-            if item.index != position { checker.report("items[\(position)].index is \(item.index)") }
-            checker.check(item)
+            checker.check(item, at: position)
         }
         return checker.finish()
     }
 
-    /// Checks items one at a time against the header (settings, sections, failures).
+    /// Checks items one at a time against the header (settings, sections, failures): the
+    /// manifest's own consistency (`Manifest.ItemConsistency`), then what only the tool can
+    /// check (recipes, viewports, layouts recomputed, thumbnail files).
     struct Checker {
         private let manifest: Manifest
         private let thumbnailRoot: String?
         private let limit: Int
         private var problems: [String]
-        private var paths = Set<[UInt8]>()  // bytes: NFC and NFD spellings are different files
+        private var consistency: Manifest.ItemConsistency
         private let failurePaths: Set<[UInt8]>
         private let recipeNames: Set<String>
         private let viewportNames: Set<String>
@@ -92,7 +84,8 @@ public enum ManifestValidator {
             self.thumbnailRoot = thumbnailRoot
             self.limit = limit
             // The header's own problems (format, sections, failures) come first.
-            problems = header.consistencyProblems(limit: limit).filter { !$0.hasPrefix("sections count") }
+            problems = header.headerProblems(limit: limit)
+            consistency = Manifest.ItemConsistency(sections: header.sections)
             failurePaths = Set(header.failures.map(\.pathBytes))
             let recipes = header.settings.thumbnails
             let viewports = header.settings.viewports
@@ -112,32 +105,19 @@ public enum ManifestValidator {
             if problems.count < limit { problems.append(problem) }
         }
 
-        mutating func check(_ item: Manifest.Item) {
+        /// Checks one item; with `position` (a manifest in memory), its `index` must be that.
+        mutating func check(_ item: Manifest.Item, at position: Int? = nil) {
             counted.add(item)
+            for problem in consistency.problems(of: item, at: position) { report(problem) }
             let index = item.index
-            let sections = manifest.sections
-            if sections.indices.contains(item.section) {
-                let section = sections[item.section]
-                if item.item < 0 || item.item >= section.count || section.start.addingReportingOverflow(item.item) != (index, false) {
-                    report("items[\(index)] is section \(item.section) item \(item.item), which is not index \(index)")
-                }
-            } else {
-                report("items[\(index)].section \(item.section) does not exist")
-            }
-            if !Manifest.isContainedRelativePath(item.path) { report("items[\(index)].path '\(item.path)' leaves the source directory") }
-            if !paths.insert(item.pathBytes).inserted { report("items[\(index)].path '\(item.path)' appears twice") }
             if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
-            let image = item.image
-            if image.width <= 0 || image.height <= 0 || image.storedWidth <= 0 || image.storedHeight <= 0 {
-                report("items[\(index)] has a size that is not positive")
-            }
-            if !(1...8).contains(image.orientation) { report("items[\(index)].image.orientation \(image.orientation) is not 1–8") }
             if Set(item.thumbnails.keys) != recipeNames {
                 report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(recipeNames.sorted())")
             }
             if Set(item.layouts.keys) != viewportNames {
                 report("items[\(index)] has layouts \(item.layouts.keys.sorted()), expected \(viewportNames.sorted())")
             }
+            let image = item.image
             if image.width > 0, image.height > 0, image.width <= 1 << 30, image.height <= 1 << 30 {
                 let swapped = image.orientation >= 5 && image.orientation <= 8
                 if (swapped ? (image.storedHeight, image.storedWidth) : (image.storedWidth, image.storedHeight))
@@ -152,13 +132,9 @@ public enum ManifestValidator {
                     if layout != expected { report("items[\(index)].layouts.\(viewport.name) is not what the layout engine gives") }
                 }
             }
-            for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) {
-                guard thumbnail.path.hasPrefix("thumbs/"), Manifest.isContainedRelativePath(thumbnail.path) else {
-                    report("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
-                    continue
-                }
-                if thumbnail.width <= 0 || thumbnail.height <= 0 { report("items[\(index)].thumbnails.\(name) has no size") }
-                if let root = thumbnailRoot, let problem = ManifestValidator.checkThumbnail(root + "/" + thumbnail.path, thumbnail) {
+            guard let root = thumbnailRoot else { return }
+            for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) where Manifest.isThumbnailPath(thumbnail.path) {
+                if let problem = ManifestValidator.checkThumbnail(root + "/" + thumbnail.path, thumbnail) {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }

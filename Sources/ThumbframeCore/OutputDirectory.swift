@@ -137,21 +137,18 @@ final class OutputDirectory: @unchecked Sendable {
         guard written == line.count else { throw .posix(written < 0 ? errno : ENOSPC) }
     }
 
-    /// Paths in the ledger and the journal that have thumbframe's thumbnail shape, and whether
-    /// the journal holds anything (a run wrote files and did not settle the ledger after).
-    func ownedThumbnails() -> (paths: Set<[UInt8]>, unsettled: Bool) {
+    /// Paths in the ledger and the journal that have thumbframe's thumbnail or page shape.
+    func ownedThumbnails() -> Set<[UInt8]> {
         var owned = Set<[UInt8]>()
-        var unsettled = false
         for name in [Self.ledgerName, Self.journalName] {
             guard root.stat(Array(name.utf8))?.isRegularFile == true,
                 let bytes = try? root.readFile(Array(name.utf8), limit: 1 << 31)
             else { continue }
-            if name == Self.journalName && !bytes.isEmpty { unsettled = true }
             for line in bytes.split(separator: 10) where OutputName(String(decoding: line, as: UTF8.self)) != nil {
                 owned.insert(Array(line))
             }
         }
-        return (owned, unsettled)
+        return owned
     }
 
     /// Writes the ledger (what thumbframe owns now) and empties the journal.

@@ -19,6 +19,8 @@ final class StateIndex {
     private var inTransaction = false
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
+    /// Read once per item whenever a manifest is written: prepared once.
+    private let selectEntry: SQLiteStatement
 
     /// Prepares the statements every run uses: a database of another shape fails here, and is
     /// then rebuilt like a damaged one.
@@ -26,6 +28,7 @@ final class StateIndex {
         self.database = database
         try Self.prepareSchema(database, readOnly: readOnly)
         _ = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs, captured FROM files")
+        selectEntry = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
         if !readOnly {
             upsert = try database.prepare(
                 "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, thumbs, captured) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -153,10 +156,10 @@ final class StateIndex {
 
     /// The stored item or failure of `path`.
     func entry(_ path: [UInt8]) throws(SQLiteError) -> Stored? {
-        let statement = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
-        statement.bind(1, path)
-        guard try statement.step() else { return nil }
-        return Stored(failed: statement.int(0) != 0, json: statement.bytes(1))
+        defer { selectEntry.reset() }
+        selectEntry.bind(1, path)
+        guard try selectEntry.step() else { return nil }
+        return Stored(failed: selectEntry.int(0) != 0, json: selectEntry.bytes(1))
     }
 
     /// An item or failure as stored: decoded only when a manifest is assembled.

@@ -43,7 +43,7 @@ struct ThumbnailPruner {
     /// Removes what thumbframe owns and `keep` (every thumbnail and page the manifest names) does not.
     func prune(keeping keep: Set<String>) -> Outcome {
         var outcome = Outcome()
-        let candidates = output.ownedThumbnails().paths
+        let candidates = output.ownedThumbnails()
         var emptied: Set<String> = []
         for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = String(decoding: candidate, as: UTF8.self)

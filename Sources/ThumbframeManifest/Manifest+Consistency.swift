@@ -4,6 +4,20 @@ extension Manifest {
     /// Structural problems of a decoded manifest, one sentence each (empty when consistent):
     /// numbering, sections, paths that must stay relative and inside their roots, duplicates.
     public func consistencyProblems(limit: Int = 100) -> [String] {
+        var problems = headerProblems(limit: limit)
+        let total = Self.itemTotal(sections)
+        if total != items.count, problems.count < limit {
+            problems.append("sections count \(total) items, but there are \(items.count)")
+        }
+        var checker = ItemConsistency(sections: sections)
+        for (index, item) in items.enumerated() where problems.count < limit {
+            problems += checker.problems(of: item, at: index).prefix(limit - problems.count)
+        }
+        return problems
+    }
+
+    /// Problems of everything but the items: format and version, section numbering, failure paths.
+    public func headerProblems(limit: Int = 100) -> [String] {
         var problems: [String] = []
         func report(_ problem: String) {
             if problems.count < limit { problems.append(problem) }
@@ -18,37 +32,68 @@ extension Manifest {
             if section.start != start { report("sections[\(index)].start is \(section.start), expected \(start)") }
             start = start.addingReportingOverflow(max(0, section.count)).partialValue
         }
-        if start != items.count { report("sections count \(start) items, but there are \(items.count)") }
-        var paths = Set<[UInt8]>()  // bytes: NFC and NFD spellings are different files
-        for (index, item) in items.enumerated() {
-            if item.index != index { report("items[\(index)].index is \(item.index)") }
+        for (index, failure) in failures.enumerated() where !Self.isContainedRelativePath(failure.path) {
+            report("failures[\(index)].path '\(failure.path)' leaves the source directory")
+        }
+        return problems
+    }
+
+    /// The number of items the sections hold (overflow-safe: the counts may be hostile).
+    public static func itemTotal(_ sections: [Section]) -> Int {
+        sections.reduce(0) { $0.addingReportingOverflow(max(0, $1.count)).partialValue }
+    }
+
+    /// Checks items one at a time against their sections, so a paged manifest is checked a page
+    /// at a time: numbering, paths (inside the source, unique as bytes), sizes, orientation,
+    /// thumbnail paths.
+    public struct ItemConsistency {
+        private let sections: [Section]
+        private var paths = Set<[UInt8]>()  // bytes: NFC and NFD spellings are different files
+
+        /// Creates a checker for items of these sections.
+        public init(sections: [Section]) {
+            self.sections = sections
+        }
+
+        /// The problems of one item; with `position`, its `index` must be that.
+        public mutating func problems(of item: Item, at position: Int? = nil) -> [String] {
+            var problems: [String] = []
+            let index = position ?? item.index
+            if let position, item.index != position { problems.append("items[\(position)].index is \(item.index)") }
             if sections.indices.contains(item.section) {
                 let section = sections[item.section]
                 if item.item < 0 || item.item >= section.count
                     || section.start.addingReportingOverflow(item.item) != (index, false)
                 {
-                    report("items[\(index)] is section \(item.section) item \(item.item), which is not index \(index)")
+                    problems.append("items[\(index)] is section \(item.section) item \(item.item), which is not index \(index)")
                 }
             } else {
-                report("items[\(index)].section \(item.section) does not exist")
+                problems.append("items[\(index)].section \(item.section) does not exist")
             }
-            if !Self.isContainedRelativePath(item.path) { report("items[\(index)].path '\(item.path)' leaves the source directory") }
-            if !paths.insert(item.pathBytes).inserted { report("items[\(index)].path '\(item.path)' appears twice") }
-            if item.image.width <= 0 || item.image.height <= 0 || item.image.storedWidth <= 0 || item.image.storedHeight <= 0 {
-                report("items[\(index)] has a size that is not positive")
+            if !Manifest.isContainedRelativePath(item.path) {
+                problems.append("items[\(index)].path '\(item.path)' leaves the source directory")
             }
-            if !(1...8).contains(item.image.orientation) { report("items[\(index)].image.orientation \(item.image.orientation) is not 1–8") }
+            if !paths.insert(item.pathBytes).inserted { problems.append("items[\(index)].path '\(item.path)' appears twice") }
+            let image = item.image
+            if image.width <= 0 || image.height <= 0 || image.storedWidth <= 0 || image.storedHeight <= 0 {
+                problems.append("items[\(index)] has a size that is not positive")
+            }
+            if !(1...8).contains(image.orientation) {
+                problems.append("items[\(index)].image.orientation \(image.orientation) is not 1–8")
+            }
             for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) {
-                if !thumbnail.path.hasPrefix("thumbs/") || !Self.isContainedRelativePath(thumbnail.path) {
-                    report("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
+                if !Manifest.isThumbnailPath(thumbnail.path) {
+                    problems.append("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
                 }
-                if thumbnail.width <= 0 || thumbnail.height <= 0 { report("items[\(index)].thumbnails.\(name) has no size") }
+                if thumbnail.width <= 0 || thumbnail.height <= 0 { problems.append("items[\(index)].thumbnails.\(name) has no size") }
             }
+            return problems
         }
-        for (index, failure) in failures.enumerated() where !Self.isContainedRelativePath(failure.path) {
-            report("failures[\(index)].path '\(failure.path)' leaves the source directory")
-        }
-        return problems
+    }
+
+    /// A relative path inside `thumbs/`.
+    public static func isThumbnailPath(_ path: String) -> Bool {
+        path.hasPrefix("thumbs/") && isContainedRelativePath(path)
     }
 
     /// A `/`-separated relative path with no empty, `.` or `..` component.
