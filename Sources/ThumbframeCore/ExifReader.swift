@@ -38,21 +38,19 @@ enum ExifReader {
             let value = Int(tf_exif_short(exif, entry))
             if (1...8).contains(value) { facts.orientation = value }
         }
-        let dateTags: [(ExifIfd, ExifTag)] = [
-            (EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_ORIGINAL),
-            (EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_DIGITIZED),
-            (EXIF_IFD_0, EXIF_TAG_DATE_TIME),
+        // The first date that is a real calendar date, with the fractional seconds and UTC
+        // offset that belong to that date and no other.
+        let dates: [(ExifIfd, ExifTag, subSeconds: ExifTag, offset: ExifTag)] = [
+            (EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_ORIGINAL, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, EXIF_TAG_OFFSET_TIME_ORIGINAL),
+            (EXIF_IFD_EXIF, EXIF_TAG_DATE_TIME_DIGITIZED, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, EXIF_TAG_OFFSET_TIME_DIGITIZED),
+            (EXIF_IFD_0, EXIF_TAG_DATE_TIME, EXIF_TAG_SUB_SEC_TIME, EXIF_TAG_OFFSET_TIME),
         ]
-        for (ifd, tag) in dateTags {
-            if let date = ascii(exif, ifd, tag).flatMap(ExifText.captureDate) {
-                facts.info.capturedAt = date
-                // The offset belongs to DateTimeOriginal only.
-                if tag == EXIF_TAG_DATE_TIME_ORIGINAL {
-                    facts.info.offset = ascii(exif, EXIF_IFD_EXIF, EXIF_TAG_OFFSET_TIME_ORIGINAL)
-                        .flatMap(ExifText.utcOffset)
-                }
-                break
-            }
+        for (ifd, tag, subSeconds, offset) in dates {
+            guard let date = ascii(exif, ifd, tag).flatMap(ExifText.captureDate) else { continue }
+            let fraction = ascii(exif, EXIF_IFD_EXIF, subSeconds).flatMap(ExifText.fraction) ?? ""
+            facts.info.capturedAt = date + fraction
+            facts.info.offset = ascii(exif, EXIF_IFD_EXIF, offset).flatMap(ExifText.utcOffset)
+            break
         }
         facts.info.make = ascii(exif, EXIF_IFD_0, EXIF_TAG_MAKE).flatMap(ExifText.label)
         facts.info.model = ascii(exif, EXIF_IFD_0, EXIF_TAG_MODEL).flatMap(ExifText.label)
@@ -91,13 +89,30 @@ enum ExifText {
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
             (1..<10_000).contains(year), (1...12).contains(month), (1...31).contains(day),
-            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second),
+            day <= daysIn(month: month, year: year)
         else { return nil }
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// SubSecTime* (`123`, `5  `) as the fraction of a second, `.123`; nil when not digits.
+    static func fraction(_ bytes: [UInt8]) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return "." + text
     }
 
     /// `+HH:MM` / `-HH:MM`; nil otherwise.
@@ -113,21 +128,123 @@ enum ExifText {
         return text
     }
 
-    /// Make or model: printable text, trimmed, at most 128 characters; nil when empty.
+    /// Make or model: printable text, trimmed, at most 128 characters; nil when empty. A control
+    /// character (a tab, a line break) becomes a space, so the words on either side stay apart;
+    /// invisible format and unassigned characters are dropped.
     static func label(_ bytes: [UInt8]) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-            .unicodeScalars.filter { !$0.properties.generalCategory.isControlOrUnassigned }
-        let trimmed = String(String.UnicodeScalarView(text)).trimmingCharacters(in: .whitespaces)
+        var scalars = String.UnicodeScalarView()
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control: scalars.append(" ")
+            case .unassigned, .format, .surrogate, .privateUse: continue
+            default: scalars.append(scalar)
+            }
+        }
+        let trimmed = String(scalars).trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         return String(trimmed.prefix(128))
     }
 }
 
-extension Unicode.GeneralCategory {
-    fileprivate var isControlOrUnassigned: Bool {
-        switch self {
-        case .control, .unassigned, .format, .surrogate, .privateUse: true
-        default: false
+/// The EXIF of a TIFF file, gathered into a small TIFF structure libexif can read whole.
+///
+/// A TIFF's IFD0 is its EXIF IFD0, but writers put IFDs anywhere, often after megabytes of
+/// pixels, and libexif follows no offset past 64 KiB. This copies the entries thumbframe reads
+/// (from IFD0 and the Exif IFD, wherever they lie) with their values into a block of a few
+/// hundred bytes in the file's byte order; libexif then parses that block as usual.
+enum TIFFExifBlock {
+    static let ifd0Tags: Set<UInt16> = [0x010F, 0x0110, 0x0112, 0x0132]  // Make, Model, Orientation, DateTime
+    /// DateTimeOriginal, DateTimeDigitized, OffsetTime*, SubSecTime*.
+    static let exifTags: Set<UInt16> = [0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292]
+    static let exifPointer: UInt16 = 0x8769
+
+    private struct Entry {
+        var tag: UInt16
+        var type: UInt16
+        var count: UInt32
+        var value: [UInt8]
+    }
+
+    /// The gathered block (a bare TIFF structure), or nil when `file` is not a classic TIFF.
+    static func block(_ file: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard file.count >= 8 else { return nil }
+        let little: Bool
+        switch (file[0], file[1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
         }
+        func u16(_ at: Int) -> UInt16? {
+            guard at >= 0, at + 2 <= file.count else { return nil }
+            return little ? UInt16(file[at]) | UInt16(file[at + 1]) << 8 : UInt16(file[at]) << 8 | UInt16(file[at + 1])
+        }
+        func u32(_ at: Int) -> UInt32? {
+            guard let a = u16(at), let b = u16(at + 2) else { return nil }
+            return little ? UInt32(a) | UInt32(b) << 16 : UInt32(a) << 16 | UInt32(b)
+        }
+        guard u16(2) == 42, let ifd0 = u32(4) else { return nil }
+
+        /// The wanted entries of the IFD at `offset`, and the Exif IFD pointer if it has one.
+        func entries(at offset: Int, wanted: Set<UInt16>) -> (entries: [Entry], exif: Int?) {
+            guard let count = u16(offset) else { return ([], nil) }
+            var found: [Entry] = []
+            var exif: Int?
+            for index in 0..<Int(count) {
+                let at = offset + 2 + 12 * index
+                guard let tag = u16(at), let type = u16(at + 2), let components = u32(at + 4) else { break }
+                if tag == exifPointer, let pointer = u32(at + 8) { exif = Int(pointer) }
+                guard wanted.contains(tag) else { continue }
+                let sizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8]
+                guard let size = sizes[type], components <= 4096 else { continue }
+                let length = size * Int(components)
+                let start = length <= 4 ? at + 8 : Int(u32(at + 8) ?? UInt32.max)
+                guard start + length <= file.count else { continue }
+                found.append(Entry(tag: tag, type: type, count: components, value: Array(file[start..<start + length])))
+            }
+            return (found, exif)
+        }
+        let first = entries(at: Int(ifd0), wanted: ifd0Tags)
+        let exif = first.exif.map { entries(at: $0, wanted: exifTags).entries } ?? []
+
+        var out: [UInt8] = []
+        func put16(_ value: UInt16) {
+            out += little ? [UInt8(value & 0xFF), UInt8(value >> 8)] : [UInt8(value >> 8), UInt8(value & 0xFF)]
+        }
+        func put32(_ value: UInt32) {
+            if little { put16(UInt16(value & 0xFFFF)); put16(UInt16(value >> 16)) }
+            else { put16(UInt16(value >> 16)); put16(UInt16(value & 0xFFFF)) }
+        }
+        var ifd0Entries = first.entries
+        if !exif.isEmpty { ifd0Entries.append(Entry(tag: exifPointer, type: 4, count: 1, value: [])) }
+        ifd0Entries.sort { $0.tag < $1.tag }
+        let exifEntries = exif.sorted { $0.tag < $1.tag }
+        let ifd0Size = 2 + 12 * ifd0Entries.count + 4
+        let exifOffset = 8 + ifd0Size
+        let dataOffset = exifOffset + (exifEntries.isEmpty ? 0 : 2 + 12 * exifEntries.count + 4)
+        var data: [UInt8] = []
+        func write(_ entries: [Entry]) {
+            put16(UInt16(entries.count))
+            for entry in entries {
+                put16(entry.tag)
+                put16(entry.type)
+                put32(entry.count)
+                if entry.tag == exifPointer {
+                    put32(UInt32(exifOffset))
+                } else if entry.value.count <= 4 {
+                    out += entry.value + [UInt8](repeating: 0, count: 4 - entry.value.count)
+                } else {
+                    put32(UInt32(dataOffset + data.count))
+                    data += entry.value
+                    if data.count % 2 == 1 { data.append(0) }  // values start on a word boundary
+                }
+            }
+            put32(0)  // no next IFD
+        }
+        out += little ? [0x49, 0x49] : [0x4D, 0x4D]
+        put16(42)
+        put32(8)
+        write(ifd0Entries)
+        if !exifEntries.isEmpty { write(exifEntries) }
+        return out + data
     }
 }

@@ -1,3 +1,4 @@
+import CThumbframeShim
 import ThumbframeManifest
 
 /// Header facts of one image, read without decoding pixels, as Swift values.
@@ -14,6 +15,8 @@ struct ImageHeader: Equatable {
     var exifOrientation: Int?
     var pages: Int
     var hasAlpha: Bool
+    /// CMYK pixels (converted to sRGB before any resize).
+    var isCMYK: Bool
     var interlaced: Bool
     var exif: Manifest.ExifInfo
 
@@ -29,14 +32,21 @@ struct ImageHeader: Equatable {
     }
 
     /// Reads the header of an image libvips has opened lazily; `fileBytes` serves TIFF, whose
-    /// EXIF is its own IFD0 rather than a block libvips hands out.
+    /// EXIF is its own IFD0 rather than a block libvips hands out, and GIF's frame count.
     init(_ image: VipsImageHandle, fileBytes: UnsafeRawBufferPointer) {
         let loader = image.string("vips-loader") ?? "unknown"
         format = Self.formatName(loader: loader, heifCompression: image.string("heif-compression"))
         storedWidth = image.width
         storedHeight = image.height
         pages = max(1, image.int("n-pages") ?? 1)
+        if format == "gif", let frames = GIFBlocks.frameCount(fileBytes), frames > 0 {
+            pages = frames
+        } else if format == "tiff", pages > 1, Self.isPagePyramid(fileBytes, pages: pages, width: storedWidth, height: storedHeight) {
+            // The other pages are smaller copies of the first (a page-based pyramid), not pages.
+            pages = 1
+        }
         hasAlpha = image.hasAlpha
+        isCMYK = tf_is_cmyk(image.pointer) != 0
         interlaced = (image.int("interlaced") ?? 0) != 0
         vipsOrientation = image.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil }
 
@@ -44,13 +54,32 @@ struct ImageHeader: Equatable {
         if let block = image.blob("exif-data") {
             facts = ExifReader.read(block)
         } else if format == "tiff" {
-            facts = ExifReader.read(Array(fileBytes.prefix(ExifReader.maximumBlockLength)))
+            facts = ExifReader.read(TIFFExifBlock.block(fileBytes) ?? Array(fileBytes.prefix(ExifReader.maximumBlockLength)))
         } else {
             facts = ExifFacts()
         }
         exifOrientation = facts.orientation
         exif = facts.info
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
+    }
+
+    /// A TIFF whose pages 1, 2, ... each halve the one before (rounded either way) down to the
+    /// last: libvips' reading of a page-based pyramid. Opens each page's header, no pixels.
+    static func isPagePyramid(_ file: UnsafeRawBufferPointer, pages: Int, width: Int, height: Int) -> Bool {
+        guard pages <= 32 else { return false }  // 2^31 pixels wide at the base: not a pyramid
+        var previous = (width, height)
+        for page in 1..<pages {
+            var w: Int32 = 0
+            var h: Int32 = 0
+            guard tf_page_size(file.baseAddress, file.count, Int32(page), &w, &h) == 0 else {
+                Vips.clearErrors()
+                return false
+            }
+            func halves(_ side: Int32, _ of: Int) -> Bool { Int(side) == of / 2 || Int(side) == (of + 1) / 2 }
+            guard halves(w, previous.0), halves(h, previous.1) else { return false }
+            previous = (Int(w), Int(h))
+        }
+        return true
     }
 
     /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.

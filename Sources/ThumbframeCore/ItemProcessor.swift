@@ -183,47 +183,11 @@ enum ItemProcessor {
         _ missing: [(ThumbnailPlan.Output, String)], plan: ThumbnailPlan, header: ImageHeader,
         raw: UnsafeRawBufferPointer, context: ProcessingContext
     ) -> Result<[String: (Int, String)], Problem> {
-        var lazy: UnsafeMutablePointer<VipsImage>?
-        if header.format == "jpeg" {
-            // libvips' thumbnail keeps a factor of two in reserve when it picks the JPEG
-            // shrink-on-load; the smallest scale that still covers the decode box decodes up to
-            // 4× fewer pixels, and the resize after it is still a proper Lanczos reduction.
-            let shrink = plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight,
-                                         quarterTurn: header.orientation >= 5)
-            var loaded: UnsafeMutablePointer<VipsImage>?
-            guard tf_jpeg_load_shrunk(raw.baseAddress, raw.count, &loaded, Int32(shrink), failOn) == 0, let loaded else {
-                return .failure(.vips(.decode))
-            }
-            let loadedHandle = VipsImageHandle(loaded)
-            guard tf_thumbnail_image_upright(loadedHandle.pointer, &lazy, Int32(plan.decodeWidth), Int32(plan.decodeHeight)) == 0
-            else { return .failure(.vips(.decode)) }
-        } else {
-            guard tf_thumbnail_buffer(raw.baseAddress, raw.count, &lazy, Int32(plan.decodeWidth),
-                    Int32(plan.decodeHeight), failOn) == 0
-            else { return .failure(.vips(.decode)) }
+        let intermediate: VipsImageHandle
+        switch decode(plan: plan, header: header, raw: raw, context: context) {
+        case .success(let image): intermediate = image
+        case .failure(let problem): return .failure(problem)
         }
-        guard let lazy else { return .failure(.vips(.decode)) }
-        let lazyHandle = VipsImageHandle(lazy)
-        // Materialize: every thumbnail below reads these pixels, and the source is decoded once.
-        // The decode has a deadline and stops when the build is cancelled.
-        var stopped: Int32 = 0
-        let decoded = tf_copy_memory_guarded(
-            lazyHandle.pointer, context.limits.decodeTimeout, context.cancellation?.pointer, &stopped)
-        guard let decoded else {
-            if stopped == Int32(TF_STOP_DEADLINE.rawValue) {
-                Vips.clearErrors()
-                return .failure(Problem(
-                    stage: .decode,
-                    reason: "decoding took longer than \(ResourceLimits.seconds(context.limits.decodeTimeout)) (--decode-timeout)"))
-            }
-            if stopped == Int32(TF_STOP_REQUESTED.rawValue) {
-                Vips.clearErrors()
-                return .failure(Problem(stage: .decode, reason: "stopped by a signal"))
-            }
-            return .failure(.vips(.decode))
-        }
-        let intermediate = VipsImageHandle(decoded)
-
         var written: [String: (Int, String)] = [:]
         for (output, path) in missing {
             let encoded: [UInt8]
@@ -240,18 +204,102 @@ enum ItemProcessor {
         }
         return .success(written)
     }
-    /// Resizes the decoded image to exactly the planned size (a cover recipe crops the centre),
-    /// flattens alpha for JPEG, and encodes without metadata: the pixels are already upright, so
-    /// no viewer can rotate them twice.
+
+    /// Runs one libvips step that makes a new image from nothing or from another image.
+    private static func step(
+        _ stage: FailureStage, _ operation: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) -> Result<VipsImageHandle, Problem> {
+        var out: UnsafeMutablePointer<VipsImage>?
+        guard operation(&out) == 0, let out else { return .failure(.vips(stage)) }
+        return .success(VipsImageHandle(out))
+    }
+
+    /// The decode box in memory: upright, exactly `plan.decodeWidth` × `plan.decodeHeight`, 8-bit
+    /// sRGB (converted from the embedded profile; untagged pixels untouched).
+    ///
+    /// JPEG: libjpeg's DCT scaling to the largest 1/N that leaves a margin of 2 (as libvips'
+    /// thumbnail does), then Lanczos3 to the box; rotation and colour at the box's size. CMYK
+    /// is converted before the resize (libvips' thumbnail would take it through its own CMYK
+    /// conversion, which leaves a warm cast). Everything else: libvips' thumbnail, which picks
+    /// the loader's shrink-on-load or the pyramid level that covers the box.
+    private static func decode(
+        plan: ThumbnailPlan, header: ImageHeader, raw: UnsafeRawBufferPointer, context: ProcessingContext
+    ) -> Result<VipsImageHandle, Problem> {
+        let quarterTurn = header.orientation >= 5
+        let storedBox = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
+        var rotate = false
+        let lazy: Result<VipsImageHandle, Problem>
+        if header.format == "jpeg" || header.isCMYK {
+            rotate = true
+            let shrink = header.format == "jpeg"
+                ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
+                : 1
+            lazy = step(.decode) { out in
+                header.format == "jpeg"
+                    ? tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)
+                    : tf_image_from_buffer(raw.baseAddress, raw.count, out, failOn)
+            }
+            .flatMap { loaded in
+                header.isCMYK ? step(.decode) { tf_to_srgb(loaded.pointer, $0) } : .success(loaded)
+            }
+            .flatMap { image in
+                step(.decode) { tf_resize_exact(image.pointer, $0, Int32(storedBox.0), Int32(storedBox.1), 0) }
+            }
+        } else {
+            lazy = step(.decode) { out in
+                tf_thumbnail_buffer(raw.baseAddress, raw.count, out, Int32(plan.decodeWidth), Int32(plan.decodeHeight), failOn)
+            }
+        }
+        return lazy.flatMap { materialize($0, context: context) }
+            .flatMap { image in
+                rotate && header.orientation != 1
+                    ? step(.decode) { tf_autorot(image.pointer, $0, Int32(header.orientation)) } : .success(image)
+            }
+            .flatMap { image in step(.decode) { tf_to_srgb(image.pointer, $0) } }
+            .flatMap { materialize($0, context: context) }
+    }
+
+    /// Computes an image into memory, under the decode deadline and the build's cancellation.
+    private static func materialize(_ lazy: VipsImageHandle, context: ProcessingContext) -> Result<VipsImageHandle, Problem> {
+        var stopped: Int32 = 0
+        if let decoded = tf_copy_memory_guarded(
+            lazy.pointer, context.limits.decodeTimeout, context.cancellation?.pointer, &stopped)
+        {
+            return .success(VipsImageHandle(decoded))
+        }
+        switch stopped {
+        case Int32(TF_STOP_DEADLINE.rawValue):
+            Vips.clearErrors()
+            return .failure(Problem(
+                stage: .decode,
+                reason: "decoding took longer than \(ResourceLimits.seconds(context.limits.decodeTimeout)) (--decode-timeout)"))
+        case Int32(TF_STOP_REQUESTED.rawValue):
+            Vips.clearErrors()
+            return .failure(Problem(stage: .decode, reason: "stopped by a signal"))
+        default:
+            return .failure(.vips(.decode))
+        }
+    }
+
+    /// Resizes the decoded image to exactly the planned size with Lanczos3 (a cover recipe crops
+    /// the centre), checks that size, flattens alpha for JPEG, and encodes without metadata: the
+    /// pixels are already upright and sRGB, so no viewer can rotate or convert them twice.
     private static func encode(_ decoded: VipsImageHandle, _ output: ThumbnailPlan.Output) -> Result<[UInt8], Problem> {
         var current = decoded
         if decoded.width != output.width || decoded.height != output.height {
-            var resized: UnsafeMutablePointer<VipsImage>?
             let crop: Int32 = output.recipe.fit == .cover ? 1 : 0
-            guard tf_thumbnail_image(decoded.pointer, &resized, Int32(output.width), Int32(output.height), crop) == 0,
-                let resized
-            else { return .failure(.vips(.encode)) }
-            current = VipsImageHandle(resized)
+            switch step(.encode, { tf_resize_exact(decoded.pointer, $0, Int32(output.width), Int32(output.height), crop) }) {
+            case .success(let resized): current = resized
+            case .failure(let problem): return .failure(problem)
+            }
+        }
+        // The manifest promises this size to every frontend; a thumbnail of another size is a
+        // failure of this file, never a file on disk.
+        guard current.width == output.width, current.height == output.height else {
+            return .failure(Problem(
+                stage: .encode,
+                reason: "thumbnail \(output.recipe.name) came out \(current.width)×\(current.height), "
+                    + "not the planned \(output.width)×\(output.height)"))
         }
         if output.recipe.format == .jpeg, current.hasAlpha {
             var flat: UnsafeMutablePointer<VipsImage>?

@@ -104,3 +104,44 @@ enum JPEGMarkers {
         return scans
     }
 }
+
+/// GIF blocks, read without decoding.
+enum GIFBlocks {
+    /// The number of frames (image descriptors) in a GIF, walking its blocks and skipping their
+    /// data sub-blocks; nil when the data is not a GIF. A file cut short counts the frames whose
+    /// descriptor it reached. (libvips 8.14's GIF loader stops counting at 4 097.)
+    static func frameCount(_ data: UnsafeRawBufferPointer) -> Int? {
+        let count = data.count
+        guard count >= 13, data[0] == 0x47, data[1] == 0x49, data[2] == 0x46 else { return nil }  // "GIF"
+        var index = 13  // header (6) + logical screen descriptor (7)
+        let flags = data[10]
+        if flags & 0x80 != 0 { index += 3 << (Int(flags & 0x07) + 1) }  // global colour table
+        /// Skips data sub-blocks (length byte, bytes) up to and including the terminator.
+        func skipSubBlocks(_ start: Int) -> Int {
+            var at = start
+            while at < count {
+                let length = Int(data[at])
+                at += 1 + length
+                if length == 0 { break }
+            }
+            return at
+        }
+        var frames = 0
+        while index < count {
+            switch data[index] {
+            case 0x21:  // extension: label, then sub-blocks
+                index = skipSubBlocks(index + 2)
+            case 0x2C:  // image descriptor
+                frames += 1
+                guard index + 10 <= count else { return frames }
+                let local = data[index + 9]
+                index += 10
+                if local & 0x80 != 0 { index += 3 << (Int(local & 0x07) + 1) }  // local colour table
+                index = skipSubBlocks(index + 1)  // LZW minimum code size, then image data
+            default:  // 0x3B trailer, or garbage after the last frame
+                return frames
+            }
+        }
+        return frames
+    }
+}

@@ -59,17 +59,24 @@ struct ThumbnailPlan: Equatable {
         (decodeWidth, decodeHeight) = scaled(largest)
     }
 
-    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) that decodes the fewest pixels while still
-    /// covering the decode box: libjpeg scales to ceil(side / factor). `quarterTurn` when the
-    /// orientation swaps the stored sides for display.
-    func jpegShrink(storedWidth: Int, storedHeight: Int, quarterTurn: Bool) -> Int {
-        let needW = quarterTurn ? decodeHeight : decodeWidth
-        let needH = quarterTurn ? decodeWidth : decodeHeight
+    /// The JPEG shrink-on-load factor (1, 2, 4 or 8): the largest that still leaves the decode
+    /// at least `margin` times the decode box on both sides (libjpeg scales to ceil(side /
+    /// factor)), so a real Lanczos reduction follows the DCT scaling instead of taking its
+    /// aliased output as the thumbnail. libvips' thumbnail keeps a margin of 2. `quarterTurn`
+    /// when the orientation swaps the stored sides for display.
+    func jpegShrink(storedWidth: Int, storedHeight: Int, quarterTurn: Bool, margin: Double = ThumbnailPlan.jpegMargin) -> Int {
+        let needW = Double(quarterTurn ? decodeHeight : decodeWidth) * margin
+        let needH = Double(quarterTurn ? decodeWidth : decodeHeight) * margin
         for factor in [8, 4, 2] {
-            let width = (storedWidth + factor - 1) / factor
-            let height = (storedHeight + factor - 1) / factor
+            let width = Double((storedWidth + factor - 1) / factor)
+            let height = Double((storedHeight + factor - 1) / factor)
             if width >= needW && height >= needH { return factor }
         }
         return 1
     }
+
+    /// At least this much reduction is left for Lanczos3 after the DCT scaling. With 1 (the
+    /// smallest scale that covers) an exact 2× preview was the raw DCT-scaled decode: zone plate
+    /// PSNR 21.6 dB against 37.6 dB now (scripts/bench), at about a third more decode time.
+    static let jpegMargin = 2.0
 }

@@ -49,16 +49,20 @@ struct ThumbnailPlanTests {
         #expect(plan.outputs[0].crop == Manifest.Rect(x: 0, y: 0, width: 1, height: 1))
     }
 
-    @Test func jpegShrinkIsTheSmallestScaleThatCovers() {
-        // 6000×4000 to a 1280×853 box: 1/4 gives 1500×1000 (covers), 1/8 gives 750×500 (does not).
+    @Test func jpegShrinkLeavesAFactorOfTwoForLanczos() {
+        // 6000×4000 to a 1280×853 box: 1/2 gives 3000×2000 (≥ 2 × the box), 1/4 gives 1500×1000
+        // (covers the box, but would leave the DCT scaling almost all the work).
         let plan = ThumbnailPlan(width: 6000, height: 4000, recipes: ThumbnailRecipe.defaults)
-        #expect(plan.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: false) == 4)
+        #expect(plan.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: false) == 2)
         // Stored sideways (orientation 6): the box turns with it.
         let portrait = ThumbnailPlan(width: 4000, height: 6000, recipes: ThumbnailRecipe.defaults)
-        #expect(portrait.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: true) == 4)
-        // libjpeg rounds up: 10241 / 8 = 1281 still covers 1280.
-        let odd = ThumbnailPlan(width: 10_241, height: 6000, recipes: ThumbnailRecipe.defaults)
-        #expect(odd.jpegShrink(storedWidth: 10_241, storedHeight: 6000, quarterTurn: false) == 8)
+        #expect(portrait.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: true) == 2)
+        // Exactly 2× the box: no DCT scaling at all, Lanczos does the 2×.
+        #expect(ThumbnailPlan(width: 2560, height: 2560, recipes: ThumbnailRecipe.defaults)
+            .jpegShrink(storedWidth: 2560, storedHeight: 2560, quarterTurn: false) == 1)
+        // libjpeg rounds up: 20481 / 8 = 2561 still leaves 2 × 1280.
+        let huge = ThumbnailPlan(width: 20_481, height: 12_000, recipes: ThumbnailRecipe.defaults)
+        #expect(huge.jpegShrink(storedWidth: 20_481, storedHeight: 12_000, quarterTurn: false) == 8)
         #expect(ThumbnailPlan(width: 1000, height: 700, recipes: ThumbnailRecipe.defaults)
             .jpegShrink(storedWidth: 1000, storedHeight: 700, quarterTurn: false) == 1)
     }
@@ -86,9 +90,23 @@ struct ExifTextTests {
         #expect(ExifText.captureDate(Array(text.utf8)) == expected)
     }
 
-    @Test(arguments: ["0000:00:00 00:00:00", "    :  :     :  :  ", "", "2019:13:01 12:00:00", "2019:06:01 25:00:00"])
+    @Test(arguments: [
+        "0000:00:00 00:00:00", "    :  :     :  :  ", "", "2019:13:01 12:00:00", "2019:06:01 25:00:00",
+        // Not on the calendar (JavaScript would roll them into March or the next minute).
+        "2019:02:30 12:00:00", "2019:02:29 12:00:00", "1900:02:29 12:00:00", "2019:04:31 08:00:00",
+        "2019:06:01 23:59:60",
+    ])
     func invalidDates(text: String) {
         #expect(ExifText.captureDate(Array(text.utf8)) == nil)
+    }
+
+    @Test func leapDaysAndFractions() {
+        #expect(ExifText.captureDate(Array("2020:02:29 12:00:00".utf8)) == "2020-02-29T12:00:00")
+        #expect(ExifText.captureDate(Array("2000:02:29 12:00:00".utf8)) == "2000-02-29T12:00:00")
+        #expect(ExifText.fraction(Array("054".utf8)) == ".054")
+        #expect(ExifText.fraction(Array("5  ".utf8)) == ".5")
+        #expect(ExifText.fraction(Array("  ".utf8)) == nil)
+        #expect(ExifText.fraction(Array("5a".utf8)) == nil)
     }
 
     @Test func offsetsAndLabels() {
@@ -98,7 +116,10 @@ struct ExifTextTests {
         #expect(ExifText.utcOffset(Array("+1:00".utf8)) == nil)
         #expect(ExifText.label(Array("Canon  ".utf8)) == "Canon")
         #expect(ExifText.label(Array("   ".utf8)) == nil)
-        #expect(ExifText.label([0x41, 0x07, 0x42]) == "AB")
+        // A control character separates words; an invisible format character is dropped.
+        #expect(ExifText.label([0x41, 0x07, 0x42]) == "A B")
+        #expect(ExifText.label(Array("Canon\tEOS\nR5".utf8)) == "Canon EOS R5")
+        #expect(ExifText.label(Array("EOS\u{200B}R5".utf8)) == "EOSR5")
     }
 }
 

@@ -7,7 +7,7 @@ public enum Fixtures {
     /// libvips for the fixtures themselves (the product starts it the same way).
     static let started: Bool = tf_vips_start("thumbframe-tests") == 0
 
-    static func startVips() throws {
+    public static func startVips() throws {
         guard started else { throw FixtureError("libvips did not start") }
     }
 

@@ -25,25 +25,38 @@ int tf_vips_start(const char *argv0);
 /// fail_on: a VipsFailOn value applied when the pixels are later read.
 VipsImage *tf_image_new_from_buffer(const void *data, size_t length, int fail_on);
 
+/// As tf_image_new_from_buffer, in libvips' calling convention.
+int tf_image_from_buffer(const void *data, size_t length, VipsImage **out, int fail_on);
+
+/// The size of one page of a multi-page image (TIFF, HEIF, ...), from its header.
+int tf_page_size(const void *data, size_t length, int page, int *width, int *height);
+
 /// Opens an image from a file for its header only.
 VipsImage *tf_image_new_from_file(const char *path);
 
-/// Decodes `data` once, with shrink-on-load, to fit inside width x height (never enlarging),
-/// auto-rotated by its orientation tag.
+/// Decodes `data` once to exactly width x height (display orientation), auto-rotated by its
+/// orientation tag, with the loader's shrink-on-load or the pyramid level that covers the box.
 int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int width, int height, int fail_on);
 
-/// Decodes a JPEG at 1/shrink of its size (libjpeg's DCT scaling; shrink is 1, 2, 4 or 8):
-/// the shrink-on-load step, chosen by the caller as the smallest scale that serves every
-/// thumbnail. Not yet rotated.
+/// Decodes a JPEG at 1/shrink of its size (libjpeg's DCT scaling; shrink is 1, 2, 4 or 8),
+/// sequentially and without rotating: the shrink-on-load step, chosen by the caller.
 int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int shrink, int fail_on);
 
-/// Resizes a decoded image to fit width x height (never enlarging), turning it upright by its
-/// orientation tag first.
-int tf_thumbnail_image_upright(VipsImage *in, VipsImage **out, int width, int height);
+/// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
+/// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
+int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
 
-/// Resizes an already decoded (and already upright) image to exactly width x height, or with
-/// `crop` to cover that box and crop the centre (never enlarging).
-int tf_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int crop);
+/// Turns an image upright for an EXIF orientation (1-8), as libvips' autorot does.
+int tf_autorot(VipsImage *in, VipsImage **out, int orientation);
+
+/// Non-zero for CMYK pixels.
+int tf_is_cmyk(VipsImage *image);
+
+/// Converts pixels to 8-bit sRGB from their embedded ICC profile (CMYK without one through
+/// libvips' default CMYK profile), relative colorimetric, and drops the profile; grey stays one
+/// band. Untagged images pass through untouched (a transform could only shift them), and so an
+/// image converted once. An embedded profile lcms cannot use is ignored.
+int tf_to_srgb(VipsImage *in, VipsImage **out);
 
 /// Flattens an alpha channel onto white (for formats without alpha).
 int tf_flatten_white(VipsImage *in, VipsImage **out);
@@ -57,6 +70,17 @@ int tf_write_to_file(VipsImage *in, const char *path_with_options);
 
 /// Writes an image as a file of a given format, keeping its metadata (used by tests and fixtures).
 int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
+
+/// vips_icc_transform, relative colorimetric (used by tests to make and check colour fixtures).
+int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile,
+    int embedded, int depth);
+
+/// CIEDE2000 colour difference per pixel of two images of one size, each first taken to CIELAB
+/// from its interpretation (used by tests).
+int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
+
+/// Casts to double-precision bands (used by tests to read measurements).
+int tf_cast_double(VipsImage *in, VipsImage **out);
 
 /// Reads the EXIF block with libexif, without libexif "fixing" it to the specification
 /// (that would invent default entries that are not in the file).

@@ -1,0 +1,427 @@
+import CThumbframeShim
+import CVips
+import Foundation
+import Testing
+import ThumbframeManifest
+@testable import ThumbframeCore
+import ThumbframeTestSupport
+
+/// Images made in memory with libvips for the pixel tests, and measurements on them.
+enum Pixels {
+    /// Owns a VipsImage made by a test.
+    final class Image {
+        let pointer: UnsafeMutablePointer<VipsImage>
+        init(_ pointer: UnsafeMutablePointer<VipsImage>) { self.pointer = pointer }
+        deinit { g_object_unref(pointer) }
+        var width: Int { Int(vips_image_get_width(pointer)) }
+        var height: Int { Int(vips_image_get_height(pointer)) }
+
+        static func from(file path: String) throws -> Image {
+            guard let image = tf_image_new_from_file(path) else { throw FixtureError(error()) }
+            return Image(image)
+        }
+
+        static func from(_ pixels: [UInt8], width: Int, height: Int, bands: Int) throws -> Image {
+            try Fixtures.startVips()
+            let image = pixels.withUnsafeBytes {
+                vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
+                                                VIPS_FORMAT_UCHAR)
+            }
+            guard let image else { throw FixtureError(error()) }
+            if bands == 1 { vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_B_W.rawValue)) }
+            return Image(image)
+        }
+
+        func apply(_ operation: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws -> Image {
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard operation(pointer, &out) == 0, let out else { throw FixtureError(error()) }
+            return Image(out)
+        }
+
+        func save(_ pathWithOptions: String) throws {
+            guard tf_write_to_file(pointer, pathWithOptions) == 0 else { throw FixtureError(error()) }
+        }
+
+        /// Every pixel's bands as Double (any band format libvips can cast to double).
+        func doubles() throws -> [Double] {
+            let cast = try apply { tf_cast_double($0, $1) }
+            var length = 0
+            guard let memory = vips_image_write_to_memory(cast.pointer, &length) else { throw FixtureError(error()) }
+            defer { g_free(memory) }
+            return Array(UnsafeBufferPointer(start: memory.assumingMemoryBound(to: Double.self), count: length / 8))
+        }
+    }
+
+    static func error() -> String {
+        guard let raw = vips_error_buffer_copy() else { return "libvips error" }
+        defer { g_free(raw) }
+        return String(cString: raw)
+    }
+
+    /// Twelve flat sRGB patches, 4 × 3, each 150 × 100: saturated and muted colours, greys.
+    static let patchColours: [(UInt8, UInt8, UInt8)] = [
+        (200, 40, 40), (40, 180, 60), (40, 60, 200), (230, 200, 60), (128, 128, 128), (90, 160, 200),
+        (210, 120, 170), (30, 30, 30), (240, 240, 240), (150, 90, 40), (100, 200, 180), (250, 150, 50),
+    ]
+    static let patchSize = (150, 100)
+    static var patchCentres: [(Int, Int)] {
+        (0..<12).map { ((($0 % 4) * patchSize.0) + patchSize.0 / 2, (($0 / 4) * patchSize.1) + patchSize.1 / 2) }
+    }
+
+    static func patches() throws -> Image {
+        let (w, h) = (patchSize.0 * 4, patchSize.1 * 3)
+        var pixels = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            for x in 0..<w {
+                let (r, g, b) = patchColours[(y / patchSize.1) * 4 + x / patchSize.0]
+                pixels.replaceSubrange((y * w + x) * 3..<(y * w + x) * 3 + 3, with: [r, g, b])
+            }
+        }
+        return try Image.from(pixels, width: w, height: h, bands: 3)
+    }
+
+    /// A zone plate: cos(π r² / size) around the centre, every frequency from 0 at the centre to
+    /// Nyquist at the edge: what any resampler that aliases turns into ghost rings.
+    static func zonePlate(size: Int) throws -> Image {
+        var pixels = [UInt8](repeating: 0, count: size * size)
+        let half = Double(size) / 2
+        for y in 0..<size {
+            let dy = Double(y) - half
+            for x in 0..<size {
+                let dx = Double(x) - half
+                pixels[y * size + x] = UInt8((127.5 + 127.5 * cos(Double.pi * (dx * dx + dy * dy) / Double(size))).rounded())
+            }
+        }
+        return try Image.from(pixels, width: size, height: size, bands: 1)
+    }
+
+    /// PSNR of two 8-bit decodes of the same size.
+    static func psnr(_ a: Fixtures.Decoded, _ b: Fixtures.Decoded) -> Double {
+        precondition(a.pixels.count == b.pixels.count)
+        var sum = 0.0
+        for index in a.pixels.indices {
+            let d = Double(a.pixels[index]) - Double(b.pixels[index])
+            sum += d * d
+        }
+        let mse = sum / Double(a.pixels.count)
+        return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+    }
+
+    /// A minimal ICC v2 display profile for grey with a pure gamma curve (kTRC) and a D50 white:
+    /// what Photoshop's "Gray Gamma" profiles are. Built here so no profile file is committed.
+    static func greyProfile(gamma: Double) -> [UInt8] {
+        func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func s15(_ v: Double) -> [UInt8] { be32(UInt32(bitPattern: Int32((v * 65536).rounded()))) }
+        func sig(_ s: String) -> [UInt8] { Array(s.utf8) }
+        let d50 = s15(0.9642) + s15(1.0) + s15(0.8249)
+        let description = "Grey gamma \(gamma)"
+        let desc = sig("desc") + be32(0) + be32(UInt32(description.utf8.count + 1)) + Array(description.utf8) + [0]
+            + be32(0) + be32(0) + [0, 0, 0] + [UInt8](repeating: 0, count: 67)
+        let wtpt = sig("XYZ ") + be32(0) + d50
+        let gammaFixed = UInt16((gamma * 256).rounded())
+        let ktrc = sig("curv") + be32(0) + be32(1) + [UInt8(gammaFixed >> 8), UInt8(gammaFixed & 0xFF)] + [0, 0]
+        let cprt = sig("text") + be32(0) + Array("No copyright".utf8) + [0]
+        var tags: [(String, [UInt8])] = [("desc", desc), ("wtpt", wtpt), ("kTRC", ktrc), ("cprt", cprt)]
+        var offset = 128 + 4 + 12 * tags.count
+        var table = be32(UInt32(tags.count))
+        var data: [UInt8] = []
+        for index in tags.indices {
+            while tags[index].1.count % 4 != 0 { tags[index].1.append(0) }
+            table += sig(tags[index].0) + be32(UInt32(offset)) + be32(UInt32(tags[index].1.count))
+            data += tags[index].1
+            offset += tags[index].1.count
+        }
+        var header = be32(UInt32(128 + table.count + data.count)) + sig("lcms") + be32(0x0210_0000)
+            + sig("mntr") + sig("GRAY") + sig("XYZ ") + [UInt8](repeating: 0, count: 12) + sig("acsp")
+            + [UInt8](repeating: 0, count: 4 + 4 + 4 + 4 + 8 + 4) + d50 + [UInt8](repeating: 0, count: 4)
+        header += [UInt8](repeating: 0, count: 128 - header.count)
+        return header + table + data
+    }
+
+    /// The preview (or another recipe) of the only item of a one-image build.
+    static func build(_ source: String, out: String) async throws -> (Manifest, [String: Fixtures.Decoded]) {
+        let report = try await Builder(options: BuildOptions(source: source, output: out)).run()
+        let manifest = try ManifestFile.load(report.manifestPath)
+        var decoded: [String: Fixtures.Decoded] = [:]
+        for item in manifest.items {
+            for (name, thumbnail) in item.thumbnails {
+                let image = try Fixtures.decode(out + "/" + thumbnail.path)
+                // The manifest's size is the file's size, for every thumbnail of every item.
+                #expect(image.width == thumbnail.width && image.height == thumbnail.height,
+                        "\(item.path) \(name): file \(image.width)×\(image.height), manifest \(thumbnail.width)×\(thumbnail.height)")
+                decoded["\(item.path)#\(name)"] = image
+            }
+        }
+        return (manifest, decoded)
+    }
+}
+
+@Suite("Pictures right")
+struct PixelTests {
+    static let colord = "/usr/share/color/icc/colord"
+
+    /// The tagged images of the colour item, each made from the sRGB patches.
+    enum Source: String, CaseIterable {
+        case adobeRGB, proPhoto16, displayP3, cmykTagged, cmykUntagged, greyGamma1
+
+        var file: String {
+            switch self {
+            case .proPhoto16: "\(rawValue).png"
+            case .greyGamma1: "\(rawValue).png"
+            default: "\(rawValue).jpg"
+            }
+        }
+
+        func write(to path: String, patches: Pixels.Image) throws {
+            switch self {
+            case .adobeRGB:
+                try patches.apply { tf_icc_transform($0, $1, PixelTests.colord + "/AdobeRGB1998.icc", "srgb", 0, 8) }
+                    .save(path + "[Q=95]")
+            case .proPhoto16:
+                try patches.apply { tf_icc_transform($0, $1, PixelTests.colord + "/ProPhotoRGB.icc", "srgb", 0, 16) }
+                    .save(path)
+            case .displayP3:
+                try patches.apply { tf_icc_transform($0, $1, "p3", "srgb", 0, 8) }.save(path + "[Q=95]")
+            case .cmykTagged:
+                try patches.apply { tf_icc_transform($0, $1, "cmyk", "srgb", 0, 8) }.save(path + "[Q=95]")
+            case .cmykUntagged:
+                try patches.apply { tf_icc_transform($0, $1, "cmyk", "srgb", 0, 8) }.save(path + "[Q=95,strip]")
+            case .greyGamma1:
+                // Linear-light grey values under a gamma-1.0 profile: shown without the profile they
+                // are far too dark, converted they must match the sRGB reference.
+                let profile = Pixels.greyProfile(gamma: 1.0)
+                var ramp = [UInt8](repeating: 0, count: 600 * 300)
+                for index in ramp.indices { ramp[index] = UInt8(((index / 600) / 100 * 4 + (index % 600) / 150) * 255 / 11) }
+                let grey = try Pixels.Image.from(ramp, width: 600, height: 300, bands: 1)
+                profile.withUnsafeBytes { vips_image_set_blob_copy(grey.pointer, "icc-profile-data", $0.baseAddress, $0.count) }
+                try grey.save(path)
+            }
+        }
+    }
+
+    @Test("tagged images become sRGB: ΔE00 ≤ 1 on every patch against the sRGB conversion of the source",
+          .enabled(if: FileManager.default.fileExists(atPath: colord + "/AdobeRGB1998.icc"),
+                   "needs Debian's colord-data profiles (scripts/bootstrap --test)"),
+          arguments: Source.allCases)
+    func colourManaged(_ source: Source) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let path = root + "/lib/" + source.file
+            try source.write(to: path, patches: try Pixels.patches())
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let item = try #require(manifest.items.first)
+            let preview = try #require(item.thumbnails["preview"])
+            #expect((preview.width, preview.height) == (600, 300))
+
+            // The oracle: libvips' ICC transform of the full source with its embedded profile
+            // (libvips' default CMYK profile when it has none), compared in CIELAB.
+            let original = try Pixels.Image.from(file: path)
+            let reference = try original.apply {
+                tf_icc_transform($0, $1, "srgb", source == .cmykUntagged ? "cmyk" : "srgb", 1, 8)
+            }
+            let thumbnail = try Pixels.Image.from(file: root + "/out/" + preview.path)
+            #expect(decoded["\(item.path)#preview"]?.bands == (source == .greyGamma1 ? 1 : 3), "grey stays grey")
+            let difference = try thumbnail.apply { tf_delta_e00($0, reference.pointer, $1) }
+            let values = try difference.doubles()
+            for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                let deltaE = values[y * difference.width + x]
+                #expect(deltaE <= 1, "\(source) patch \(index) at \(x),\(y): ΔE00 \(deltaE)")
+            }
+        }
+    }
+
+    @Test("untagged images are not shifted: every patch keeps its 8-bit values, grey 128 stays 128")
+    func untaggedUntouched() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try Pixels.patches().save(root + "/lib/untagged.png")
+            try Pixels.patches().save(root + "/lib/untagged.jpg[Q=98]")
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.count == 2)
+            for item in manifest.items {
+                let preview = try #require(decoded["\(item.path)#preview"])
+                for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                    let expected = Pixels.patchColours[index]
+                    let got = preview.colour(x: x, y: y)
+                    let off = max(abs(Int(got.r) - Int(expected.0)), abs(Int(got.g) - Int(expected.1)), abs(Int(got.b) - Int(expected.2)))
+                    #expect(off <= 1, "\(item.path) patch \(index): \(got) for \(expected)")
+                }
+                #expect(preview.colour(x: 75, y: 150) == Fixtures.Colour(r: 128, g: 128, b: 128), "\(item.path) grey 128")
+            }
+        }
+    }
+
+    @Test("pyramidal TIFF (pages and sub-IFDs): one page, thumbnails of the manifest's size from a level that covers them",
+          arguments: ["[tile,pyramid,compression=jpeg]", "[tile,pyramid,subifd,compression=jpeg]"])
+    func pyramidalTIFF(options: String) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let base = try Pixels.zonePlate(size: 2944)
+            let wide = try base.apply { tf_resize_exact($0, $1, 4800, 2944, 0) }
+            try wide.save(root + "/lib/pyramid.tif" + options)
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let item = try #require(manifest.items.first)
+            #expect(item.image.pages == 1, "pyramid levels are not pages")
+            #expect((item.image.width, item.image.height) == (4800, 2944))
+            #expect(item.thumbnails["grid"].map { ($0.width, $0.height) } ?? (0, 0) == (256, 256))
+            #expect(item.thumbnails["preview"].map { ($0.width, $0.height) } ?? (0, 0) == (1280, 785))
+            // Sharp as a resize of the full image, not a level smaller than the preview stretched up.
+            let reference = try wide.apply { tf_resize_exact($0, $1, 1280, 785, 0) }
+            try reference.save(root + "/reference.png")
+            let preview = try #require(decoded["pyramid.tif#preview"])
+            let psnr = Pixels.psnr(preview, try Fixtures.decode(root + "/reference.png"))
+            #expect(psnr >= 25, "preview PSNR \(psnr) dB against a resize of the full image")
+        }
+    }
+
+    @Test("a multi-page TIFF whose pages are not a pyramid keeps its page count")
+    func multiPageTIFF() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let strip = try Pixels.Image.from([UInt8](repeating: 90, count: 64 * 192 * 3), width: 64, height: 192, bands: 3)
+            vips_image_set_int(strip.pointer, "page-height", 64)
+            try strip.save(root + "/lib/three.tif")
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.first?.image.pages == 3)
+        }
+    }
+
+    @Test("exact 2× and 3× previews are filtered: zone plate PSNR ≥ 35 dB against a full-decode Lanczos3 reduction",
+          arguments: [2560, 3840])
+    func noAliasing(size: Int) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let plate = try Pixels.zonePlate(size: size)
+            try plate.save(root + "/lib/zone.jpg[Q=95]")
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.first?.thumbnails["preview"]?.width == 1280)
+            let full = try Pixels.Image.from(file: root + "/lib/zone.jpg")
+            try full.apply { tf_resize_exact($0, $1, 1280, 1280, 0) }.save(root + "/reference.png")
+            try full.apply { tf_resize_exact($0, $1, 256, 256, 1) }.save(root + "/reference-grid.png")
+            let preview = try #require(decoded["zone.jpg#preview"])
+            let psnr = Pixels.psnr(preview, try Fixtures.decode(root + "/reference.png"))
+            // The DCT-scaled decode used as the preview (no filter after it) gave 21.6 dB at 2×.
+            #expect(psnr >= 35, "preview at \(size / 1280)×: PSNR \(psnr) dB")
+            let grid = try #require(decoded["zone.jpg#grid"])
+            let gridPSNR = Pixels.psnr(grid, try Fixtures.decode(root + "/reference-grid.png"))
+            #expect(gridPSNR >= 35, "grid: PSNR \(gridPSNR) dB")
+        }
+    }
+
+    @Test("a 10 000-frame GIF records 10 000 pages")
+    func manyFrames() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            var pixels = [UInt8](repeating: 0, count: 8 * 8 * 10_000)
+            for frame in 0..<10_000 { pixels[frame * 64] = UInt8(frame % 251) }
+            let strip = try Pixels.Image.from(pixels, width: 8, height: 8 * 10_000, bands: 1)
+            vips_image_set_int(strip.pointer, "page-height", 8)
+            try strip.save(root + "/lib/frames.gif")
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.first?.image.pages == 10_000)
+            #expect(manifest.failures.isEmpty)
+        }
+    }
+}
+
+@Suite("EXIF dates and text")
+struct ExifDateTests {
+    @Test("an impossible DateTimeOriginal falls back to DateTimeDigitized with its own offset; SubSec kept")
+    func datesFallBack() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try Fixtures.writeImage(to: root + "/lib/a.jpg", width: 64, height: 48, exif: [
+                "exif-ifd2-DateTimeOriginal": "2019:02:30 10:00:00",
+                "exif-ifd2-OffsetTimeOriginal": "+09:00",
+                "exif-ifd2-DateTimeDigitized": "2019:03:01 10:00:00",
+                "exif-ifd2-SubSecTimeDigitized": "25",
+                "exif-ifd2-OffsetTimeDigitized": "-05:00",
+            ])
+            try Fixtures.writeImage(to: root + "/lib/b.jpg", width: 64, height: 48, exif: [
+                "exif-ifd2-DateTimeOriginal": "2019:06:01 23:59:59",
+                "exif-ifd2-SubSecTimeOriginal": "054",
+                "exif-ifd2-OffsetTimeOriginal": "+02:00",
+                "exif-ifd0-Make": "Canon\tInc",
+            ])
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
+            #expect(items["a.jpg"]?.exif?.capturedAt == "2019-03-01T10:00:00.25")
+            #expect(items["a.jpg"]?.exif?.offset == "-05:00")
+            #expect(items["b.jpg"]?.exif?.capturedAt == "2019-06-01T23:59:59.054")
+            #expect(items["b.jpg"]?.exif?.offset == "+02:00")
+            #expect(items["b.jpg"]?.exif?.make == "Canon Inc")
+        }
+    }
+
+    /// A little-endian RGB TIFF written by hand with its IFD0 after 90 KB of pixels (as libtiff
+    /// and most cameras lay files out), Make/Model/DateTime/Orientation in IFD0 and
+    /// DateTimeOriginal, SubSecTimeOriginal and OffsetTimeOriginal in the Exif IFD.
+    static func tiffWithLateIFD(width: Int, height: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        func u16(_ v: Int) { out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func u32(_ v: Int) { u16(v & 0xFFFF); u16(v >> 16) }
+        let pixelBytes = width * height * 3
+        let ifd0 = 8 + pixelBytes
+        out += [0x49, 0x49]; u16(42); u32(ifd0)
+        for index in 0..<pixelBytes { out.append(UInt8(index % 3 == 0 ? 200 : 60)) }
+        let make = Array("Nikon\0".utf8), model = Array("Z 9\0".utf8)
+        let dateTime = Array("2020:01:01 00:00:00\0".utf8), original = Array("2021:07:04 18:30:15\0".utf8)
+        let ifd0Entries = 14
+        let exifEntries = 3
+        let ifd0Size = 2 + 12 * ifd0Entries + 4
+        let exifIFD = ifd0 + ifd0Size
+        let data = exifIFD + 2 + 12 * exifEntries + 4
+        var blobs: [UInt8] = []
+        func place(_ bytes: [UInt8]) -> Int {
+            defer { blobs += bytes; if blobs.count % 2 == 1 { blobs.append(0) } }
+            return data + blobs.count
+        }
+        func entry(_ tag: Int, _ type: Int, _ count: Int, inline value: Int) { u16(tag); u16(type); u32(count); u32(value) }
+        func entry(_ tag: Int, _ type: Int, _ count: Int, at offset: Int) { u16(tag); u16(type); u32(count); u32(offset) }
+        u16(ifd0Entries)
+        entry(256, 3, 1, inline: width)
+        entry(257, 3, 1, inline: height)
+        entry(258, 3, 3, at: place([8, 0, 8, 0, 8, 0]))
+        entry(259, 3, 1, inline: 1)
+        entry(262, 3, 1, inline: 2)
+        entry(271, 2, make.count, at: place(make))
+        entry(272, 2, model.count, inline: Int(model[0]) | Int(model[1]) << 8 | Int(model[2]) << 16)
+        entry(273, 4, 1, inline: 8)
+        entry(274, 3, 1, inline: 6)
+        entry(277, 3, 1, inline: 3)
+        entry(278, 3, 1, inline: height)
+        entry(279, 4, 1, inline: pixelBytes)
+        entry(306, 2, dateTime.count, at: place(dateTime))
+        entry(34665, 4, 1, inline: exifIFD)
+        u32(0)
+        u16(exifEntries)
+        entry(36867, 2, original.count, at: place(original))
+        entry(36881, 2, 7, at: place(Array("-03:00\0".utf8)))
+        entry(37521, 2, 4, inline: Int(UInt8(ascii: "7")) | Int(UInt8(ascii: "5")) << 8 | Int(UInt8(ascii: "0")) << 16)
+        u32(0)
+        return out + blobs
+    }
+
+    @Test("a TIFF whose IFDs lie past 64 KiB keeps its EXIF")
+    func lateTIFFDirectories() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            // libvips writes IFD0 after the pixels; exiftool adds the Exif IFD where it likes, so
+            // the file is laid out by hand and checked against exiftool where it is installed.
+            let bytes = Self.tiffWithLateIFD(width: 200, height: 150)
+            try Fixtures.write(bytes, to: root + "/lib/late.tif")
+            #expect(Array(bytes[4..<8]) != [8, 0, 0, 0] && bytes.count > 90_000)
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let item = try #require(manifest.items.first, "\(manifest.failures)")
+            #expect(item.exif?.make == "Nikon")
+            #expect(item.exif?.model == "Z 9")
+            #expect(item.exif?.capturedAt == "2021-07-04T18:30:15.750")
+            #expect(item.exif?.offset == "-03:00")
+            #expect(item.image.orientation == 6)
+            if let exiftool = Processes.tool("exiftool") {
+                let oracle = try Processes.run(exiftool, ["-s3", "-EXIF:DateTimeOriginal", "-EXIF:Make", root + "/lib/late.tif"])
+                #expect(oracle.stdout.split(separator: "\n") == ["2021:07:04 18:30:15", "Nikon"])
+            }
+        }
+    }
+}
