@@ -11,7 +11,7 @@ on all alike.
 Usage: python3 bench-quality.py MANIFEST PHOTOS VIPSTHUMBNAIL_DIR PILLOW_DIR WORK_DIR JOBS
 Prints one table: per peer and recipe, mean and worst PSNR/SSIM, and on how many images
 thumbframe is worse than vipsthumbnail (by more than 0.05 dB / 0.0005 SSIM, the noise of
-the metric).
+the metric), over the images where both made the thumbnail at the same size.
 """
 import json
 import os
@@ -89,7 +89,7 @@ def measure(job):
         if ref.shape != image.shape:  # rounding of the reference itself
             h, w = min(h, ref.shape[0]), min(w, ref.shape[1])
             ref, image = ref[:h, :w], image[:h, :w]
-        rows.append((key, peer, recipe, psnr(image, ref), ssim(image, ref)))
+        rows.append((key, peer, recipe, psnr(image, ref), ssim(image, ref), (w, h)))
     os.remove(full)
     return rows
 
@@ -115,8 +115,8 @@ def main():
         rows = [row for result in pool.map(measure, jobs_list, chunksize=1) for row in result]
 
     by = {}
-    for key, peer, recipe, p, s in rows:
-        by.setdefault((peer, recipe), {})[key] = (p, s)
+    for key, peer, recipe, p, s, size in rows:
+        by.setdefault((peer, recipe), {})[key] = (p, s, size)
     print(f"{'quality vs full-decode Lanczos3':34} {'PSNR dB mean':>12} {'worst':>7} {'SSIM mean':>10} {'worst':>7}")
     for (peer, recipe), values in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0] != "thumbframe", kv[0][0])):
         ps = [v[0] for v in values.values()]
@@ -124,13 +124,17 @@ def main():
         print(f"{peer + ' ' + recipe:34} {np.mean(ps):12.2f} {min(ps):7.2f} {np.mean(ss):10.4f} {min(ss):7.4f}")
     for recipe in ("grid", "preview"):
         ours, theirs = by.get(("thumbframe", recipe), {}), by.get(("vipsthumbnail", recipe), {})
-        common = sorted(set(ours) & set(theirs))
+        # Only thumbnails of the same size compare: thumbframe's previews of long images are 1080
+        # wide (SPEC), vipsthumbnail's fit 1280 high, and a larger JPEG of finer detail scores lower.
+        both = sorted(set(ours) & set(theirs))
+        common = [k for k in both if all(abs(a - b) <= 2 for a, b in zip(ours[k][2], theirs[k][2]))]
         if not common:
             continue
         worse_p = [k for k in common if ours[k][0] < theirs[k][0] - 0.05]
         worse_s = [k for k in common if ours[k][1] < theirs[k][1] - 0.0005]
         delta = [ours[k][0] - theirs[k][0] for k in common]
-        print(f"thumbframe {recipe} vs vipsthumbnail: {len(common)} images, PSNR worse on {len(worse_p)}, "
+        print(f"thumbframe {recipe} vs vipsthumbnail: {len(common)} images of the same size"
+              f"{f' ({len(both) - len(common)} of other sizes left out)' if len(both) > len(common) else ''}, PSNR worse on {len(worse_p)}, "
               f"SSIM worse on {len(worse_s)}; PSNR difference min {min(delta):+.2f} dB, mean {np.mean(delta):+.2f} dB"
               + (f"  (worse: {', '.join(sorted(set(worse_p + worse_s))[:5])})" if worse_p or worse_s else ""))
 
