@@ -114,5 +114,5 @@ public struct BuildReport: Sendable, Equatable {
 /// The thumbframe version written into manifests.
 public enum ThumbframeVersion {
     /// Semantic version of this build of thumbframe.
-    public static let current = "0.2.0"
+    public static let current = "0.3.0"
 }

@@ -19,10 +19,14 @@ struct ProcessingContext: Sendable {
     /// Set by SIGINT/SIGTERM: decodes in flight are killed.
     var cancellation: CancellationFlag?
 
-    /// Content-addressed location of a thumbnail: it changes when the source bytes or the
-    /// recipe change, never otherwise, so renamed and copied files share their thumbnails.
+    /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
+    /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
+    /// share their thumbnails.
     func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe) -> String {
-        let key = Digest.sha256("thumbframe-thumbnail-v1\n\(sourceSHA256)\n\(recipe.canonicalRecipe)")
+        // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
+        // margin). A new key makes an upgraded build write them instead of keeping v1's files
+        // under the same names; the pruner then removes v1's, which the ledger records.
+        let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)")
         let name = String(key.prefix(32))
         return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
     }
