@@ -74,7 +74,7 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
         NULL);
 }
 
-int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop) {
+static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, int crop, double gap) {
     VipsImage *t[6] = { NULL };
     int result = -1;
     double hscale = (double) width / in->Xsize;
@@ -91,10 +91,7 @@ int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int c
             goto done;
         current = t[0];
     }
-    // Lanczos3 alone ("gap" 0: no box pre-shrink, which aliases): the inputs here are already
-    // near their thumbnails' size, so the wider kernel costs little (zone plate: +4 dB against
-    // libvips' default gap of 2 on a 5x reduction).
-    if (vips_resize(current, &t[1], hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL))
+    if (vips_resize(current, &t[1], hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL))
         goto done;
     current = t[1];
     if (alpha) {
@@ -121,6 +118,38 @@ int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int c
     result = 0;
 done:
     for (int i = 0; i < 6; i++)
+        if (t[i])
+            g_object_unref(t[i]);
+    return result;
+}
+
+int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop) {
+    // Lanczos3 alone ("gap" 0: no box pre-shrink, which aliases): the inputs here are already
+    // near their thumbnails' size, so the wider kernel costs little (zone plate: +4 dB against
+    // libvips' default gap of 2 on a 5x reduction).
+    return tf_resize_gap(in, out, width, height, crop, 0.0);
+}
+
+int tf_placeholder_rgba(VipsImage *in, VipsImage **out, int width, int height) {
+    VipsImage *t[4] = { NULL };
+    int result = -1;
+    // A placeholder is a blur of a few DCT terms: libvips' default box pre-shrink is plenty.
+    if (tf_resize_gap(in, &t[0], width, height, 0, 2.0) ||
+        vips_colourspace(t[0], &t[1], VIPS_INTERPRETATION_sRGB, NULL))
+        goto done;
+    VipsImage *current = t[1];
+    if (!vips_image_hasalpha(current)) {
+        if (vips_bandjoin_const1(current, &t[2], 255.0, NULL))
+            goto done;
+        current = t[2];
+    }
+    if (vips_cast(current, &t[3], VIPS_FORMAT_UCHAR, NULL))
+        goto done;
+    *out = t[3];
+    t[3] = NULL;
+    result = 0;
+done:
+    for (int i = 0; i < 4; i++)
         if (t[i])
             g_object_unref(t[i]);
     return result;

@@ -39,6 +39,7 @@ struct ProcessedItem: Sendable, Equatable {
     var image: Manifest.ImageInfo
     var exif: Manifest.ExifInfo?
     var thumbnails: [String: Manifest.Thumbnail]
+    var placeholder: Manifest.Placeholder?
     /// Thumbnails encoded by this run (the others already existed under their content address).
     var thumbnailsWritten: Int
 }
@@ -48,7 +49,7 @@ extension ProcessedItem {
     init(reusing previous: Manifest.Item, source: SourceFile) {
         self.init(
             source: source, file: previous.file, image: previous.image, exif: previous.exif,
-            thumbnails: previous.thumbnails, thumbnailsWritten: 0)
+            thumbnails: previous.thumbnails, placeholder: previous.placeholder, thumbnailsWritten: 0)
     }
 }
 
@@ -150,15 +151,17 @@ enum ItemProcessor {
                 missing.append((output, path))
             }
         }
-        if !missing.isEmpty {
-            switch writeThumbnails(missing, plan: plan, header: header, raw: raw, context: context) {
-            case .failure(let problem): return .failure(problem)
-            case .success(let written):
-                for output in plan.outputs {
-                    guard let (bytes, sha256) = written[output.recipe.name] else { continue }
-                    thumbnails[output.recipe.name]?.bytes = bytes
-                    thumbnails[output.recipe.name]?.sha256 = sha256
-                }
+        // One decode serves the missing thumbnails and the placeholder, which every item carries:
+        // a file whose thumbnails all exist under their content address is still decoded once.
+        let placeholder: Manifest.Placeholder
+        switch render(missing, plan: plan, header: header, raw: raw, context: context) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let rendered):
+            placeholder = rendered.placeholder
+            for output in plan.outputs {
+                guard let (bytes, sha256) = rendered.written[output.recipe.name] else { continue }
+                thumbnails[output.recipe.name]?.bytes = bytes
+                thumbnails[output.recipe.name]?.sha256 = sha256
             }
         }
         return .success(ProcessedItem(
@@ -167,6 +170,7 @@ enum ItemProcessor {
             image: header.imageInfo,
             exif: header.exif.isEmpty ? nil : header.exif,
             thumbnails: thumbnails,
+            placeholder: placeholder,
             thumbnailsWritten: missing.count))
     }
 
@@ -181,15 +185,20 @@ enum ItemProcessor {
     }
 
     /// Decodes once, into the largest size any thumbnail needs (shrink-on-load does most of the
-    /// work inside the decoder), then derives each missing thumbnail from that copy in memory.
-    /// Returns each written thumbnail's size and hash by recipe name.
-    private static func writeThumbnails(
+    /// work inside the decoder), then derives each missing thumbnail and the placeholder from
+    /// that copy in memory. Returns each written thumbnail's size and hash by recipe name.
+    private static func render(
         _ missing: [(ThumbnailPlan.Output, String)], plan: ThumbnailPlan, header: ImageHeader,
         raw: UnsafeRawBufferPointer, context: ProcessingContext
-    ) -> Result<[String: (Int, String)], Problem> {
+    ) -> Result<(written: [String: (Int, String)], placeholder: Manifest.Placeholder), Problem> {
         let intermediate: VipsImageHandle
         switch decode(plan: plan, header: header, raw: raw, context: context) {
         case .success(let image): intermediate = image
+        case .failure(let problem): return .failure(problem)
+        }
+        let placeholder: Manifest.Placeholder
+        switch Self.placeholder(intermediate) {
+        case .success(let value): placeholder = value
         case .failure(let problem): return .failure(problem)
         }
         var written: [String: (Int, String)] = [:]
@@ -206,7 +215,26 @@ enum ItemProcessor {
             }
             written[output.recipe.name] = (encoded.count, encoded.withUnsafeBytes(Digest.sha256))
         }
-        return .success(written)
+        return .success((written, placeholder))
+    }
+
+    /// ThumbHash and average colour of the decoded image, from its pixels fitted into 100 × 100
+    /// (the largest ThumbHash takes), alpha kept.
+    private static func placeholder(_ image: VipsImageHandle) -> Result<Manifest.Placeholder, Problem> {
+        let scale = min(1, 100 / Double(max(image.width, image.height)))
+        let width = max(1, Int((Double(image.width) * scale).rounded()))
+        let height = max(1, Int((Double(image.height) * scale).rounded()))
+        return step(.encode) { tf_placeholder_rgba(image.pointer, $0, Int32(width), Int32(height)) }
+            .flatMap { small in
+                var length = 0
+                guard let memory = vips_image_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
+                defer { g_free(memory) }
+                guard length == width * height * 4 else {
+                    return .failure(Problem(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
+                }
+                let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
+                return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
+            }
     }
 
     /// Runs one libvips step that makes a new image from nothing or from another image.

@@ -127,6 +127,7 @@ struct ReusePlan {
     static func item(_ stored: StateIndex.StoredItem, _ file: SourceFile) -> Manifest.Item {
         Manifest.Item(
             index: 0, section: 0, item: 0, path: file.relativePath, rawPath: file.manifestRawPath, file: stored.file,
-            image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails, layouts: [:])
+            image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails, placeholder: stored.placeholder,
+            layouts: [:])
     }
 }

@@ -177,6 +177,7 @@ final class StateIndex {
         var image: Manifest.ImageInfo
         var exif: Manifest.ExifInfo?
         var thumbnails: [String: Manifest.Thumbnail]
+        var placeholder: Manifest.Placeholder?
     }
 
     /// Records an item (or, with `failure`, a failure) for a source file, and commits.
@@ -185,7 +186,9 @@ final class StateIndex {
         let json: Data
         do {
             if let item {
-                json = try JSONEncoder().encode(StoredItem(file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails))
+                json = try JSONEncoder().encode(StoredItem(
+                    file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
+                    placeholder: item.placeholder))
             } else {
                 json = try JSONEncoder().encode(failure)
             }

@@ -87,8 +87,23 @@ extension Manifest {
                 }
                 if thumbnail.width <= 0 || thumbnail.height <= 0 { problems.append("items[\(index)].thumbnails.\(name) has no size") }
             }
+            if let placeholder = item.placeholder {
+                if placeholder.picture == nil { problems.append("items[\(index)].placeholder.thumbhash is not a ThumbHash") }
+                if !Manifest.isColour(placeholder.color) {
+                    problems.append("items[\(index)].placeholder.color '\(placeholder.color)' is not #rrggbb")
+                }
+            } else {
+                problems.append("items[\(index)] has no placeholder")
+            }
             return problems
         }
+    }
+
+    /// `#rrggbb`, lowercase hex.
+    public static func isColour(_ text: String) -> Bool {
+        let digits = text.utf8.dropFirst()
+        return text.utf8.first == UInt8(ascii: "#") && digits.count == 6
+            && digits.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// A relative path inside `thumbs/`.

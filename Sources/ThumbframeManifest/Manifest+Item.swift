@@ -21,13 +21,16 @@ extension Manifest {
         public var exif: ExifInfo?
         /// Thumbnails by recipe name.
         public var thumbnails: [String: Thumbnail]
+        /// What a frontend paints before any thumbnail arrives.
+        public var placeholder: Placeholder?
         /// The layout in each viewport, by viewport name.
         public var layouts: [String: Layout]
 
         /// Creates an item.
         public init(
             index: Int, section: Int, item: Int, path: String, rawPath: String? = nil, file: FileInfo,
-            image: ImageInfo, exif: ExifInfo?, thumbnails: [String: Thumbnail], layouts: [String: Layout]
+            image: ImageInfo, exif: ExifInfo?, thumbnails: [String: Thumbnail], placeholder: Placeholder? = nil,
+            layouts: [String: Layout]
         ) {
             self.index = index
             self.section = section
@@ -38,7 +41,46 @@ extension Manifest {
             self.image = image
             self.exif = exif
             self.thumbnails = thumbnails
+            self.placeholder = placeholder
             self.layouts = layouts
+        }
+    }
+
+    /// A picture of the image for the moment before its thumbnail loads.
+    public struct Placeholder: Codable, Hashable, Sendable {
+        /// ThumbHash of the image (alpha kept), base64: `ThumbHash.decode` paints it.
+        public var thumbhash: String
+        /// The average colour, `#rrggbb` in sRGB (alpha-weighted).
+        public var color: String
+
+        /// Creates a placeholder.
+        public init(thumbhash: String, color: String) {
+            self.thumbhash = thumbhash
+            self.color = color
+        }
+
+        /// The placeholder of 8-bit sRGB RGBA pixels of at most 100 × 100.
+        public init(width: Int, height: Int, rgba: [UInt8]) {
+            thumbhash = Data(ThumbHash.encode(width: width, height: height, rgba: rgba)).base64EncodedString()
+            var sums = (r: 0.0, g: 0.0, b: 0.0, a: 0.0)
+            for i in stride(from: 0, to: rgba.count, by: 4) {
+                let alpha = Double(rgba[i + 3])
+                sums.r += Double(rgba[i]) * alpha
+                sums.g += Double(rgba[i + 1]) * alpha
+                sums.b += Double(rgba[i + 2]) * alpha
+                sums.a += alpha
+            }
+            func hex(_ sum: Double) -> String {
+                let value = sums.a > 0 ? Int((sum / sums.a).rounded()) : 0
+                let digits = String(min(255, max(0, value)), radix: 16)
+                return digits.count == 1 ? "0" + digits : digits
+            }
+            color = "#" + hex(sums.r) + hex(sums.g) + hex(sums.b)
+        }
+
+        /// The ThumbHash decoded: RGBA pixels at most 32 on the long side.
+        public var picture: (width: Int, height: Int, rgba: [UInt8])? {
+            Data(base64Encoded: thumbhash).flatMap { ThumbHash.decode(Array($0)) }
         }
     }
 

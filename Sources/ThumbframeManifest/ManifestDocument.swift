@@ -161,6 +161,8 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public var exif: Manifest.ExifInfo?
         /// Thumbnails by recipe name.
         public var thumbnails: [String: Manifest.Thumbnail]
+        /// What a frontend paints before any thumbnail arrives.
+        public var placeholder: Manifest.Placeholder?
         /// The layout in each viewport, by viewport name.
         public var layouts: [String: Layout]
 
@@ -173,6 +175,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             image = item.image
             exif = item.exif
             thumbnails = item.thumbnails
+            placeholder = item.placeholder
             layouts = item.layouts
         }
 
@@ -180,7 +183,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public func item(index: Int, section: Int) -> Manifest.Item {
             Manifest.Item(
                 index: index, section: section, item: item, path: path, rawPath: rawPath, file: file, image: image,
-                exif: exif, thumbnails: thumbnails, layouts: layouts)
+                exif: exif, thumbnails: thumbnails, placeholder: placeholder, layouts: layouts)
         }
     }
 

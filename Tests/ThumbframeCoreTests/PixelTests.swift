@@ -425,3 +425,37 @@ struct ExifDateTests {
         }
     }
 }
+
+@Suite("Placeholders")
+struct PlaceholderTests {
+    @Test("every item carries a ThumbHash of its pixels and their average colour; alpha is kept")
+    func placeholders() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            // Left half red, right half blue, 400×200: average #7d2378 or so, a landscape hash.
+            var pixels = [UInt8](repeating: 0, count: 400 * 200 * 3)
+            for i in 0..<400 * 200 { pixels.replaceSubrange(i * 3..<i * 3 + 3, with: i % 400 < 200 ? [220, 30, 30] : [30, 40, 210]) }
+            try Pixels.Image.from(pixels, width: 400, height: 200, bands: 3).save(root + "/lib/halves.png")
+            try Fixtures.writeMarkerImage(to: root + "/lib/alpha.png", displayWidth: 120, displayHeight: 240, orientation: 1,
+                                          format: TF_FORMAT_PNG, alpha: true)
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.count == 2)
+            #expect(manifest.consistencyProblems().isEmpty, "\(manifest.consistencyProblems())")
+            let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
+            let halves = try #require(items["halves.png"]?.placeholder)
+            #expect(halves.color == "#7d2378", "average of the two halves")
+            let picture = try #require(halves.picture)
+            #expect(picture.width == 32 && picture.height > 0 && picture.height < 32, "landscape: \(picture.width)×\(picture.height)")
+            // The left edge of the placeholder is red, the right edge blue.
+            let left = Array(picture.rgba[(picture.height / 2 * picture.width) * 4..<(picture.height / 2 * picture.width) * 4 + 3])
+            let rightStart = (picture.height / 2 * picture.width + picture.width - 1) * 4
+            let right = Array(picture.rgba[rightStart..<rightStart + 3])
+            #expect(left[0] > left[2] + 60 && right[2] > right[0] + 60, "left \(left), right \(right)")
+
+            let alpha = try #require(items["alpha.png"]?.placeholder)
+            let hash = try #require(Data(base64Encoded: alpha.thumbhash).map(Array.init))
+            #expect(hash[2] & 0x80 != 0, "the alpha flag is set for an image with transparent pixels")
+            #expect(try #require(alpha.picture).height == 32, "portrait")
+        }
+    }
+}

@@ -46,6 +46,10 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
 
+/// The image resized to exactly width x height as 8-bit sRGB with alpha (4 bands, opaque where
+/// it had none): the pixels a ThumbHash placeholder is computed from.
+int tf_placeholder_rgba(VipsImage *in, VipsImage **out, int width, int height);
+
 /// Turns an image upright for an EXIF orientation (1-8), as libvips' autorot does.
 int tf_autorot(VipsImage *in, VipsImage **out, int orientation);
 
