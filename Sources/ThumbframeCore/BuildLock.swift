@@ -27,10 +27,18 @@ final class BuildLock {
         guard let stat = file.stat(), stat.isRegularFile, stat.links == 1 else {
             throw .cannotWrite(path: path, reason: "not a plain file of thumbframe's (a link or hard link); remove it")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        // A lock this process held a moment ago can outlive its close for as long as a thread
+        // of ours is spawning a child (the child holds a copy of every descriptor until it
+        // execs): when the lock file names this process, wait up to half a second for it.
+        var attempts = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let holder = String(decoding: output.head(Array(OutputDirectory.lockName.utf8), count: 64), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
+            guard holder == "pid \(getpid())", attempts < 50 else {
+                throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
+            }
+            attempts += 1
+            usleep(10_000)
         }
         let note = Array("pid \(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
