@@ -13,6 +13,8 @@ public struct BuildOptions: Sendable, Equatable {
     public var viewports: [Viewport]
     /// Layout and zoom rules.
     public var preset: LayoutPreset
+    /// `--original-url`: where the originals are served, for a lightbox's full zoom.
+    public var originalURL: String?
     /// Sectioning.
     public var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -61,7 +63,8 @@ public struct BuildOptions: Sendable, Equatable {
     /// The manifest's `settings` for these options.
     public var settings: Manifest.Settings {
         Manifest.Settings(
-            preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails)
+            preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
+            originalURL: originalURL)
     }
 
     /// Rejects impossible combinations with a sentence for the user.

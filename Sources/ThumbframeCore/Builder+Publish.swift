@@ -167,7 +167,7 @@ extension Builder {
                     let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
                         rawPath: key.source.manifestRawPath, file: entry.file, image: entry.image, exif: entry.exif,
-                        thumbnails: entry.thumbnails, placeholder: entry.placeholder, layouts: assembler.layouts(entry.image))
+                        thumbnails: entry.thumbnails, placeholder: entry.placeholder, layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
                     sectionSummary.add(item)
                     items.append(ManifestPage.Item(item))
                 }

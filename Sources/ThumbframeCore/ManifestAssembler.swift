@@ -40,10 +40,11 @@ struct ManifestAssembler {
         directory.isEmpty ? Array(".".utf8) : Array(directory.joined(separator: [UInt8(ascii: "/")]))
     }
 
-    /// The item's layout in every viewport.
-    func layouts(_ image: Manifest.ImageInfo) -> [String: Layout] {
-        Dictionary(uniqueKeysWithValues: settings.viewports.map {
-            ($0.name, LayoutEngine.layout(width: image.width, height: image.height, viewport: $0, preset: settings.preset))
+    /// The item's layout in every viewport, for the pixels the frontend loads.
+    func layouts(_ image: Manifest.ImageInfo, thumbnails: [String: Manifest.Thumbnail]) -> [String: Layout] {
+        let size = settings.layoutSize(image: image, thumbnails: thumbnails)
+        return Dictionary(uniqueKeysWithValues: settings.viewports.map {
+            ($0.name, LayoutEngine.layout(width: size.width, height: size.height, viewport: $0, preset: settings.preset))
         })
     }
 

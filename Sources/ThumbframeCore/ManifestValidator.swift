@@ -125,10 +125,11 @@ public enum ManifestValidator {
                 {
                     report("items[\(index)].image size does not follow from its stored size and orientation \(image.orientation)")
                 }
-                for viewport in manifest.settings.viewports {
+                let size = manifest.settings.layoutSize(image: image, thumbnails: item.thumbnails)
+                for viewport in manifest.settings.viewports where size.width > 0 && size.height > 0 {
                     guard let layout = item.layouts[viewport.name] else { continue }
                     let expected = LayoutEngine.layout(
-                        width: image.width, height: image.height, viewport: viewport, preset: manifest.settings.preset)
+                        width: size.width, height: size.height, viewport: viewport, preset: manifest.settings.preset)
                     if layout != expected { report("items[\(index)].layouts.\(viewport.name) is not what the layout engine gives") }
                 }
             }

@@ -71,11 +71,22 @@ extension Manifest {
         public var frontend: FrontendConstants
         /// The thumbnail recipes, in the order they were given.
         public var thumbnails: [ThumbnailRecipe]
+        /// The thumbnail a lightbox loads: the fit recipe with the largest box (nil when every
+        /// recipe crops). With `preset` photoswipe the layouts are computed for this file's pixels,
+        /// the numbers PhotoSwipe derives from the `width`/`height` it is given.
+        public var display: String?
+        /// The fit recipes, smallest box first: one picture at several widths, for `srcset`.
+        public var srcset: [String]?
+        /// Where the originals are served (`--original-url`): an item's original is this prefix
+        /// followed by its `path`, URL-encoded. With it, photoswipe layouts are the original's.
+        public var originalURL: String?
 
-        /// Creates settings; the frontend constants follow from the preset.
+        /// Creates settings; the frontend constants follow from the preset, `display` and
+        /// `srcset` from the recipes.
         public init(
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
-            viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults
+            viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
+            originalURL: String? = nil
         ) {
             self.preset = preset
             self.sections = sections
@@ -83,6 +94,21 @@ extension Manifest {
             self.viewports = viewports
             self.frontend = FrontendConstants.of(preset)
             self.thumbnails = thumbnails
+            let family = thumbnails.filter { $0.fit == .fit }.sorted {
+                ($0.width * $0.height, $0.name) < ($1.width * $1.height, $1.name)
+            }
+            self.srcset = family.map(\.name)
+            self.display = family.last?.name
+            self.originalURL = originalURL
+        }
+
+        /// The pixel size an item's layouts are computed for: the file the lightbox loads
+        /// (photoswipe without `originalURL`: the `display` thumbnail), else the original's.
+        public func layoutSize(image: ImageInfo, thumbnails: [String: Thumbnail]) -> (width: Int, height: Int) {
+            if preset == .photoswipe, originalURL == nil, let display, let loaded = thumbnails[display] {
+                return (loaded.width, loaded.height)
+            }
+            return (image.width, image.height)
         }
     }
 

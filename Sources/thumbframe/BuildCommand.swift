@@ -41,6 +41,13 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: "Layout and zoom rules: jx3 (JXPhotoBrowser 3), jx4, photoswipe (PhotoSwipe 5) or pixel.")
     var preset: LayoutPreset = .jx3
 
+    @Option(
+        name: .customLong("original-url"),
+        help: ArgumentHelp(
+            "Where the originals are served (a URL prefix the item paths are appended to), for a lightbox's full zoom; photoswipe layouts are then the original's.",
+            valueName: "prefix"))
+    var originalURL: String?
+
     @Option(help: "Sections: directory (one per folder), date (one per capture day) or none.")
     var sections: Manifest.SectionMode = .directory
 
@@ -109,6 +116,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.limits.maxDecodeBytes = maxDecodeBytes
         options.limits.decodeTimeout = decodeTimeout
         options.allowShrink = allowShrink
+        options.originalURL = originalURL
         options.followSymlinks = followSymlinks
         options.force = force
         options.verify = verify
