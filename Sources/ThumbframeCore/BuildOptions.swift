@@ -30,6 +30,8 @@ public struct BuildOptions: Sendable, Equatable {
     }
     /// Write the manifest even when it drops more than half of the previous one's items.
     public var allowShrink = false
+    /// `--viewer`: also write the web viewer (index.html, one script, one style sheet).
+    public var viewer = false
     /// Follow symbolic links (never out of the source directory).
     public var followSymlinks = false
     /// Ignore the previous manifest and rewrite every thumbnail.

@@ -166,6 +166,12 @@ public struct Builder: Sendable {
             prune = pruning.prune(keeping: try thumbnailPaths(index).union(written.pages ?? Set(published.pages.keys)))
             if let note = prune.foreignNote { events(.warning(note)) }
         }
+        if options.viewer {
+            let document = try ManifestFile.open(manifestPath).document
+            if let warning = try ViewerWriter(output: output).write(manifest: document, manifestWritten: written.manifestWritten) {
+                events(.warning(warning))
+            }
+        }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reusedItems,

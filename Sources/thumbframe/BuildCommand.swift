@@ -48,6 +48,9 @@ struct BuildCommand: AsyncParsableCommand {
             valueName: "prefix"))
     var originalURL: String?
 
+    @Flag(help: "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css (works from file:// for libraries up to 20 000 photos, and from any static server).")
+    var viewer = false
+
     @Option(help: "Sections: directory (one per folder), date (one per capture day) or none.")
     var sections: Manifest.SectionMode = .directory
 
@@ -117,6 +120,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.limits.decodeTimeout = decodeTimeout
         options.allowShrink = allowShrink
         options.originalURL = originalURL
+        options.viewer = viewer
         options.followSymlinks = followSymlinks
         options.force = force
         options.verify = verify

@@ -1,0 +1,77 @@
+import Foundation
+import ThumbframeManifest
+
+/// Writes the web viewer (`--viewer`) into OUT_DIR beside the manifest: `index.html`,
+/// `thumbframe-viewer.js`, `thumbframe-viewer.css`, and `thumbframe-viewer-data.js` (the
+/// manifest and its pages as one script, so the page also works from `file://`, where browsers
+/// refuse `fetch`), for libraries of up to `maximumInlineItems` items.
+///
+/// Like everything else thumbframe writes, only its own files: a file of one of these names
+/// that does not carry the viewer's marker (someone's own `index.html`) is left alone, and the
+/// viewer is not written.
+struct ViewerWriter {
+    static let marker = "thumbframe viewer"
+    static let dataName = "thumbframe-viewer-data.js"
+    /// Above this many items the data script is not written (the page then needs a server).
+    static let maximumInlineItems = 20_000
+
+    var output: OutputDirectory
+
+    static var assets: [(name: String, text: String)] {
+        [("index.html", ViewerAssets.indexHTML), ("thumbframe-viewer.js", ViewerAssets.script),
+         ("thumbframe-viewer.css", ViewerAssets.styleSheet)]
+    }
+
+    /// Writes what changed; returns a warning when a file in the way is not the viewer's.
+    func write(manifest: ManifestDocument, manifestWritten: Bool) throws(ThumbframeError) -> String? {
+        for name in Self.assets.map(\.name) + [Self.dataName] {
+            guard let existing = try? output.root.readFile(Array(name.utf8), limit: 1 << 12) else { continue }
+            if !String(decoding: existing.prefix(512), as: UTF8.self).contains(Self.marker) {
+                return "\(output.path)/\(name) is not thumbframe's viewer; the viewer was not written (move it, or choose another --out)"
+            }
+        }
+        for (name, text) in Self.assets {
+            try replace(name, with: Array(text.utf8))
+        }
+        let dataMissing = (try? output.root.readFile(Array(Self.dataName.utf8), limit: 16)) == nil
+        if manifest.itemCount > Self.maximumInlineItems {
+            _ = output.root.removeFile(Array(Self.dataName.utf8))
+        } else if manifestWritten || dataMissing {
+            try replace(Self.dataName, with: try data(manifest))
+        }
+        return nil
+    }
+
+    /// `window.thumbframeData = {"manifest": …, "pages": {path: page, …}};` from the files as
+    /// written (JSON is a JavaScript expression).
+    private func data(_ manifest: ManifestDocument) throws(ThumbframeError) -> [UInt8] {
+        func read(_ path: String) throws(ThumbframeError) -> [UInt8] {
+            do {
+                return try output.root.readFile(Array(path.utf8)).filter { $0 != 0x0A }
+            } catch {
+                throw .cannotWrite(path: output.path + "/" + Self.dataName, reason: "cannot read \(path): \(error.localizedDescription)")
+            }
+        }
+        var bytes = Array("// \(Self.marker) data: the manifest and its pages for file:// (written by --viewer)\n".utf8)
+        bytes += Array("window.thumbframeData = {\"manifest\": ".utf8) + (try read(OutputDirectory.manifestName))
+        bytes += Array(", \"pages\": {".utf8)
+        var first = true
+        for section in manifest.sections {
+            for page in section.pages ?? [] {
+                bytes += Array("\(first ? "" : ",")\n\"\(page.path)\": ".utf8) + (try read(page.path))
+                first = false
+            }
+        }
+        bytes += Array("}};\n".utf8)
+        return bytes
+    }
+
+    private func replace(_ name: String, with bytes: [UInt8]) throws(ThumbframeError) {
+        if let existing = try? output.root.readFile(Array(name.utf8)), existing == bytes { return }
+        do {
+            try output.root.writeAtomically(bytes, to: name, durable: false)
+        } catch {
+            throw .cannotWrite(path: output.path + "/" + name, reason: error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+@testable import ThumbframeCore
+import ThumbframeTestSupport
+
+@Suite("Web viewer")
+struct ViewerTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let browserAvailable =
+        ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+        && ((try? Processes.run("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)
+    static let sampleToolsAvailable = Processes.tool("vips") != nil && Processes.tool("exiftool") != nil
+
+    @Test("--viewer writes its three files and the file:// data; a rerun changes none; someone's index.html is left alone")
+    func writesItsFiles() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib/a")
+            try Fixtures.writeImage(to: root + "/lib/one.jpg", width: 300, height: 200)
+            try Fixtures.writeImage(to: root + "/lib/a/two.jpg", width: 200, height: 300)
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            _ = try await Builder(options: options).run()
+            let names = ["index.html", "thumbframe-viewer.js", "thumbframe-viewer.css", "thumbframe-viewer-data.js"]
+            var stamps: [String: Date] = [:]
+            for name in names {
+                let attributes = try FileManager.default.attributesOfItem(atPath: root + "/out/" + name)
+                stamps[name] = attributes[.modificationDate] as? Date
+            }
+            let data = try String(contentsOfFile: root + "/out/thumbframe-viewer-data.js", encoding: .utf8)
+            #expect(data.contains("window.thumbframeData = {\"manifest\": {") && data.contains("a/two.jpg"))
+            try await Task.sleep(nanoseconds: 20_000_000)
+            let again = try await Builder(options: options).run()
+            #expect(!again.manifestWritten)
+            for name in names {
+                let attributes = try FileManager.default.attributesOfItem(atPath: root + "/out/" + name)
+                #expect(attributes[.modificationDate] as? Date == stamps[name], "\(name) rewritten by a no-op run")
+            }
+            // A new photo: the data script follows the manifest.
+            try Fixtures.writeImage(to: root + "/lib/three.jpg", width: 100, height: 100)
+            _ = try await Builder(options: options).run()
+            #expect(try String(contentsOfFile: root + "/out/thumbframe-viewer-data.js", encoding: .utf8).contains("three.jpg"))
+
+            // Someone's own index.html in OUT_DIR: kept byte for byte, the viewer not written, a warning.
+            try FileManager.default.removeItem(atPath: root + "/out/index.html")
+            try Fixtures.write(Array("<h1>my site</h1>".utf8), to: root + "/out/index.html")
+            let lines = LogLines()
+            _ = try await Builder(options: options, events: lines.append).run()
+            #expect(try String(contentsOfFile: root + "/out/index.html", encoding: .utf8) == "<h1>my site</h1>")
+            #expect(lines.all.contains { $0.contains("index.html is not thumbframe's viewer") }, "\(lines.all)")
+        }
+    }
+
+    @Test("in Chromium at 390×844 and 1440×900: frames to 1 px, long images from the top, placeholders first, file://",
+          .enabled(if: browserAvailable && sampleToolsAvailable,
+                   "needs chromium, chromium-driver and Python's selenium, and the vips CLI and exiftool (scripts/bootstrap --test)"))
+    func inChromium() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
+            #expect(sample.status == 0, "\(sample.stderr)")
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            _ = try await Builder(options: options).run()
+            // Screenshots are kept as test artifacts.
+            let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
+            let run = try Processes.run("/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
+            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+            #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+"""The web viewer in a real browser: headless Chromium driven by Selenium.
+
+Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR
+OUT_DIR holds a build made with --viewer. Serves it on 127.0.0.1 (thumbnails answered after a
+delay, so the page is seen before any image arrives), loads index.html at 390x844 and 1440x900,
+and checks:
+  - every grid cell in view is painted from its placeholder before its image has loaded;
+  - for every item, the lightbox image's on-screen rect equals the manifest's frame for that
+    viewport to 1 px;
+  - a long image starts at the top and scrolls;
+  - from file://, the page reads thumbframe-viewer-data.js and shows the same items.
+Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
+on a failure, 77 when Chromium, its driver or Selenium is missing.
+"""
+import functools
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+except ImportError:
+    print("viewer-test: Python's selenium is missing")
+    sys.exit(77)
+
+CHROMIUM = next((p for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] if os.path.exists(p)), None)
+DRIVER = next((p for p in ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"] if os.path.exists(p)), None)
+if not CHROMIUM or not DRIVER:
+    print("viewer-test: chromium or chromium-driver is missing")
+    sys.exit(77)
+
+out_dir, artifacts = os.path.abspath(sys.argv[1]), sys.argv[2]
+os.makedirs(artifacts, exist_ok=True)
+THUMB_DELAY = 1.5
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/thumbs/"):
+            time.sleep(THUMB_DELAY)
+        super().do_GET()
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a browser that navigates away drops delayed thumbnails: a broken pipe, not a failure
+
+
+server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=out_dir))
+threading.Thread(target=server.serve_forever, daemon=True).start()
+base = f"http://127.0.0.1:{server.server_address[1]}/"
+
+manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+items = []
+for section in manifest["sections"]:
+    for page in section["pages"]:
+        for item in json.load(open(os.path.join(out_dir, page["path"])))["items"]:
+            items.append(item)
+viewports = {v["name"]: v for v in manifest["settings"]["viewports"]}
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""))
+
+
+def browser(width, height):
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                     "--allow-file-access-from-files", "--disable-dev-shm-usage"]:
+        options.add_argument(argument)
+    options.binary_location = CHROMIUM
+    # Return at DOMContentLoaded: the load event would wait for the (delayed) thumbnails.
+    options.page_load_strategy = "eager"
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    return driver
+
+
+def wait(driver, script, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.05)
+    return driver.execute_script(script)
+
+
+for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
+    assert viewports[name]["width"] == width and viewports[name]["height"] == height
+    driver = browser(width, height)
+    try:
+        driver.get(base + "index.html")
+        check(f"{name}: page ready", wait(driver, "return document.body.dataset.ready") == "true")
+        # Placeholders first: cells in view are painted while their thumbnails are still delayed.
+        state = wait(driver, """
+            const cells = [...document.querySelectorAll('.tf-cell')].filter(c => c.getBoundingClientRect().top < innerHeight);
+            return cells.length && cells.every(c => c.dataset.placeholder === 'painted') &&
+              cells.map(c => [c.dataset.placeholder, c.querySelector('img').complete && c.querySelector('img').naturalWidth > 0,
+                              getComputedStyle(c).backgroundImage.startsWith('url("data:image/png')]);""", 5)
+        check(f"{name}: placeholders painted before the images", bool(state) and all(p == "painted" and not loaded and data
+                                                                     for p, loaded, data in state), str(state))
+        driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-placeholders.png"))
+        wait(driver, "return [...document.querySelectorAll('.tf-cell img')].slice(0, 3).every(i => i.complete && i.naturalWidth > 0)",
+             THUMB_DELAY * 4)
+        driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-grid.png"))
+        # The lightbox image where the manifest says, for every item.
+        for index, item in enumerate(items):
+            frame = item["layouts"][name]["frame"]
+            rect = driver.execute_script(f"""
+                thumbframeViewer.open({index});
+                const r = document.getElementById('tf-image').getBoundingClientRect();
+                return [r.x, r.y, r.width, r.height, document.getElementById('tf-image').dataset.viewport];""")
+            expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
+            check(f"{name}: {item['path']} at the manifest's frame",
+                  rect[4] == name and all(abs(a - b) <= 1 for a, b in zip(rect[:4], expected)), f"{rect} vs {expected}")
+            if item["layouts"][name]["long"]:
+                scroll = driver.execute_script("""
+                    const s = document.getElementById('tf-scroll'); const top = s.scrollTop;
+                    s.scrollTop = s.scrollHeight; return [top, s.scrollTop, s.scrollHeight, s.clientHeight];""")
+                check(f"{name}: long {item['path']} starts at the top and scrolls",
+                      scroll[0] == 0 and scroll[1] > 0 and scroll[2] > scroll[3], str(scroll))
+                driver.execute_script("document.getElementById('tf-scroll').scrollTop = 0")
+                wait(driver, "const i = document.getElementById('tf-image'); return i.complete && i.naturalWidth > 0", THUMB_DELAY * 4)
+                driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-long.png"))
+        # Paging across sections with the keyboard, and Escape closes.
+        driver.execute_script("thumbframeViewer.open(0)")
+        webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
+        caption = driver.execute_script("return document.getElementById('tf-caption').textContent")
+        check(f"{name}: ArrowRight pages to the next section's first item", items[1]["path"] in caption, caption)
+        webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+        check(f"{name}: Escape closes", driver.execute_script("return document.getElementById('tf-lightbox').hidden"))
+        # From file://, without a server.
+        driver.get("file://" + os.path.join(out_dir, "index.html"))
+        ready = wait(driver, "return document.body.dataset.ready")
+        count = driver.execute_script("return thumbframeViewer.items().length")
+        check(f"{name}: works from file://", ready == "true" and count == len(items), f"{ready}, {count} items")
+    finally:
+        driver.quit()
+
+server.shutdown()
+failed = results.count(False)
+print(f"{len(results) - failed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
