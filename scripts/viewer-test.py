@@ -135,6 +135,21 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
                 driver.execute_script("document.getElementById('tf-scroll').scrollTop = 0")
                 wait(driver, "const i = document.getElementById('tf-image'); return i.complete && i.naturalWidth > 0", THUMB_DELAY * 4)
                 driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-long.png"))
+        # The page's ThumbHash decoder against the independent one (thumbhash-python), where
+        # installed: same size, every channel within 1 level.
+        try:
+            import base64
+            from thumbhash.decode import thumbhash_to_rgba
+            worst = 0
+            for item in items:
+                hash64 = item["placeholder"]["thumbhash"]
+                w, h, rgba = driver.execute_script(f"return thumbframeViewer.thumbHashToRGBA('{hash64}')")
+                ow, oh, orgba = thumbhash_to_rgba(base64.b64decode(hash64))
+                if (w, h) == (ow, oh):
+                    worst = max(worst, max(abs(a - b) for a, b in zip(rgba, orgba)))
+            check(f"{name}: the page's ThumbHash decoder agrees with thumbhash-python", worst <= 1, f"worst {worst}")
+        except ImportError:
+            pass
         # Paging across sections with the keyboard, and Escape closes.
         driver.execute_script("thumbframeViewer.open(0)")
         webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight

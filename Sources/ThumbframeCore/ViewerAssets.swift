@@ -399,7 +399,9 @@ enum ViewerAssets {
       document.body.dataset.ready = "error";
     }
   })();
-  window.thumbframeViewer = { open, show, close, items: () => items, layout: (i) => layout(items[i]) };
+  window.thumbframeViewer = { open, show, close, items: () => items, layout: (i) => layout(items[i]),
+    thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+      return [r.w, r.h, Array.from(r.rgba)]; } };
 })();
 """#
 
