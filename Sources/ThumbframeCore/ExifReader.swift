@@ -18,8 +18,8 @@ enum ExifReader {
 
     /// Parses an EXIF block: `Exif\0\0` + TIFF structure (as libvips hands out JPEG's), or a
     /// bare TIFF structure (some HEIF files' EXIF item, or a whole TIFF file, whose IFD0 is its
-    /// EXIF IFD0). libexif reads at most 64 KiB (the JPEG APP1 limit), so a TIFF whose IFDs lie
-    /// further in yields no capture facts; its orientation still comes from libvips.
+    /// EXIF IFD0). libexif follows no offset past 64 KiB (the JPEG APP1 limit): a TIFF file is
+    /// first gathered into a small block by `TIFFExifBlock`, wherever its IFDs lie.
     static func read(_ block: [UInt8]) -> ExifFacts {
         let isBareTIFF = block.starts(with: [0x49, 0x49, 0x2A, 0x00]) || block.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
         // libexif wants the APP1 signature in front of the TIFF header.
