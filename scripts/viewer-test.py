@@ -1,6 +1,6 @@
 """The web viewer in a real browser: headless Chromium driven by Selenium.
 
-Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR
+Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR [--lazy]
 OUT_DIR holds a build made with --viewer. Serves it on 127.0.0.1 (thumbnails answered after a
 delay, so the page is seen before any image arrives), loads index.html at 390x844 and 1440x900,
 and checks:
@@ -9,6 +9,8 @@ and checks:
     viewport to 1 px;
   - a long image starts at the top and scrolls;
   - from file://, the page reads thumbframe-viewer-data.js and shows the same items.
+With --lazy (a library of several pages): at 390x844 only the pages near the screen are fetched
+and rendered, scrolling renders more, and the lightbox opens an item whose page was not loaded.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
@@ -35,6 +37,7 @@ if not CHROMIUM or not DRIVER:
     sys.exit(77)
 
 out_dir, artifacts = os.path.abspath(sys.argv[1]), sys.argv[2]
+lazy = "--lazy" in sys.argv[3:]
 os.makedirs(artifacts, exist_ok=True)
 THUMB_DELAY = 1.5
 
@@ -98,7 +101,26 @@ def wait(driver, script, timeout=10):
     return driver.execute_script(script)
 
 
-for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
+def lazy_checks():
+    driver = browser(390, 844)
+    try:
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        total = len(driver.find_elements("css selector", ".tf-page"))
+        first = wait(driver, "return document.querySelectorAll('.tf-page[data-rendered]').length")
+        check("lazy: only the pages near the screen are rendered at first", 0 < first < total, f"{first} of {total}")
+        last = items[-1]
+        caption = driver.execute_script(f"""return thumbframeViewer.open({len(items) - 1})
+            .then(() => document.getElementById('tf-caption').textContent)""")
+        check("lazy: the lightbox opens an item whose page was not loaded", last["path"] in caption, caption)
+        driver.execute_script("thumbframeViewer.close(); scrollTo(0, document.body.scrollHeight)")
+        more = wait(driver, f"const n = document.querySelectorAll('.tf-page[data-rendered]').length; return n > {first} && n", 5)
+        check("lazy: scrolling renders the pages it reaches", bool(more), f"{more} of {total}")
+    finally:
+        driver.quit()
+
+
+for name, (width, height) in ([] if lazy else [("phone", (390, 844)), ("desktop", (1440, 900))]):
     assert viewports[name]["width"] == width and viewports[name]["height"] == height
     driver = browser(width, height)
     try:
@@ -120,9 +142,9 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
         for index, item in enumerate(items):
             frame = item["layouts"][name]["frame"]
             rect = driver.execute_script(f"""
-                thumbframeViewer.open({index});
-                const r = document.getElementById('tf-image').getBoundingClientRect();
-                return [r.x, r.y, r.width, r.height, document.getElementById('tf-image').dataset.viewport];""")
+                return thumbframeViewer.open({index}).then(() => {{
+                  const r = document.getElementById('tf-image').getBoundingClientRect();
+                  return [r.x, r.y, r.width, r.height, document.getElementById('tf-image').dataset.viewport]; }});""")
             expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
             check(f"{name}: {item['path']} at the manifest's frame",
                   rect[4] == name and all(abs(a - b) <= 1 for a, b in zip(rect[:4], expected)), f"{rect} vs {expected}")
@@ -151,20 +173,22 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
         except ImportError:
             pass
         # Paging across sections with the keyboard, and Escape closes.
-        driver.execute_script("thumbframeViewer.open(0)")
+        driver.execute_script("return thumbframeViewer.open(0)")
         webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
-        caption = driver.execute_script("return document.getElementById('tf-caption').textContent")
+        caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(items[1]['path'])}) && c", 5)
         check(f"{name}: ArrowRight pages to the next section's first item", items[1]["path"] in caption, caption)
         webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
         check(f"{name}: Escape closes", driver.execute_script("return document.getElementById('tf-lightbox').hidden"))
         # From file://, without a server.
         driver.get("file://" + os.path.join(out_dir, "index.html"))
         ready = wait(driver, "return document.body.dataset.ready")
-        count = driver.execute_script("return thumbframeViewer.items().length")
+        count = wait(driver, f"const n = thumbframeViewer.items().filter(Boolean).length; return n === {len(items)} && n")
         check(f"{name}: works from file://", ready == "true" and count == len(items), f"{ready}, {count} items")
     finally:
         driver.quit()
 
+if lazy:
+    lazy_checks()
 server.shutdown()
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")

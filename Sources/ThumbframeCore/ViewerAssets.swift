@@ -194,13 +194,58 @@ enum ViewerAssets {
     }
   }, { rootMargin: "400px" });
 
-  function renderSection(section, sectionItems) {
-    const element = document.createElement("section");
-    element.className = "tf-section";
-    const title = document.createElement("h2");
-    title.textContent = section.title;
-    element.append(title);
-    const width = $("tf-grid").clientWidth - 8, gap = 4, target = innerWidth < 600 ? 110 : 200;
+  // Each section is a title and one block per manifest page, sized by an estimate until the
+  // page comes near the screen; then its items are fetched and laid out in justified rows
+  // (rows break at page boundaries). A library of a million photos loads what is looked at.
+  const rowTarget = () => (innerWidth < 600 ? 110 : 200);
+  const gridWidth = () => $("tf-grid").clientWidth - 8;
+  let source = null;
+  const pagesLoaded = new Map();  // page path -> Promise of its items
+
+  function loadPage(section, page) {
+    if (!pagesLoaded.has(page.path)) {
+      pagesLoaded.set(page.path, source.page(page.path).then((loadedPage) => {
+        for (const item of loadedPage.items) {
+          item.flat = section.start + item.item;
+          items[item.flat] = item;
+        }
+        return loadedPage.items;
+      }));
+    }
+    return pagesLoaded.get(page.path);
+  }
+
+  const pageObserver = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      pageObserver.unobserve(entry.target);
+      const { section, page } = entry.target.tfPage;
+      loadPage(section, page).then((pageItems) => renderPage(entry.target, pageItems));
+    }
+  }, { rootMargin: "1200px 0px" });
+
+  function renderSections() {
+    const perRow = Math.max(1, gridWidth() / (rowTarget() * 1.3));
+    for (const section of manifest.sections) {
+      const element = document.createElement("section");
+      element.className = "tf-section";
+      const title = document.createElement("h2");
+      title.textContent = section.title;
+      element.append(title);
+      for (const page of section.pages) {
+        const block = document.createElement("div");
+        block.className = "tf-page";
+        block.tfPage = { section, page };
+        block.style.minHeight = `${Math.ceil(page.count / perRow) * (rowTarget() + 4)}px`;
+        element.append(block);
+        pageObserver.observe(block);
+      }
+      $("tf-grid").append(element);
+    }
+  }
+
+  function renderPage(block, pageItems) {
+    const width = gridWidth(), gap = 4, target = rowTarget();
     let row = [];
     const flush = (last) => {
       if (!row.length) return;
@@ -226,11 +271,11 @@ enum ViewerAssets {
         rowElement.append(cell);
         observer.observe(cell);
       });
-      element.append(rowElement);
+      block.append(rowElement);
       row = [];
     };
     let aspectSum = 0;
-    for (const item of sectionItems) {
+    for (const item of pageItems) {
       row.push(item);
       aspectSum += item.image.width / item.image.height;
       if (aspectSum * target + gap * (row.length - 1) >= width) {
@@ -239,7 +284,17 @@ enum ViewerAssets {
       }
     }
     flush(true);
-    $("tf-grid").append(element);
+    block.style.minHeight = "";
+    block.dataset.rendered = "true";
+  }
+
+  // The item at a flat index, fetching its page when it has not been seen yet.
+  async function itemAt(index) {
+    if (items[index]) return items[index];
+    const section = sectionOf(index);
+    const offset = index - section.start;
+    await loadPage(section, section.pages.find((p) => offset >= p.start && offset < p.start + p.count));
+    return items[index];
   }
 
   // ---- lightbox ----------------------------------------------------------------------------
@@ -266,9 +321,11 @@ enum ViewerAssets {
     scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
   }
 
-  function show(index) {
-    current = (index + items.length) % items.length;
-    const item = items[current];
+  async function show(index) {
+    const count = manifest.itemCount;
+    const wanted = ((index % count) + count) % count;
+    const item = await itemAt(wanted);
+    current = wanted;
     currentLayout = layout(item);
     zoom = 1;
     image.removeAttribute("src");
@@ -286,10 +343,10 @@ enum ViewerAssets {
     resetDrag();
   }
 
-  function open(index) {
+  async function open(index) {
     box.hidden = false;
     document.body.style.overflow = "hidden";
-    show(index);
+    await show(index);
     $("tf-close").focus();
   }
 
@@ -374,22 +431,11 @@ enum ViewerAssets {
   // ---- start -------------------------------------------------------------------------------
   (async () => {
     try {
-      const source = await load();
+      source = await load();
       manifest = source.doc;
       settings = manifest.settings;
       document.title = manifest.sections.length ? manifest.sections[0].title : "Photos";
-      for (const section of manifest.sections) {
-        const sectionItems = [];
-        for (const page of section.pages) {
-          const loadedPage = await source.page(page.path);
-          for (const item of loadedPage.items) {
-            item.flat = section.start + item.item;
-            items[item.flat] = item;
-            sectionItems.push(item);
-          }
-        }
-        renderSection(section, sectionItems);
-      }
+      renderSections();
       document.body.dataset.ready = "true";
     } catch (error) {
       const message = document.createElement("p");
@@ -399,7 +445,7 @@ enum ViewerAssets {
       document.body.dataset.ready = "error";
     }
   })();
-  window.thumbframeViewer = { open, show, close, items: () => items, layout: (i) => layout(items[i]),
+  window.thumbframeViewer = { open, show, close, items: () => items, itemAt, layout: (i) => layout(items[i]),
     thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
       return [r.w, r.h, Array.from(r.rgba)]; } };
 })();

@@ -69,4 +69,24 @@ struct ViewerTests {
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
         }
     }
+
+    @Test("in Chromium, a library of several pages: only the pages near the screen load; the rest as it scrolls or opens",
+          .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
+    func lazyPages() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            for index in 0..<600 {
+                try Fixtures.writeImage(to: root + "/lib/IMG_\(index).jpg", width: 40 + index % 7 * 8, height: 30)
+            }
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            let report = try await Builder(options: options).run()
+            #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
+            let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
+            let run = try Processes.run(
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts, "--lazy"])
+            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+            #expect(run.stdout.contains("3 passed, 0 failed"), "\(run.stdout)")
+        }
+    }
 }
