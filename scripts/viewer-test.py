@@ -172,6 +172,18 @@ for name, (width, height) in ([] if lazy else [("phone", (390, 844)), ("desktop"
             check(f"{name}: the page's ThumbHash decoder agrees with thumbhash-python", worst <= 1, f"worst {worst}")
         except ImportError:
             pass
+        # Double-click zooms to the preset's double-tap zoom; zoom never passes the maximum.
+        index = next(i for i, item in enumerate(items) if not item["layouts"][name]["long"] and item["image"]["width"] > 1000)
+        zoom = items[index]["layouts"][name]["zoom"]
+        driver.execute_script(f"return thumbframeViewer.open({index})")
+        webdriver.ActionChains(driver).double_click(driver.find_element("id", "tf-image")).perform()
+        width = wait(driver, "const z = thumbframeViewer.zoom(); return z > 1 && document.getElementById('tf-image').getBoundingClientRect().width", 3)
+        frame_width = items[index]["layouts"][name]["frame"]["width"]
+        expected_zoom = min(zoom["doubleTap"], zoom["max"]) / zoom["min"]
+        check(f"{name}: double-click zooms to doubleTap", bool(width) and abs(width - frame_width * expected_zoom) <= 1,
+              f"{width} vs {frame_width * expected_zoom}")
+        most = driver.execute_script("thumbframeViewer.zoomTo(1000, 100, 100); return thumbframeViewer.zoom()")
+        check(f"{name}: zoom stops at the preset's maximum", abs(most - zoom["max"] / zoom["min"]) < 1e-6, f"{most}")
         # Paging across sections with the keyboard, and Escape closes.
         driver.execute_script("return thumbframeViewer.open(0)")
         webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight

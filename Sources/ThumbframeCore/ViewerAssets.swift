@@ -318,6 +318,7 @@ enum ViewerAssets {
     content.style.height = `${zoom === 1 ? Math.max(innerHeight, L.contentSize.height) : ch}px`;
     const x = zoom === 1 ? L.frame.x : Math.max(0, (cw - w) / 2), y = zoom === 1 ? L.frame.y : Math.max(0, (ch - h) / 2);
     Object.assign(image.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
+    image.dataset.zoom = `${zoom}`;
     scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
   }
 
@@ -363,18 +364,58 @@ enum ViewerAssets {
   function toggleZoom(clientX, clientY) {
     const target = zoom === 1 ? Math.min(relative(currentLayout.zoom.doubleTap), relative(currentLayout.zoom.max)) : 1;
     if (target <= 1 && zoom === 1) return;
+    zoomTo(target, clientX, clientY);
+  }
+  // Zooms to `target` (relative to the fitted frame, within the preset's limits) keeping the
+  // image point under (clientX, clientY) where it is.
+  function zoomTo(target, clientX, clientY) {
     const rect = image.getBoundingClientRect();
     const fx = (clientX - rect.left) / rect.width, fy = (clientY - rect.top) / rect.height;
-    zoom = target;
+    zoom = Math.min(Math.max(target, 1), Math.max(1, relative(currentLayout.zoom.max)));
     place();
-    if (zoom > 1) {
-      scroller.scrollLeft = fx * currentLayout.frame.width * zoom - clientX;
-      scroller.scrollTop = fy * currentLayout.frame.height * zoom - clientY;
-    }
+    const after = image.getBoundingClientRect();
+    scroller.scrollLeft += after.left + fx * after.width - clientX;
+    scroller.scrollTop += after.top + fy * after.height - clientY;
   }
+  image.dataset.zoom = "1";
 
   // Pointer: double tap zooms, horizontal swipe pages, pulling down dismisses (scale and fade
   // by the preset's rule).
+  // Pinch (two pointers) and ctrl+wheel (a trackpad's pinch) zoom between the fitted frame and
+  // the preset's maximum.
+  const pointers = new Map();
+  let pinch = null;
+  scroller.addEventListener("wheel", (event) => {
+    if (!event.ctrlKey || box.hidden) return;
+    event.preventDefault();
+    zoomTo(zoom * Math.exp(-event.deltaY / 200), event.clientX, event.clientY);
+  }, { passive: false });
+  function pinchDistance() {
+    const [a, b] = [...pointers.values()];
+    return { d: Math.hypot(a.x - b.x, a.y - b.y), x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+  }
+  scroller.addEventListener("pointerdown", (event) => {
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pointers.size === 2) {
+      resetDrag();
+      pinch = { start: pinchDistance().d, zoom };
+    }
+  });
+  scroller.addEventListener("pointermove", (event) => {
+    if (!pointers.has(event.pointerId)) return;
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pinch && pointers.size === 2) {
+      const now = pinchDistance();
+      zoomTo(pinch.zoom * now.d / Math.max(1, pinch.start), now.x, now.y);
+    }
+  });
+  const lift = (event) => {
+    pointers.delete(event.pointerId);
+    if (pointers.size < 2) pinch = null;
+  };
+  scroller.addEventListener("pointerup", lift);
+  scroller.addEventListener("pointercancel", lift);
+
   let drag = null, lastTap = 0;
   function resetDrag() {
     drag = null;
@@ -382,7 +423,7 @@ enum ViewerAssets {
     $("tf-mask").style.opacity = "1";
   }
   scroller.addEventListener("pointerdown", (event) => {
-    if (zoom !== 1) return;
+    if (zoom !== 1 || pointers.size > 1) return;
     drag = { x: event.clientX, y: event.clientY, dx: 0, dy: 0, vy: 0, t: event.timeStamp, top: scroller.scrollTop };
   });
   scroller.addEventListener("pointermove", (event) => {
@@ -445,7 +486,7 @@ enum ViewerAssets {
       document.body.dataset.ready = "error";
     }
   })();
-  window.thumbframeViewer = { open, show, close, items: () => items, itemAt, layout: (i) => layout(items[i]),
+  window.thumbframeViewer = { open, show, close, items: () => items, itemAt, zoomTo, zoom: () => zoom, layout: (i) => layout(items[i]),
     thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
       return [r.w, r.h, Array.from(r.rgba)]; } };
 })();
