@@ -24,9 +24,12 @@ struct ViewerWriter {
 
     /// Writes what changed; returns a warning when a file in the way is not the viewer's.
     func write(manifest: ManifestDocument, manifestWritten: Bool) throws(ThumbframeError) -> String? {
+        // Anything at one of these names (of any size or kind: a link, a directory) that is not
+        // a plain file beginning with the viewer's marker is someone else's.
         for name in Self.assets.map(\.name) + [Self.dataName] {
-            guard let existing = try? output.root.readFile(Array(name.utf8), limit: 1 << 12) else { continue }
-            if !String(decoding: existing.prefix(512), as: UTF8.self).contains(Self.marker) {
+            guard let stat = output.root.stat(Array(name.utf8)) else { continue }
+            let head = stat.isRegularFile ? output.root.head(Array(name.utf8), count: 512) : []
+            if !String(decoding: head, as: UTF8.self).contains(Self.marker) {
                 return "\(output.path)/\(name) is not thumbframe's viewer; the viewer was not written (move it, or choose another --out)"
             }
         }

@@ -42,13 +42,28 @@ struct ViewerTests {
             _ = try await Builder(options: options).run()
             #expect(try String(contentsOfFile: root + "/out/thumbframe-viewer-data.js", encoding: .utf8).contains("three.jpg"))
 
-            // Someone's own index.html in OUT_DIR: kept byte for byte, the viewer not written, a warning.
-            try FileManager.default.removeItem(atPath: root + "/out/index.html")
-            try Fixtures.write(Array("<h1>my site</h1>".utf8), to: root + "/out/index.html")
-            let lines = LogLines()
-            _ = try await Builder(options: options, events: lines.append).run()
-            #expect(try String(contentsOfFile: root + "/out/index.html", encoding: .utf8) == "<h1>my site</h1>")
-            #expect(lines.all.contains { $0.contains("index.html is not thumbframe's viewer") }, "\(lines.all)")
+            // Someone's own index.html in OUT_DIR (small, large, or a link): kept as it is, the
+            // viewer not written, a warning.
+            let large = "<h1>my site</h1>" + String(repeating: "<p>text</p>\n", count: 2000)
+            try Fixtures.write(Array("theirs".utf8), to: root + "/elsewhere.html")
+            for plant in ["small", "large", "link"] {
+                try FileManager.default.removeItem(atPath: root + "/out/index.html")
+                switch plant {
+                case "small": try Fixtures.write(Array("<h1>my site</h1>".utf8), to: root + "/out/index.html")
+                case "large": try Fixtures.write(Array(large.utf8), to: root + "/out/index.html")
+                default: try FileManager.default.createSymbolicLink(atPath: root + "/out/index.html", withDestinationPath: root + "/elsewhere.html")
+                }
+                let lines = LogLines()
+                _ = try await Builder(options: options, events: lines.append).run()
+                if plant == "link" {
+                    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/out/index.html") == root + "/elsewhere.html")
+                    #expect(try String(contentsOfFile: root + "/elsewhere.html", encoding: .utf8) == "theirs")
+                } else {
+                    #expect(try String(contentsOfFile: root + "/out/index.html", encoding: .utf8)
+                        == (plant == "small" ? "<h1>my site</h1>" : large), "\(plant)")
+                }
+                #expect(lines.all.contains { $0.contains("index.html is not thumbframe's viewer") }, "\(plant): \(lines.all)")
+            }
         }
     }
 
