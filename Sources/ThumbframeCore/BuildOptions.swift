@@ -72,6 +72,7 @@ public struct BuildOptions: Sendable, Equatable {
     /// Rejects impossible combinations with a sentence for the user.
     public func validate() throws(ThumbframeError) {
         guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
+        if let originalURL, originalURL.isEmpty { throw .invalidOptions("--original-url needs a URL prefix") }
         var seen = Set<String>()
         for recipe in thumbnails where !seen.insert(recipe.name).inserted {
             throw .invalidOptions("thumbnail name '\(recipe.name)' is given twice")

@@ -15,6 +15,9 @@ struct FrontendTests {
         #expect(settings.srcset == ["strip", "medium", "preview"], "smallest box first; covers are not in it")
         #expect(settings.display == "preview")
         #expect(Manifest.Settings(thumbnails: [try ThumbnailRecipe(parsing: "grid=256x256:cover")]).display == nil)
+        var options = BuildOptions(source: "/tmp/a", output: "/tmp/b", preset: .photoswipe)
+        options.originalURL = ""
+        #expect(throws: ThumbframeError.self) { try options.validate() }
     }
 
     @Test("photoswipe layouts are PhotoSwipe's numbers for the preview it loads; with --original-url, for the original")
