@@ -15,9 +15,13 @@ final class BuildLock {
     /// Takes the lock at once or throws `.locked` naming the holder. The lock file is opened
     /// relative to OUT_DIR without following a link, and written only when it is a plain file
     /// of one link: a link or hard link planted there never gets its target truncated.
-    static func acquire(in output: Directory) throws(ThumbframeError) -> BuildLock {
-        let path = output.path + "/" + OutputDirectory.lockName
-        let fd = OutputDirectory.lockName.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+    /// `shared`: held by shard builds at once (each also holds its own shard lock), never with
+    /// a build or merge, which hold it alone.
+    static func acquire(
+        in output: Directory, name: String = OutputDirectory.lockName, shared: Bool = false
+    ) throws(ThumbframeError) -> BuildLock {
+        let path = output.path + "/" + name
+        let fd = name.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
             let code = errno
             let reason = code == ELOOP ? FileSystemError.symbolicLink.localizedDescription : String(cString: strerror(code))
@@ -31,8 +35,8 @@ final class BuildLock {
         // of ours is spawning a child (the child holds a copy of every descriptor until it
         // execs): when the lock file names this process, wait up to half a second for it.
         var attempts = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let holder = String(decoding: output.head(Array(OutputDirectory.lockName.utf8), count: 64), as: UTF8.self)
+        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
+            let holder = String(decoding: output.head(Array(name.utf8), count: 64), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             guard holder == "pid \(getpid())", attempts < 50 else {
                 throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
@@ -40,9 +44,11 @@ final class BuildLock {
             attempts += 1
             usleep(10_000)
         }
-        let note = Array("pid \(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        if !shared {
+            let note = Array("pid \(getpid())\n".utf8)
+            _ = ftruncate(fd, 0)
+            _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        }
         return BuildLock(file: file)
     }
 }

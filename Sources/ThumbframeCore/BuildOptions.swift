@@ -30,6 +30,8 @@ public struct BuildOptions: Sendable, Equatable {
     }
     /// Write the manifest even when it drops more than half of the previous one's items.
     public var allowShrink = false
+    /// `--shard K/N`: process only this part of the library, for a later `merge`.
+    public var shard: Shard?
     /// `--viewer`: also write the web viewer (index.html, one script, one style sheet).
     public var viewer = false
     /// Follow symbolic links (never out of the source directory).
@@ -73,6 +75,9 @@ public struct BuildOptions: Sendable, Equatable {
     public func validate() throws(ThumbframeError) {
         guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
         if let originalURL, originalURL.isEmpty { throw .invalidOptions("--original-url needs a URL prefix") }
+        if shard != nil, check || viewer {
+            throw .invalidOptions("--shard writes no manifest: --check and --viewer belong to the build or merge of the whole library")
+        }
         var seen = Set<String>()
         for recipe in thumbnails where !seen.insert(recipe.name).inserted {
             throw .invalidOptions("thumbnail name '\(recipe.name)' is given twice")

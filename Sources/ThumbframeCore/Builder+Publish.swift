@@ -208,7 +208,7 @@ extension Builder {
 
     /// Every failure of the run (the walk's and the index's), in manifest order, each reported
     /// once: stderr says what the manifest says, whether or not it is written.
-    private func reportFailures(_ walk: SourceWalker.Result, index: StateIndex) throws(ThumbframeError) -> [Manifest.Failure] {
+    func reportFailures(_ walk: SourceWalker.Result, index: StateIndex) throws(ThumbframeError) -> [Manifest.Failure] {
         var failures = walk.failures
         do {
             try index.forEachEntry(failed: true) { _, stored in

@@ -44,10 +44,15 @@ public struct Builder: Sendable {
         // --check on an OUT_DIR that does not exist yet: nothing to open, everything is stale.
         let existing = try outputPath.map { path throws(ThumbframeError) in try OutputDirectory(path, create: false) }
         let manifestPath = (outputPath ?? options.output) + "/" + OutputDirectory.manifestName
+        let shard = options.shard
+        // A shard holds OUT_DIR's lock shared with the other shards, and its own alone.
         let lock = try existing.flatMap { output throws(ThumbframeError) in
-            options.check ? nil : try BuildLock.acquire(in: output.root)
+            options.check ? nil : try BuildLock.acquire(in: output.root, shared: shard != nil)
         }
-        defer { withExtendedLifetime(lock) {} }
+        let shardLock = try existing.flatMap { output throws(ThumbframeError) in
+            try shard.map { shard throws(ThumbframeError) in try BuildLock.acquire(in: output.root, name: shard.lockName) }
+        }
+        defer { withExtendedLifetime((lock, shardLock)) {} }
 
         let hasManifest = try Self.refuseForeignManifest(existing, manifestPath: manifestPath)
         // Only once OUT_DIR is known to be thumbframe's (or new) is anything made in it.
@@ -55,15 +60,17 @@ public struct Builder: Sendable {
             options.check ? existing : try OutputDirectory(path, create: true)
         } ?? nil
         var state: (index: StateIndex?, problem: String?) = (nil, nil)
-        if let output { state = try StateIndex.open(output, readOnly: options.check) }
+        if let output { state = try StateIndex.open(output, readOnly: options.check, name: shard?.stateName ?? StateIndex.name) }
         if let problem = state.problem { events(.warning(problem)) }
         let published = Published(state.index)
-        if let output, !options.check, hasManifest, published.generator == nil { output.adoptVersion1Thumbnails() }
+        if let output, !options.check, shard == nil, hasManifest, published.generator == nil { output.adoptVersion1Thumbnails() }
         let itemsMatch = published.generator == Self.generator && published.recipes == Self.recipes(options.thumbnails)
 
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
         var walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
+        let walkDigest = shard.map { _ in Shard.walkDigest(walk) }
+        if let shard { walk.files.removeAll { !shard.contains($0.rawPath) } }
         var plan: ReusePlan
         do {
             plan = try ReusePlan(
@@ -72,8 +79,9 @@ public struct Builder: Sendable {
             throw .cannotWrite(path: (outputPath ?? options.output) + "/" + StateIndex.name, reason: error.description)
         }
         // Before anything changes: a source that lost most of its files (an unmounted NAS) stops here.
+        // (Shards are guarded at merge, over the whole library.)
         let droppedByWalk = plan.missing.count { $0.wasItem }
-        try refuseShrink(published.items, dropped: droppedByWalk)
+        if shard == nil { try refuseShrink(published.items, dropped: droppedByWalk) }
 
         if options.check {
             return try check(
@@ -135,6 +143,10 @@ public struct Builder: Sendable {
             try? Self.record(outcome, plan.work[position].file, in: index)
         }
         try? index.commit()
+        if let shard, let walkDigest {
+            return try finishShard(shard, index: index, output: output, walk: walk, walkDigest: walkDigest,
+                                   removed: removed, thumbnailsWritten: thumbnailsWritten, reused: plan.reusedItems)
+        }
         try refuseShrink(published.items, dropped: droppedByWalk + droppedByFailure)
         do {
             try index.removeRows(removed)

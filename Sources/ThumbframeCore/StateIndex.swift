@@ -38,7 +38,9 @@ final class StateIndex {
 
     /// Opens OUT_DIR's index; with `readOnly`, nil when there is none. A damaged or foreign file
     /// is removed and a new index made (read-only: nil), with the reason in `problem`.
-    static func open(_ output: OutputDirectory, readOnly: Bool) throws(ThumbframeError) -> (index: StateIndex?, problem: String?) {
+    static func open(
+        _ output: OutputDirectory, readOnly: Bool, name: String = StateIndex.name
+    ) throws(ThumbframeError) -> (index: StateIndex?, problem: String?) {
         let path = output.path + "/" + name
         for suffix in [""] + companions {
             guard let stat = output.root.stat(Array((name + suffix).utf8)) else { continue }
@@ -313,5 +315,39 @@ final class StateIndex {
         guard inTransaction else { return }
         inTransaction = false
         try database.execute("COMMIT")
+    }
+}
+
+extension StateIndex {
+    /// Adds every file row and entry of another index (a shard's), in one transaction; the two
+    /// hold disjoint paths.
+    func importRows(from path: String) throws(SQLiteError) {
+        try commit()
+        let attach = try database.prepare("ATTACH DATABASE ? AS part")
+        attach.bind(1, path)
+        try attach.run()
+        do {
+            try database.execute("""
+                BEGIN;
+                INSERT OR REPLACE INTO files SELECT * FROM part.files;
+                INSERT OR REPLACE INTO entries SELECT * FROM part.entries;
+                COMMIT;
+                """)
+        } catch {
+            try? database.execute("ROLLBACK")
+            try? database.execute("DETACH DATABASE part")
+            throw error
+        }
+        try database.execute("DETACH DATABASE part")
+    }
+
+    /// Items and failures recorded.
+    func rowCounts() throws(SQLiteError) -> (items: Int, failures: Int) {
+        let select = try database.prepare("SELECT failed, COUNT(*) FROM files GROUP BY failed")
+        var counts = (items: 0, failures: 0)
+        while try select.step() {
+            if select.int(0) == 0 { counts.items = select.int(1) } else { counts.failures = select.int(1) }
+        }
+        return counts
     }
 }

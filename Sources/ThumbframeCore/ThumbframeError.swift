@@ -24,6 +24,10 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
     case wouldShrink(previous: Int, dropped: Int)
     /// SIGINT or SIGTERM arrived; the run stopped before writing a manifest.
     case interrupted(signal: Int32)
+    /// `merge` found fewer shards than it was told of.
+    case shardsMissing(String)
+    /// `merge` found shards of other versions, settings or states of the source.
+    case shardsDisagree(String)
 
     /// The one-line sentence shown to the user.
     public var errorDescription: String? {
@@ -37,6 +41,7 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
         case .locked(let path, let holder):
             "another build (\(holder)) is writing \(path); try again when it has finished"
         case .overlappingDirectories(let why): why
+        case .shardsMissing(let why), .shardsDisagree(let why): why
         case .wouldShrink(let previous, let dropped):
             "this build would drop \(dropped) of the previous manifest's \(previous) items (is the source mounted?); "
                 + "nothing was changed; give --allow-shrink if that is meant"

@@ -48,6 +48,12 @@ struct BuildCommand: AsyncParsableCommand {
             valueName: "prefix"))
     var originalURL: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
+            valueName: "K/N"))
+    var shard: String?
+
     @Flag(help: "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css (works from file:// for libraries up to 20 000 photos, and from any static server).")
     var viewer = false
 
@@ -104,13 +110,13 @@ struct BuildCommand: AsyncParsableCommand {
 
     func validate() throws {
         do {
-            try options.validate()
+            try options().validate()
         } catch {
             throw ValidationError(error.localizedDescription)
         }
     }
 
-    var options: BuildOptions {
+    func options() throws(ThumbframeError) -> BuildOptions {
         var options = BuildOptions(
             source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
             viewports: viewports.isEmpty ? Viewport.defaults : viewports, preset: preset, sections: sections,
@@ -121,6 +127,9 @@ struct BuildCommand: AsyncParsableCommand {
         options.allowShrink = allowShrink
         options.originalURL = originalURL
         options.viewer = viewer
+        options.shard = try shard.map { text throws(ThumbframeError) in
+            try Shard.parse(text, environment: ProcessInfo.processInfo.environment)
+        }
         options.followSymlinks = followSymlinks
         options.force = force
         options.verify = verify
@@ -132,9 +141,9 @@ struct BuildCommand: AsyncParsableCommand {
         let reporter = Reporter(format: logFormat, quiet: quiet, progress: progress)
         let cancellation = CancellationFlag()
         let signals = SignalTrap(cancellation: cancellation, reporter: reporter)
-        let builder = Builder(options: options, cancellation: cancellation, events: reporter.handle)
         let report: BuildReport
         do {
+            let builder = Builder(options: try options(), cancellation: cancellation, events: reporter.handle)
             report = try await builder.run()
         } catch {
             reporter.finish()
@@ -146,6 +155,12 @@ struct BuildCommand: AsyncParsableCommand {
             for line in report.stale { print(TerminalText.safe(line)) }
             reporter.note(report.stale.isEmpty ? "up to date" : "stale")
             if !report.stale.isEmpty { throw ExitCode(1) }
+            return
+        }
+        if let shard, !report.manifestWritten, shard.contains("/") {
+            reporter.note("shard \(shard): \(report.items) items, \(report.failures.count) failed, \(report.reused) reused, "
+                + "\(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) --shards \(shard.split(separator: "/").last ?? "N")` when every shard is done")
+            if !report.failures.isEmpty { throw ExitCode(1) }
             return
         }
         print(report.manifestPath)

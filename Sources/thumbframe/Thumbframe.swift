@@ -11,14 +11,14 @@ struct Thumbframe: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (with build --check: up to date); 1 manifest written but some files \
             failed (with --check: the manifest is stale); 64 usage error; 65 input manifest invalid; \
-            66 input missing or unreadable; 69 the build would drop more than half of the previous \
+            66 input missing or unreadable (merge: a shard missing); 65 also: merge found shards that disagree; 69 the build would drop more than half of the previous \
             manifest's items (an unmounted source?) and --allow-shrink was not given; 70 internal error; \
             73 cannot write output (also: OUT_DIR/manifest.json is not thumbframe's, or thumbs/ or the lock \
             is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
             """,
         version: ThumbframeVersion.current,
         subcommands: [
-            BuildCommand.self, InspectCommand.self, ShowCommand.self, LookupCommand.self, LayoutCommand.self,
+            BuildCommand.self, MergeCommand.self, InspectCommand.self, ShowCommand.self, LookupCommand.self, LayoutCommand.self,
             ValidateCommand.self, DiffCommand.self,
         ]
     )
@@ -51,6 +51,8 @@ func cliExitCode(for error: ThumbframeError, reporter: Reporter? = nil) -> ExitC
     case .cannotWrite: code = 73
     case .locked: code = 75
     case .wouldShrink: code = 69
+    case .shardsMissing: code = 66
+    case .shardsDisagree: code = 65
     case .interrupted(let signal): code = 128 + signal
     }
     (reporter ?? Reporter(format: .text, quiet: false, progress: false)).error(error.localizedDescription, exitCode: code)

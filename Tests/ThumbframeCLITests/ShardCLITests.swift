@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+@testable import ThumbframeCore
+
+/// Shards as a cluster runs them: separate processes at once on one OUT_DIR.
+@Suite("Shards in processes", .serialized)
+struct ShardCLITests {
+    /// manifest.json and its pages, by name.
+    static func published(_ out: String) throws -> [String: Data] {
+        let document = try ManifestFile.open(out + "/manifest.json").document
+        var files = ["manifest.json": try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))]
+        for page in document.sections.flatMap({ $0.pages ?? [] }) {
+            files[page.path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))
+        }
+        return files
+    }
+
+    @Test("4 shard processes at once, one killed and run again, then merge: the bytes of one build")
+    func fourProcesses() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try CronSafetyTests.makeLibrary(root + "/lib", count: 24)
+            let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
+            #expect(single.status == 0, "\(single.stderr)")
+
+            // Shard 3 is killed while it works, then run again, as a scheduler retries it.
+            let victim = try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4", "--jobs", "1"])
+            try await Task.sleep(nanoseconds: 150_000_000)
+            kill(victim.processIdentifier, SIGKILL)
+            victim.waitUntilExit()
+            let others = try (0..<3).map { try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "\($0)/4"]) }
+            for process in others {
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0)
+            }
+            let rerun = try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(rerun.stderr.contains("shard 3/4:") && rerun.stdout.isEmpty, "a shard prints no manifest path: \(rerun.stderr)")
+
+            let merge = try CLITests.run(["merge", "--out", root + "/out", "--shards", "4"])
+            #expect(merge.status == 0, "\(merge.stderr)")
+            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+            let validate = try CLITests.run(["validate", root + "/out/manifest.json"])
+            #expect(validate.status == 0, "\(validate.stdout)")
+
+            // Usage and refusals as exit codes.
+            #expect(try CLITests.run(["merge", "--out", root + "/out", "--shards", "5"]).status == 66)
+            #expect(try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "4/4"]).status == 64)
+            #expect(try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "auto/4"]).status == 64)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+@testable import ThumbframeCore
+import ThumbframeTestSupport
+
+@Suite("Shards and merge")
+struct ShardTests {
+    /// Three folders of photos, one broken file.
+    static func makeLibrary(_ source: String) throws {
+        for (index, folder) in ["", "2019/trip", "2020"].enumerated() {
+            try Fixtures.makeDirectory(source + "/" + folder)
+            for photo in 0..<5 {
+                try Fixtures.writeImage(to: "\(source)/\(folder)/IMG_\(photo).jpg", width: 120 + index * 10 + photo, height: 90)
+            }
+        }
+        try Fixtures.write(Array("not a jpeg".utf8), to: source + "/2020/broken.jpg")
+    }
+
+    /// The files a manifest consists of: manifest.json and its pages, by name.
+    static func published(_ out: String) throws -> [String: Data] {
+        var files = ["manifest.json": try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))]
+        for page in try ManifestFile.open(out + "/manifest.json").document.sections.flatMap({ $0.pages ?? [] }) {
+            files[page.path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))
+        }
+        return files
+    }
+
+    static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
+        for index in only ?? Array(0..<count) {
+            var options = BuildOptions(source: source, output: out)
+            options.shard = Shard(index: index, count: count)
+            let report = try await Builder(options: options).run()
+            #expect(!report.manifestWritten)
+        }
+    }
+
+    @Test("N shards then merge write the same bytes as one build; merge again changes nothing; validate agrees",
+          arguments: [1, 3, 4])
+    func mergeEqualsOneBuild(count: Int) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/lib")
+            _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
+            try await Self.buildShards(root + "/lib", root + "/multi", count: count)
+            #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
+            let merged = try await ShardMerge(output: root + "/multi", count: count).run()
+            #expect(merged.manifestWritten && merged.items == 15 && merged.failures.count == 1)
+            #expect(try Self.published(root + "/multi") == Self.published(root + "/single"))
+            let thumbs = { (out: String) in
+                Set(FileManager.default.enumerator(atPath: out + "/thumbs")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") })
+            }
+            #expect(thumbs(root + "/multi") == thumbs(root + "/single"))
+            #expect(try ManifestValidator.problems(at: root + "/multi/manifest.json") == [])
+            let again = try await ShardMerge(output: root + "/multi", count: count).run()
+            #expect(!again.manifestWritten)
+        }
+    }
+
+    @Test("a missing shard, a shard of another state of the source, and one of other settings are refused; rerunning converges")
+    func refusals() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/lib")
+            try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [0, 2])
+            await #expect(throws: ThumbframeError.shardsMissing("missing 1 of 3 shards in \(Builder.realPath(root + "/out")!): 1/3 (run them, then merge)")) {
+                _ = try await ShardMerge(output: root + "/out", count: 3).run()
+            }
+            try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [1])
+            // The source changes after the shards ran; only one shard runs again: stale partials.
+            try Fixtures.writeImage(to: root + "/lib/2020/IMG_9.jpg", width: 77, height: 55)
+            try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [2])
+            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() }, throws: { error in
+                guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
+                return why.contains("another state of the source")
+            })
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/manifest.json"), "nothing merged")
+            // Every shard again: the merge equals one build of the library as it is now.
+            try await Self.buildShards(root + "/lib", root + "/out", count: 3)
+            _ = try await ShardMerge(output: root + "/out", count: 3).run()
+            _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
+            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+            // One shard built with other thumbnails.
+            var options = BuildOptions(source: root + "/lib", output: root + "/out", thumbnails: [try ThumbnailRecipe(parsing: "g=64x64:cover")])
+            options.shard = Shard(index: 0, count: 3)
+            _ = try await Builder(options: options).run()
+            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() }, throws: { error in
+                guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
+                return why.contains("other thumbnails")
+            })
+        }
+    }
+
+    @Test("shards share OUT_DIR's lock with each other, never with a build or a merge")
+    func locks() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/lib")
+            try await Self.buildShards(root + "/lib", root + "/out", count: 2)
+            let output = try OutputDirectory(Builder.realPath(root + "/out")!, create: false)
+            // A shard in progress: OUT_DIR's lock shared and its own lock held.
+            let shared = try BuildLock.acquire(in: output.root, shared: true)
+            let own = try BuildLock.acquire(in: output.root, name: Shard(index: 1, count: 2).lockName)
+            await #expect(performing: { _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/out")).run() },
+                          throws: { if case ThumbframeError.locked = $0 { true } else { false } })
+            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 2).run() },
+                          throws: { if case ThumbframeError.locked = $0 { true } else { false } })
+            // Another shard runs beside it.
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.shard = Shard(index: 0, count: 2)
+            _ = try await Builder(options: options).run()
+            withExtendedLifetime((shared, own)) {}
+        }
+    }
+
+    @Test("--shard K/N and auto/N")
+    func parsing() throws {
+        #expect(try Shard.parse("2/4", environment: [:]) == Shard(index: 2, count: 4))
+        #expect(try Shard.parse("auto/8", environment: ["SLURM_ARRAY_TASK_ID": "5"]) == Shard(index: 5, count: 8))
+        #expect(try Shard.parse("auto/8", environment: ["JOB_COMPLETION_INDEX": "3", "SLURM_ARRAY_TASK_ID": "5"]) == Shard(index: 3, count: 8))
+        for bad in ["4/4", "-1/4", "1/0", "x/4", "1", "auto/4"] {
+            #expect(throws: ThumbframeError.self, "\(bad)") { try Shard.parse(bad, environment: [:]) }
+        }
+        // Every path lands in exactly one shard, and the split is roughly even.
+        var counts = [0, 0, 0, 0]
+        for index in 0..<4000 { counts[Shard.number(of: Array("dir/IMG_\(index).jpg".utf8), count: 4)] += 1 }
+        #expect(counts.allSatisfy { (850...1150).contains($0) }, "\(counts)")
+    }
+}
