@@ -142,8 +142,10 @@ struct BuildCommand: AsyncParsableCommand {
         let cancellation = CancellationFlag()
         let signals = SignalTrap(cancellation: cancellation, reporter: reporter)
         let report: BuildReport
+        let resolved: BuildOptions
         do {
-            let builder = Builder(options: try options(), cancellation: cancellation, events: reporter.handle)
+            resolved = try options()
+            let builder = Builder(options: resolved, cancellation: cancellation, events: reporter.handle)
             report = try await builder.run()
         } catch {
             reporter.finish()
@@ -157,9 +159,10 @@ struct BuildCommand: AsyncParsableCommand {
             if !report.stale.isEmpty { throw ExitCode(1) }
             return
         }
-        if let shard, !report.manifestWritten, shard.contains("/") {
-            reporter.note("shard \(shard): \(report.items) items, \(report.failures.count) failed, \(report.reused) reused, "
-                + "\(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) --shards \(shard.split(separator: "/").last ?? "N")` when every shard is done")
+        if let shard = resolved.shard {
+            reporter.note("shard \(shard.index)/\(shard.count): \(report.items) items, \(report.failures.count) failed, "
+                + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) "
+                + "--shards \(shard.count)` when every shard is done")
             if !report.failures.isEmpty { throw ExitCode(1) }
             return
         }

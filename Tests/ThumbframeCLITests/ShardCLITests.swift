@@ -50,4 +50,29 @@ struct ShardCLITests {
             #expect(try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "auto/4"]).status == 64)
         }
     }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    /// Whether a one-node Slurm cluster starts here (scripts/slurm-test --probe starts one and
+    /// stops it); asked once, and only when the Slurm test is to run.
+    static let slurmStarts: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/slurmctld"), getuid() == 0 else { return false }
+        return (try? Processes.run(repository + "/scripts/slurm-test", ["--probe"]))?.status == 0
+    }()
+
+    @Test("a real Slurm job array (sbatch --array=0-3 --wait, --shard auto/4) and merge: the bytes of one build",
+          .enabled(if: slurmStarts, "needs Slurm to start a one-node cluster here (root, slurm-wlm and munge: scripts/bootstrap --test)"))
+    func slurmArray() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try CronSafetyTests.makeLibrary(root + "/lib", count: 12, width: 400, height: 300)
+            try Fixtures.write(Array("not a jpeg".utf8), to: root + "/lib/b/broken.jpg")
+            let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
+            #expect(single.status == 1, "one broken file: \(single.stderr)")
+            let cluster = try Processes.run(Self.repository + "/scripts/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
+            #expect(cluster.status == 1, "merge exits 1 for the broken file, as the single build: \(cluster.stdout)\n\(cluster.stderr)")
+            #expect((0..<4).allSatisfy { cluster.stdout.contains("shard \($0)/4:") || cluster.stderr.contains("shard \($0)/4:") },
+                    "every array task ran its own shard: \(cluster.stdout)")
+            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+        }
+    }
 }
