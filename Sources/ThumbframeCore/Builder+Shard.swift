@@ -10,7 +10,8 @@ struct ShardRecord: Codable, Equatable {
     var recipes: String
     /// The settings that shape the manifest, as written into it.
     var settings: Manifest.Settings
-    /// The source directory, for the root section's title.
+    /// The source directory's name: the root section's title (shards may name the same
+    /// directory by different paths).
     var source: String
     /// Files of the whole walk and its failures (`Shard.walkDigest`): equal in every shard of
     /// one merge, or some shard saw another state of the library.
@@ -34,7 +35,8 @@ extension Builder {
     ) throws(ThumbframeError) -> BuildReport {
         let record = ShardRecord(
             shard: shard.index, count: shard.count, generator: Self.generator, recipes: Self.recipes(options.thumbnails),
-            settings: options.settings, source: options.source, walkDigest: walkDigest, walkFailures: walk.failures)
+            settings: options.settings, source: (options.source as NSString).lastPathComponent, walkDigest: walkDigest,
+            walkFailures: walk.failures)
         let statePath = output.path + "/" + shard.stateName
         let counts: (items: Int, failures: Int)
         do {
