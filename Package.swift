@@ -59,7 +59,7 @@ let package = Package(
             dependencies: ["CVips", "CThumbframeShim"],
             path: "Tests/ThumbframeTestSupport"
         ),
-        .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest"]),
+        .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest", "ThumbframeTestSupport"]),
         .testTarget(
             name: "ThumbframeCoreTests",
             dependencies: ["ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport", "CVips", "CThumbframeShim"]

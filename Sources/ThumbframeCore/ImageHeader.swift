@@ -46,7 +46,7 @@ struct ImageHeader: Equatable {
             pages = 1
         }
         hasAlpha = image.hasAlpha
-        isCMYK = tf_is_cmyk(image.pointer) != 0
+        isCMYK = image.isCMYK
         interlaced = (image.int("interlaced") ?? 0) != 0
         vipsOrientation = image.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil }
 

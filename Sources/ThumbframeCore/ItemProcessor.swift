@@ -282,13 +282,15 @@ enum ItemProcessor {
                 tf_thumbnail_buffer(raw.baseAddress, raw.count, out, Int32(plan.decodeWidth), Int32(plan.decodeHeight), failOn)
             }
         }
-        return lazy.flatMap { materialize($0, context: context) }
-            .flatMap { image in
-                rotate && header.orientation != 1
-                    ? step(.decode) { tf_autorot(image.pointer, $0, Int32(header.orientation)) } : .success(image)
-            }
-            .flatMap { image in step(.decode) { tf_to_srgb(image.pointer, $0) } }
-            .flatMap { materialize($0, context: context) }
+        return lazy.flatMap { materialize($0, context: context) }.flatMap { decoded in
+            // Most photos are upright and untagged: then the decode is the box already, and is
+            // not copied again.
+            let turn = rotate && header.orientation != 1
+            guard turn || decoded.hasProfile || decoded.isCMYK else { return .success(decoded) }
+            return (turn ? step(.decode) { tf_autorot(decoded.pointer, $0, Int32(header.orientation)) } : .success(decoded))
+                .flatMap { image in step(.decode) { tf_to_srgb(image.pointer, $0) } }
+                .flatMap { materialize($0, context: context) }
+        }
     }
 
     /// Computes an image into memory, under the decode deadline and the build's cancellation.

@@ -59,6 +59,9 @@ final class VipsImageHandle {
     var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
     var bands: Int { Int(vips_image_get_bands(pointer)) }
     var bytesPerBand: Int { Int(tf_image_sizeof_band(pointer)) }
+    /// An embedded ICC profile is attached (the pixels are not sRGB until converted).
+    var hasProfile: Bool { vips_image_get_typeof(pointer, "icc-profile-data") != 0 }
+    var isCMYK: Bool { tf_is_cmyk(pointer) != 0 }
 
     func int(_ name: String) -> Int? {
         guard vips_image_get_typeof(pointer, name) != 0 else { return nil }

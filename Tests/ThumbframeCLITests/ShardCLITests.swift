@@ -7,28 +7,24 @@ import ThumbframeTestSupport
 /// Shards as a cluster runs them: separate processes at once on one OUT_DIR.
 @Suite("Shards in processes", .serialized)
 struct ShardCLITests {
-    /// manifest.json and its pages, by name.
-    static func published(_ out: String) throws -> [String: Data] {
-        let document = try ManifestFile.open(out + "/manifest.json").document
-        var files = ["manifest.json": try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))]
-        for page in document.sections.flatMap({ $0.pages ?? [] }) {
-            files[page.path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))
-        }
-        return files
-    }
-
     @Test("4 shard processes at once, one killed and run again, then merge: the bytes of one build")
     func fourProcesses() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try CronSafetyTests.makeLibrary(root + "/lib", count: 24)
+            try CronSafetyTests.makeLibrary(root + "/lib", count: 96)
             let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
             #expect(single.status == 0, "\(single.stderr)")
 
-            // Shard 3 is killed while it works, then run again, as a scheduler retries it.
+            // Shard 3 is killed while it works (once its first thumbnail is journaled, with about 24
+            // files to go), then run again, as a scheduler retries it.
             let victim = try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4", "--jobs", "1"])
-            try await Task.sleep(nanoseconds: 150_000_000)
+            // (Polled on this thread: a Task.sleep can wake late while the rest of the suite keeps
+            // the cooperative pool busy, and the shard would be done.)
+            for _ in 0..<20_000 where !FileManager.default.fileExists(atPath: root + "/out/.thumbframe-journal") {
+                usleep(500)
+            }
             kill(victim.processIdentifier, SIGKILL)
             victim.waitUntilExit()
+            #expect(victim.terminationReason == .uncaughtSignal, "the shard was killed while it worked, not after")
             let others = try (0..<3).map { try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "\($0)/4"]) }
             for process in others {
                 process.waitUntilExit()
@@ -40,7 +36,7 @@ struct ShardCLITests {
 
             let merge = try CLITests.run(["merge", "--out", root + "/out", "--shards", "4"])
             #expect(merge.status == 0, "\(merge.stderr)")
-            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+            #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
             let validate = try CLITests.run(["validate", root + "/out/manifest.json"])
             #expect(validate.status == 0, "\(validate.stdout)")
 
@@ -72,7 +68,7 @@ struct ShardCLITests {
             #expect(cluster.status == 1, "merge exits 1 for the broken file, as the single build: \(cluster.stdout)\n\(cluster.stderr)")
             #expect((0..<4).allSatisfy { cluster.stdout.contains("shard \($0)/4:") || cluster.stderr.contains("shard \($0)/4:") },
                     "every array task ran its own shard: \(cluster.stdout)")
-            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+            #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
         }
     }
 }

@@ -38,6 +38,11 @@ enum Pixels {
             return Image(out)
         }
 
+        /// The 8-bit pixels, read from memory.
+        func decoded() throws -> Fixtures.Decoded {
+            try withExtendedLifetime(self) { try Fixtures.decode(image: pointer) }
+        }
+
         func save(_ pathWithOptions: String) throws {
             guard tf_write_to_file(pointer, pathWithOptions) == 0 else { throw FixtureError(error()) }
         }
@@ -267,9 +272,8 @@ struct PixelTests {
             #expect(item.thumbnails["preview"].map { ($0.width, $0.height) } ?? (0, 0) == (1280, 785))
             // Sharp as a resize of the full image, not a level smaller than the preview stretched up.
             let reference = try wide.apply { tf_resize_exact($0, $1, 1280, 785, 0) }
-            try reference.save(root + "/reference.png")
             let preview = try #require(decoded["pyramid.tif#preview"])
-            let psnr = Pixels.psnr(preview, try Fixtures.decode(root + "/reference.png"))
+            let psnr = Pixels.psnr(preview, try reference.decoded())
             #expect(psnr >= 25, "preview PSNR \(psnr) dB against a resize of the full image")
         }
     }
@@ -296,14 +300,12 @@ struct PixelTests {
             let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
             #expect(manifest.items.first?.thumbnails["preview"]?.width == 1280)
             let full = try Pixels.Image.from(file: root + "/lib/zone.jpg")
-            try full.apply { tf_resize_exact($0, $1, 1280, 1280, 0) }.save(root + "/reference.png")
-            try full.apply { tf_resize_exact($0, $1, 256, 256, 1) }.save(root + "/reference-grid.png")
             let preview = try #require(decoded["zone.jpg#preview"])
-            let psnr = Pixels.psnr(preview, try Fixtures.decode(root + "/reference.png"))
+            let psnr = Pixels.psnr(preview, try full.apply { tf_resize_exact($0, $1, 1280, 1280, 0) }.decoded())
             // The DCT-scaled decode used as the preview (no filter after it) gave 21.6 dB at 2×.
             #expect(psnr >= 35, "preview at \(size / 1280)×: PSNR \(psnr) dB")
             let grid = try #require(decoded["zone.jpg#grid"])
-            let gridPSNR = Pixels.psnr(grid, try Fixtures.decode(root + "/reference-grid.png"))
+            let gridPSNR = Pixels.psnr(grid, try full.apply { tf_resize_exact($0, $1, 256, 256, 1) }.decoded())
             #expect(gridPSNR >= 35, "grid: PSNR \(gridPSNR) dB")
         }
     }

@@ -17,15 +17,6 @@ struct ShardTests {
         try Fixtures.write(Array("not a jpeg".utf8), to: source + "/2020/broken.jpg")
     }
 
-    /// The files a manifest consists of: manifest.json and its pages, by name.
-    static func published(_ out: String) throws -> [String: Data] {
-        var files = ["manifest.json": try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))]
-        for page in try ManifestFile.open(out + "/manifest.json").document.sections.flatMap({ $0.pages ?? [] }) {
-            files[page.path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))
-        }
-        return files
-    }
-
     static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
         for index in only ?? Array(0..<count) {
             var options = BuildOptions(source: source, output: out)
@@ -45,7 +36,7 @@ struct ShardTests {
             #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
             let merged = try await ShardMerge(output: root + "/multi", count: count).run()
             #expect(merged.manifestWritten && merged.items == 15 && merged.failures.count == 1)
-            #expect(try Self.published(root + "/multi") == Self.published(root + "/single"))
+            #expect(try Fixtures.manifestFiles(root + "/multi") == Fixtures.manifestFiles(root + "/single"))
             let thumbs = { (out: String) in
                 Set(FileManager.default.enumerator(atPath: out + "/thumbs")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") })
             }
@@ -77,7 +68,7 @@ struct ShardTests {
             try await Self.buildShards(root + "/lib", root + "/out", count: 3)
             _ = try await ShardMerge(output: root + "/out", count: 3).run()
             _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
-            #expect(try Self.published(root + "/out") == Self.published(root + "/single"))
+            #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
             // One shard built with other thumbnails.
             var options = BuildOptions(source: root + "/lib", output: root + "/out", thumbnails: [try ThumbnailRecipe(parsing: "g=64x64:cover")])
             options.shard = Shard(index: 0, count: 3)

@@ -13,7 +13,7 @@ struct ThumbHashTests {
 
     /// Test pictures: gradients and patches of several aspect ratios, seeded noise, and alpha.
     static func cases() -> [(name: String, width: Int, height: Int, rgba: [UInt8])] {
-        var generator = SeededGenerator(seed: 20261123)
+        var generator = SplitMix64(state: 20261123)
         func image(_ w: Int, _ h: Int, _ pixel: (Int, Int) -> (UInt8, UInt8, UInt8, UInt8)) -> [UInt8] {
             var rgba: [UInt8] = []
             for y in 0..<h { for x in 0..<w { let p = pixel(x, y); rgba += [p.0, p.1, p.2, p.3] } }
@@ -105,18 +105,5 @@ struct ThumbHashTests {
                 #expect(abs(meanAlpha(rgba) - meanAlpha(decoded.rgba)) <= 16, "\(name): mean alpha")
             }
         }
-    }
-}
-
-/// SplitMix64: a seeded generator, so the noise is the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -154,6 +154,11 @@ public enum Fixtures {
         try startVips()
         guard let image = tf_image_new_from_file(path) else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }
+        return try decode(image: image)
+    }
+
+    /// The pixels of an image in memory (8-bit bands expected), without a round trip through a file.
+    public static func decode(image: UnsafeMutablePointer<VipsImage>) throws -> Decoded {
         var length = 0
         guard let memory = vips_image_write_to_memory(image, &length) else { throw FixtureError(vipsError()) }
         defer { g_free(memory) }
@@ -161,6 +166,21 @@ public enum Fixtures {
             width: Int(vips_image_get_width(image)), height: Int(vips_image_get_height(image)),
             bands: Int(vips_image_get_bands(image)),
             pixels: Array(UnsafeRawBufferPointer(start: memory, count: length)))
+    }
+
+    /// A published manifest's files by name: `manifest.json` and every page it names (read with
+    /// Foundation's JSON, not thumbframe's reader), to compare two outputs byte for byte.
+    public static func manifestFiles(_ out: String) throws -> [String: Data] {
+        let top = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+        var files = ["manifest.json": top]
+        let document = try JSONSerialization.jsonObject(with: top) as? [String: Any] ?? [:]
+        for section in document["sections"] as? [[String: Any]] ?? [] {
+            for page in section["pages"] as? [[String: Any]] ?? [] {
+                guard let path = page["path"] as? String else { continue }
+                files[path] = try Data(contentsOf: URL(fileURLWithPath: out + "/" + path))
+            }
+        }
+        return files
     }
 
     /// Runs `body` with a new empty directory, removed afterwards.
