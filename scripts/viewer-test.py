@@ -14,27 +14,12 @@ and rendered, scrolling renders more, and the lightbox opens an item whose page 
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
-import functools
-import http.server
 import json
 import os
 import sys
-import threading
-import time
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-except ImportError:
-    print("viewer-test: Python's selenium is missing")
-    sys.exit(77)
-
-CHROMIUM = next((p for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] if os.path.exists(p)), None)
-DRIVER = next((p for p in ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"] if os.path.exists(p)), None)
-if not CHROMIUM or not DRIVER:
-    print("viewer-test: chromium or chromium-driver is missing")
-    sys.exit(77)
+from browsertest import Checks, browser, manifest_items, serve, wait
+from selenium import webdriver
 
 out_dir, artifacts = os.path.abspath(sys.argv[1]), sys.argv[2]
 lazy = "--lazy" in sys.argv[3:]
@@ -42,63 +27,12 @@ os.makedirs(artifacts, exist_ok=True)
 THUMB_DELAY = 1.5
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    def do_GET(self):
-        if self.path.startswith("/thumbs/"):
-            time.sleep(THUMB_DELAY)
-        super().do_GET()
+base, server = serve(out_dir, "/thumbs/", THUMB_DELAY)
 
-    def log_message(self, *args):
-        pass
-
-
-class Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        pass  # a browser that navigates away drops delayed thumbnails: a broken pipe, not a failure
-
-
-server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=out_dir))
-threading.Thread(target=server.serve_forever, daemon=True).start()
-base = f"http://127.0.0.1:{server.server_address[1]}/"
-
-manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
-items = []
-for section in manifest["sections"]:
-    for page in section["pages"]:
-        for item in json.load(open(os.path.join(out_dir, page["path"])))["items"]:
-            items.append(item)
+manifest, items = manifest_items(out_dir)
 viewports = {v["name"]: v for v in manifest["settings"]["viewports"]}
 
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(ok)
-    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""))
-
-
-def browser(width, height):
-    options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                     "--allow-file-access-from-files", "--disable-dev-shm-usage"]:
-        options.add_argument(argument)
-    options.binary_location = CHROMIUM
-    # Return at DOMContentLoaded: the load event would wait for the (delayed) thumbnails.
-    options.page_load_strategy = "eager"
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
-    return driver
-
-
-def wait(driver, script, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = driver.execute_script(script)
-        if value:
-            return value
-        time.sleep(0.05)
-    return driver.execute_script(script)
+check = Checks()
 
 
 def lazy_checks():
@@ -202,6 +136,4 @@ for name, (width, height) in ([] if lazy else [("phone", (390, 844)), ("desktop"
 if lazy:
     lazy_checks()
 server.shutdown()
-failed = results.count(False)
-print(f"{len(results) - failed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+check.finish()

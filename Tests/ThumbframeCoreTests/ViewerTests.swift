@@ -12,6 +12,10 @@ struct ViewerTests {
         ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
         && ((try? Processes.run("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)
     static let sampleToolsAvailable = Processes.tool("vips") != nil && Processes.tool("exiftool") != nil
+    /// PhotoSwipe 5.4.4's files, where `scripts/bootstrap --test` puts them.
+    static let photoswipe = ProcessInfo.processInfo.environment["THUMBFRAME_PHOTOSWIPE"]
+        ?? (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/thumbframe/photoswipe-5.4.4"
+    static let photoswipeAvailable = FileManager.default.fileExists(atPath: photoswipe + "/photoswipe-lightbox.esm.js")
 
     @Test("--viewer writes its three files and the file:// data; a rerun changes none; someone's index.html is left alone")
     func writesItsFiles() async throws {
@@ -82,6 +86,28 @@ struct ViewerTests {
             let run = try Processes.run("/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
+        }
+    }
+
+    @Test("the README's PhotoSwipe page, unchanged, against PhotoSwipe 5.4.4 in Chromium: frames, doubleTap and max of the manifest, for the display thumbnail and for the original",
+          .enabled(if: browserAvailable && sampleToolsAvailable && photoswipeAvailable,
+                   "needs chromium, chromium-driver, Python's selenium, the vips CLI, exiftool and PhotoSwipe 5.4.4 (scripts/bootstrap --test)"))
+    func photoSwipePage() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
+            #expect(sample.status == 0, "\(sample.stderr)")
+            let artifacts = Self.packageRoot + "/.build/test-artifacts/photoswipe"
+            for originals in [false, true] {
+                var options = BuildOptions(source: root + "/lib", output: root + "/out-\(originals)")
+                options.preset = .photoswipe
+                options.originalURL = originals ? "originals/" : nil
+                _ = try await Builder(options: options).run()
+                let run = try Processes.run("/usr/bin/env", ["python3", Self.packageRoot + "/scripts/photoswipe-test.py",
+                                                             Self.packageRoot + "/README.md", Self.photoswipe, root + "/out-\(originals)",
+                                                             artifacts] + (originals ? ["--originals", root + "/lib"] : []))
+                #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+                #expect(run.stdout.contains(" 0 failed") && !run.stdout.contains("FAIL"), "\(run.stdout)")
+            }
         }
     }
 

@@ -1,0 +1,96 @@
+"""Shared by the browser tests (viewer-test.py, photoswipe-test.py): headless Chromium driven by
+Selenium, a static server on 127.0.0.1, and the check/report convention (one line per check,
+`N passed, M failed`, exit 1 on a failure, 77 when Chromium, its driver or Selenium is missing)."""
+import functools
+import json
+import http.server
+import os
+import sys
+import threading
+import time
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+except ImportError:
+    print("browser test: Python's selenium is missing")
+    sys.exit(77)
+
+CHROMIUM = next((p for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] if os.path.exists(p)), None)
+DRIVER = next((p for p in ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"] if os.path.exists(p)), None)
+if not CHROMIUM or not DRIVER:
+    print("browser test: chromium or chromium-driver is missing")
+    sys.exit(77)
+
+
+def serve(directory, delayed_prefix=None, delay=0.0):
+    """Serves DIRECTORY on 127.0.0.1; requests under DELAYED_PREFIX are answered after DELAY s.
+    Returns (base URL, server)."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            if delayed_prefix and self.path.startswith(delayed_prefix):
+                time.sleep(delay)
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            pass  # a browser that navigates away drops delayed answers: a broken pipe, not a failure
+
+    server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=directory))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
+
+
+def browser(width, height):
+    """Headless Chromium whose window (CSS px, scale 1) is WIDTH x HEIGHT."""
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                     "--allow-file-access-from-files", "--disable-dev-shm-usage"]:
+        options.add_argument(argument)
+    options.binary_location = CHROMIUM
+    # Return at DOMContentLoaded: the load event would wait for delayed images.
+    options.page_load_strategy = "eager"
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    return driver
+
+
+def wait(driver, script, timeout=10):
+    """Runs SCRIPT until it returns something truthy (or TIMEOUT s pass); returns its last value."""
+    end = time.time() + timeout
+    while time.time() < end:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.05)
+    return driver.execute_script(script)
+
+
+class Checks:
+    def __init__(self):
+        self.results = []
+
+    def __call__(self, name, ok, detail=""):
+        self.results.append(bool(ok))
+        print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail else ""))
+
+    def finish(self):
+        failed = self.results.count(False)
+        print(f"{len(self.results) - failed} passed, {failed} failed")
+        sys.exit(1 if failed else 0)
+
+
+def manifest_items(out_dir):
+    """OUT_DIR's manifest and all its items in flat-index order (sections, then pages)."""
+    manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+    items = []
+    for section in manifest["sections"]:
+        for page in section["pages"]:
+            items.extend(json.load(open(os.path.join(out_dir, page["path"])))["items"])
+    return manifest, items
