@@ -2,8 +2,9 @@
 
 The reference for a thumbnail of W x H is the original decoded at full size (no
 shrink-on-load), turned upright, and resized by Lanczos3 alone (libvips' resize with a reducing
-gap of 0: no box pre-shrink) to exactly W x H; a cover thumbnail is scaled to cover and cropped
-at the centre. Each peer's thumbnail of the same recipe is compared with the reference made
+gap of 0: no box pre-shrink) to exactly W x H, in floating point (the ideal values, not rounded
+to 8 bits by the integer arithmetic of any peer); a cover thumbnail is scaled to cover and
+cropped at the centre. Each peer's thumbnail of the same recipe is compared with the reference made
 for its own size (peers round sizes differently), by PSNR over RGB and SSIM (Gaussian window
 sigma 1.5, on luma). Every peer's file is a JPEG of the same quality, so encoding noise weighs
 on all alike.
@@ -52,7 +53,8 @@ def ssim(a, b):
 
 
 def reference(full, width, height, cover, out):
-    """Lanczos3 alone from the full decode to exactly width x height (cover: then the centre)."""
+    """Lanczos3 alone from the full decode to exactly width x height (cover: then the centre), in
+    floating point: the ideal values, not rounded to 8 bits by any peer's integer arithmetic."""
     fw, fh = (int(v) for v in subprocess.check_output(
         ["vipsheader", "-f", "width", full]).split() + subprocess.check_output(["vipsheader", "-f", "height", full]).split())
     if cover:
@@ -65,17 +67,26 @@ def reference(full, width, height, cover, out):
                            "--kernel", "lanczos3", "--gap", "0"])
     rw = int(subprocess.check_output(["vipsheader", "-f", "width", resized]))
     rh = int(subprocess.check_output(["vipsheader", "-f", "height", resized]))
+    bands = int(subprocess.check_output(["vipsheader", "-f", "bands", resized]))
     cw, ch = min(width, rw), min(height, rh)
-    subprocess.check_call(["vips", "extract_area", resized, out, str((rw - cw) // 2), str((rh - ch) // 2), str(cw), str(ch)])
-    os.remove(resized)
-    return load(out)
+    area = out + ".area.v"
+    subprocess.check_call(["vips", "extract_area", resized, area, str((rw - cw) // 2), str((rh - ch) // 2), str(cw), str(ch)])
+    subprocess.check_call(["vips", "rawsave", area, out])
+    pixels = np.fromfile(out, dtype=np.float32).astype(np.float64).reshape(ch, cw, bands)
+    for path in (resized, area, out):
+        os.remove(path)
+    pixels = np.clip(pixels, 0, 255)
+    return np.repeat(pixels, 3, axis=2) if bands == 1 else pixels[:, :, :3]
 
 
 def measure(job):
     source, work, peers = job
     key = os.path.basename(source)
+    upright = f"{work}/{key}.upright.v"
     full = f"{work}/{key}.full.v"
-    subprocess.check_call(["vips", "autorot", source, full])
+    subprocess.check_call(["vips", "autorot", source, upright])
+    subprocess.check_call(["vips", "cast", upright, full, "float"])
+    os.remove(upright)
     rows = []
     references = {}  # peers mostly agree on sizes: one reference per size
     for peer, recipe, path in peers:
@@ -84,7 +95,7 @@ def measure(job):
         image = load(path)
         h, w = image.shape[:2]
         if (w, h, recipe) not in references:
-            references[(w, h, recipe)] = reference(full, w, h, recipe == "grid", f"{work}/{key}.{w}x{h}.{recipe}.png")
+            references[(w, h, recipe)] = reference(full, w, h, recipe == "grid", f"{work}/{key}.{w}x{h}.{recipe}.raw")
         ref = references[(w, h, recipe)]
         if ref.shape != image.shape:  # rounding of the reference itself
             h, w = min(h, ref.shape[0]), min(w, ref.shape[1])

@@ -275,7 +275,7 @@ enum ItemProcessor {
                 header.isCMYK ? step(.decode) { tf_to_srgb(loaded.pointer, $0) } : .success(loaded)
             }
             .flatMap { image in
-                step(.decode) { tf_resize_exact(image.pointer, $0, Int32(storedBox.0), Int32(storedBox.1), 0) }
+                step(.decode) { tf_resize_first_pass(image.pointer, $0, Int32(storedBox.0), Int32(storedBox.1)) }
             }
         } else {
             lazy = step(.decode) { out in
@@ -283,6 +283,10 @@ enum ItemProcessor {
             }
         }
         return lazy.flatMap { materialize($0, context: context) }.flatMap { decoded in
+            // The lazy pass may leave the horizontal Lanczos3, which runs on the pixels in memory.
+            guard decoded.width != storedBox.0 || decoded.height != storedBox.1 else { return .success(decoded) }
+            return step(.decode) { tf_resize_exact(decoded.pointer, $0, Int32(storedBox.0), Int32(storedBox.1), 0) }
+        }.flatMap { decoded in
             // Most photos are upright and untagged: then the decode is the box already, and is
             // not copied again.
             let turn = rotate && header.orientation != 1

@@ -44,7 +44,18 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
 
 /// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
+/// An 8-bit image in memory without alpha takes a faster horizontal pass (tf_transpose, libvips'
+/// vectorised vertical Lanczos3, tf_transpose) with the same kernel; anything else vips_resize.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
+
+/// The part of tf_resize_exact(in, width, height, 0) that runs lazily, before the image is
+/// computed into memory (the vertical pass of the fast path, else all of it): compute the
+/// result, then finish with tf_resize_exact where its size is not yet width x height.
+int tf_resize_first_pass(VipsImage *in, VipsImage **out, int width, int height);
+
+/// The transpose (x and y swapped) of an 8-bit image in memory, as a new memory image with the
+/// same metadata.
+int tf_transpose(VipsImage *in, VipsImage **out);
 
 /// The image resized to exactly width x height as 8-bit sRGB with alpha (4 bands, opaque where
 /// it had none): the pixels a ThumbHash placeholder is computed from.
