@@ -36,6 +36,8 @@ public struct BuildOptions: Sendable, Equatable {
     public var viewer = false
     /// Follow symbolic links (never out of the source directory).
     public var followSymlinks = false
+    /// `--exclude GLOB`: names and paths below the source directory that are not photos.
+    public var exclude = ExcludeRules()
     /// Ignore the previous manifest and rewrite every thumbnail.
     public var force = false
     /// Re-hash files whose size and modification time are unchanged before reusing them.
@@ -75,6 +77,11 @@ public struct BuildOptions: Sendable, Equatable {
     public func validate() throws(ThumbframeError) {
         guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
         if let originalURL, originalURL.isEmpty { throw .invalidOptions("--original-url needs a URL prefix") }
+        if check, force {
+            // --force is not a change of the library or the settings: a check under it would
+            // call every unchanged file "changed".
+            throw .invalidOptions("--check tells what an incremental build would change; --force rebuilds everything regardless: use one")
+        }
         if shard != nil, check || viewer {
             throw .invalidOptions("--shard writes no manifest: --check and --viewer belong to the build or merge of the whole library")
         }
@@ -118,6 +125,10 @@ public struct BuildReport: Sendable, Equatable {
     public var foreign: Int = 0
     /// Sections whose pages were assembled this run (unchanged sections keep theirs).
     public var sectionsAssembled: Int = 0
+    /// Failures of files that had not failed in the previous build (new or changed files, items
+    /// that fail now), and walk failures when they are not the previous build's: what
+    /// `--fail-on new` exits 1 for.
+    public var newFailures: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     public var stale: [String] = []
 }

@@ -68,7 +68,10 @@ public struct Builder: Sendable {
 
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
-        var walk = try SourceWalker(root: source, excluded: excluded, followSymlinks: options.followSymlinks).walk()
+        var walk = try SourceWalker(
+            root: source, excluded: excluded, followSymlinks: options.followSymlinks, rules: options.exclude).walk()
+        let walkFailuresKnown = published.walkFailures == Self.walkFailuresKey(walk)
+        let walkFailureCount = walk.failures.count
         let walkDigest = shard.map { _ in Shard.walkDigest(walk) }
         if let shard { walk.files.removeAll { !shard.contains($0.rawPath) } }
         var plan: ReusePlan
@@ -120,6 +123,8 @@ public struct Builder: Sendable {
         var thumbnailsWritten = 0
         var droppedByFailure = 0
         var vipsFailures: [Int] = []
+        // Positions whose file fails now but had not failed before (for `--fail-on new`).
+        var newlyFailed = Set<Int>()
         await processAll(plan.work, context: context) { position, outcome in
             // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
             guard cancellation?.signal == nil else { return }
@@ -127,6 +132,8 @@ public struct Builder: Sendable {
             case .item(let item): thumbnailsWritten += item.thumbnailsWritten
             case .failed(_, let fromVips):
                 if fromVips { vipsFailures.append(position) }
+                let unit = plan.work[position]
+                if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
                 // Items that now fail (a disk that went unreadable) count as dropped too.
                 if plan.work[position].wasItem { droppedByFailure += 1 }
             }
@@ -139,6 +146,7 @@ public struct Builder: Sendable {
             if case .item(let item) = outcome {
                 thumbnailsWritten += item.thumbnailsWritten
                 if plan.work[position].wasItem { droppedByFailure -= 1 }
+                newlyFailed.remove(position)
             }
             try? Self.record(outcome, plan.work[position].file, in: index)
         }
@@ -187,7 +195,8 @@ public struct Builder: Sendable {
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reusedItems,
-            pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled)
+            pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
+            newFailures: newlyFailed.count + (walkFailuresKnown ? 0 : walkFailureCount))
     }
 
     /// OUT_DIR equal to SOURCE_DIR would index its own thumbnails and prune beside the

@@ -21,8 +21,8 @@ struct ImageHeader: Equatable {
     var exif: Manifest.ExifInfo
 
     /// Orientations 5–8 turn the image a quarter, swapping width and height.
-    var displayWidth: Int { orientation >= 5 ? storedHeight : storedWidth }
-    var displayHeight: Int { orientation >= 5 ? storedWidth : storedHeight }
+    var displayWidth: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).width }
+    var displayHeight: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).height }
 
     var imageInfo: Manifest.ImageInfo {
         Manifest.ImageInfo(

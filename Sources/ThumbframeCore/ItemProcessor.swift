@@ -64,6 +64,16 @@ enum FileOutcome: Sendable, Equatable {
 /// Where a file failed, as written in `failures[].stage`.
 enum FailureStage: String {
     case read, probe, decode, encode, write
+
+    /// Whether an unchanged file that failed at this stage is tried again by the next build. A
+    /// file libvips cannot probe or decode stays broken until it changes; reading, encoding or
+    /// writing can fail for a moment (a permission, memory, a full disk) and is worth another try.
+    var isRetried: Bool {
+        switch self {
+        case .probe, .decode: false
+        case .read, .encode, .write: true
+        }
+    }
 }
 
 /// The synchronous work for one file: read once, hash, probe the header, read EXIF, decode once
@@ -257,7 +267,7 @@ enum ItemProcessor {
     private static func decode(
         plan: ThumbnailPlan, header: ImageHeader, raw: UnsafeRawBufferPointer, context: ProcessingContext
     ) -> Result<VipsImageHandle, Problem> {
-        let quarterTurn = header.orientation >= 5
+        let quarterTurn = Orientation.swapsAxes(header.orientation)
         let storedBox = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
         var rotate = false
         let lazy: Result<VipsImageHandle, Problem>

@@ -119,7 +119,7 @@ public enum ManifestValidator {
             }
             let image = item.image
             if image.width > 0, image.height > 0, image.width <= 1 << 30, image.height <= 1 << 30 {
-                let swapped = image.orientation >= 5 && image.orientation <= 8
+                let swapped = Orientation.swapsAxes(image.orientation)
                 if (swapped ? (image.storedHeight, image.storedWidth) : (image.storedWidth, image.storedHeight))
                     != (image.width, image.height)
                 {

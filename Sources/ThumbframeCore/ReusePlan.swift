@@ -81,10 +81,9 @@ struct ReusePlan {
                 } else {
                     reusedItems += 1
                 }
-            } else if unchanged, row.stage == "probe" || row.stage == "decode" || options.check {
-                // A broken file stays broken until it changes; a read or write failure (a
-                // permission, a full disk) is worth another try every build, though `--check`
-                // does not call it stale.
+            } else if unchanged, FailureStage(rawValue: row.stage ?? "").map({ !$0.isRetried }) ?? false || options.check {
+                // A broken file stays broken until it changes; other failures are tried again
+                // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
             } else {
                 redo(wasItem: !row.failed)

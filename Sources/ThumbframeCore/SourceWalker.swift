@@ -74,6 +74,8 @@ struct SourceWalker {
     /// Directories never entered (the output directory), by device and inode.
     var excluded: [FileIdentity]
     var followSymlinks = false
+    /// `--exclude`: names and paths never taken, directories never entered.
+    var rules = ExcludeRules()
 
     /// What a walk found: candidates in no particular order, and files that could not be taken.
     struct Result {
@@ -121,7 +123,7 @@ struct SourceWalker {
         _ directory: Directory, entries: [[UInt8]], components: [[UInt8]], openComponents: [[UInt8]],
         visited: inout Set<FileIdentity>, into result: inout Result
     ) {
-        for name in entries where name.first != UInt8(ascii: ".") {
+        for name in entries where name.first != UInt8(ascii: ".") && !rules.excludes(name: name, under: components) {
             let display = String(decoding: name, as: UTF8.self)
             func fail(_ reason: String) {
                 let file = SourceFile(directory: components, name: name, stat: .missing)
@@ -192,6 +194,42 @@ struct SourceWalker {
     private struct LinkProblem: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
+    }
+}
+
+/// `--exclude GLOB` (repeatable): a pattern without `/` is matched against every file and
+/// directory name (`@eaDir`, `*.tmp`, `Thumbs.db`); one with a `/` against the path below
+/// SOURCE_DIR (`2019/private`, `*/cache`; a leading `/` is dropped). Matching is fnmatch(3) with
+/// FNM_PATHNAME, so `*` never crosses a `/`. An excluded directory is not entered; an excluded
+/// file is neither an item nor a failure. Names are matched as bytes, so they need not be UTF-8.
+public struct ExcludeRules: Sendable, Equatable {
+    public private(set) var patterns: [String] = []
+
+    public init() {}
+
+    public init(_ patterns: [String]) throws(ThumbframeError) {
+        for pattern in patterns {
+            var trimmed = Substring(pattern)
+            while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
+            while trimmed.last == "/" { trimmed = trimmed.dropLast() }
+            guard !trimmed.isEmpty, !pattern.contains("\0") else {
+                throw .invalidOptions("--exclude \"\(pattern)\": an empty pattern would exclude everything")
+            }
+            self.patterns.append(String(trimmed))
+        }
+    }
+
+    var isEmpty: Bool { patterns.isEmpty }
+
+    func excludes(name: [UInt8], under components: [[UInt8]]) -> Bool {
+        guard !patterns.isEmpty else { return false }
+        let path = Array((components + [name]).joined(separator: [UInt8(ascii: "/")]))
+        return patterns.contains { pattern in
+            let subject = pattern.contains("/") ? path : name
+            return (subject + [0]).withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { fnmatch(pattern, $0.baseAddress, FNM_PATHNAME) == 0 }
+            }
+        }
     }
 }
 

@@ -95,3 +95,9 @@ final class VipsImageHandle {
         return Array(UnsafeRawBufferPointer(start: data, count: length))
     }
 }
+
+extension ThumbframeVersion {
+    /// `--version`: thumbframe's version and the libvips it runs on (which decides what it can
+    /// decode and how the pixels come out).
+    public static var withLibraries: String { "\(current) (libvips \(Vips.version))" }
+}

@@ -8,6 +8,11 @@ extension ThumbnailRecipe: ExpressibleByArgument {
         guard let recipe = try? ThumbnailRecipe(parsing: argument) else { return nil }
         self = recipe
     }
+
+    /// For `@Option(transform:)`: a value that does not parse says why.
+    static func argument(_ text: String) throws -> ThumbnailRecipe {
+        do { return try ThumbnailRecipe(parsing: text) } catch { throw ValidationError(error.localizedDescription) }
+    }
 }
 
 /// `thumbframe build SOURCE_DIR --out OUT_DIR`: the main job.
@@ -25,17 +30,25 @@ struct BuildCommand: AsyncParsableCommand {
     var out: String
 
     @Option(
+        help: ArgumentHelp(
+            "Read options from a JSON object whose keys are these long option names (and \"source\"); the command line wins.",
+            valueName: "file"))
+    var config: String?
+
+    @Option(
         name: .customLong("thumb"),
         help: ArgumentHelp(
             "A thumbnail recipe NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]; repeat for more. Replaces the defaults grid=256x256:cover:jpeg:q80 and preview=1280x1280:fit:jpeg:q82.",
-            valueName: "recipe"))
+            valueName: "recipe"),
+        transform: ThumbnailRecipe.argument)
     var thumbs: [ThumbnailRecipe] = []
 
     @Option(
         name: .customLong("viewport"),
         help: ArgumentHelp(
             "A viewport NAME=WxH@S in points and screen scale; repeat for more. Replaces the defaults phone=390x844@3, phone-landscape=844x390@3, tablet=820x1180@2 and desktop=1440x900@2.",
-            valueName: "viewport"))
+            valueName: "viewport"),
+        transform: Viewport.argument)
     var viewports: [Viewport] = []
 
     @Option(help: "Layout and zoom rules: jx3 (JXPhotoBrowser 3), jx4, photoswipe (PhotoSwipe 5) or pixel.")
@@ -63,7 +76,14 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: "Order inside a section: name (natural order of paths) or date (capture time).")
     var order: Manifest.ItemOrder = .name
 
-    @Option(help: "Files processed at once (default: the number of cores).")
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp(
+            "Leave out files and directories: a pattern without / matches any name (@eaDir, *.tmp), one with / the path below SOURCE_DIR (2019/private); repeat for more.",
+            valueName: "glob"))
+    var exclude: [String] = []
+
+    @Option(name: [.short, .long], help: "Files processed at once (default: the number of cores).")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("max-pixels"), help: "Fail images with more pixels than this, from their header.")
@@ -97,7 +117,12 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Write nothing: print what a build would change on stdout and exit 1, or exit 0 when up to date.")
     var check = false
 
-    @Flag(help: "Print nothing on stderr but errors.")
+    @Option(
+        name: .customLong("fail-on"),
+        help: "Exit 1 when any file failed (any), only when a file failed that had not failed in the previous build (new: known old failures are accepted), or never.")
+    var failOn: FailOn = .any
+
+    @Flag(name: [.short, .long], help: "Print nothing on stderr but errors.")
     var quiet = false
 
     @Flag(
@@ -131,6 +156,7 @@ struct BuildCommand: AsyncParsableCommand {
             try Shard.parse(text, environment: ProcessInfo.processInfo.environment)
         }
         options.followSymlinks = followSymlinks
+        options.exclude = try ExcludeRules(exclude)
         options.force = force
         options.verify = verify
         options.check = check
@@ -163,12 +189,31 @@ struct BuildCommand: AsyncParsableCommand {
             reporter.note("shard \(shard.index)/\(shard.count): \(report.items) items, \(report.failures.count) failed, "
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) "
                 + "--shards \(shard.count)` when every shard is done")
-            if !report.failures.isEmpty { throw ExitCode(1) }
+            if failOn.fails(report) { throw ExitCode(1) }
             return
         }
         print(report.manifestPath)
         reporter.summary(report)
-        if !report.failures.isEmpty { throw ExitCode(1) }
+        if failOn.fails(report) { throw ExitCode(1) }
+    }
+}
+
+/// `--fail-on`: which failed files make a build exit 1 (the manifest is written either way).
+enum FailOn: String, ExpressibleByArgument, CaseIterable {
+    /// Any failure (the default).
+    case any
+    /// Only failures that are not the previous build's: a CI job accepts the known broken files
+    /// of a library and still notices a new one.
+    case new
+    /// None: failures are listed in the manifest, the exit code is 0.
+    case never
+
+    func fails(_ report: BuildReport) -> Bool {
+        switch self {
+        case .any: !report.failures.isEmpty
+        case .new: report.newFailures > 0
+        case .never: false
+        }
     }
 }
 

@@ -25,7 +25,7 @@ struct MergeCommand: AsyncParsableCommand {
         help: "Write the manifest even if it drops more than half of the previous one's items (exit 69 otherwise).")
     var allowShrink = false
 
-    @Flag(help: "Print nothing on stderr but errors.")
+    @Flag(name: [.short, .long], help: "Print nothing on stderr but errors.")
     var quiet = false
 
     @Option(name: .customLong("log-format"), help: "Diagnostics on stderr as text or JSON lines.")

@@ -164,7 +164,7 @@ struct LayoutCommand: ParsableCommand {
 
     func run() throws {
         let (stored, target) = (try parsedSize(), try Viewport(parsing: viewport, requireName: false))
-        let (width, height) = orientation >= 5 ? (stored.1, stored.0) : stored
+        let (width, height) = Orientation.display(width: stored.0, height: stored.1, orientation: orientation)
         let layout = LayoutEngine.layout(width: width, height: height, viewport: target, preset: preset)
         try emit(layout, json: json) {
             "\(preset.rawValue): \(width)×\(height) in \(target.name): " + ManifestQuery.oneLine(layout) + "\n"
@@ -180,5 +180,10 @@ extension Viewport: ExpressibleByArgument {
     public init?(argument: String) {
         guard let viewport = try? Viewport(parsing: argument) else { return nil }
         self = viewport
+    }
+
+    /// For `@Option(transform:)`: a value that does not parse says why.
+    static func argument(_ text: String) throws -> Viewport {
+        do { return try Viewport(parsing: text) } catch { throw ValidationError(error.localizedDescription) }
     }
 }

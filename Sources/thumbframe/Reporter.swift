@@ -6,7 +6,7 @@ import ThumbframeCore
 enum LogFormat: String, ExpressibleByArgument, CaseIterable {
     /// One sentence per line, for people.
     case text
-    /// One JSON object per line (`{"event": …}`), for machines.
+    /// One JSON object per line (`{"event": …, "level": …, "time": …}`), for machines.
     case json
 }
 
@@ -53,8 +53,8 @@ final class Reporter: @unchecked Sendable {
             let eta = rate > 0 ? Double(total - done) / rate : 0
             switch format {
             case .json:
-                write(Self.json(["event": "progress", "done": done, "total": total,
-                                 "rate": (rate * 10).rounded() / 10, "eta": eta.rounded()]))
+                write(Self.json(Self.stamped(["event": "progress", "done": done, "total": total,
+                                              "rate": (rate * 10).rounded() / 10, "eta": eta.rounded()])))
             case .text:
                 let line = "[\(done)/\(total)] \(String(format: "%.1f", rate)) files/s, ETA \(Self.duration(eta))"
                 StandardError.write("\r\u{1B}[K" + line)
@@ -98,8 +98,29 @@ final class Reporter: @unchecked Sendable {
     }
 
     private func emit(json object: [String: Any], text: String) {
-        write(format == .json ? Self.json(object) : text)
+        write(format == .json ? Self.json(Self.stamped(object)) : text)
     }
+
+    /// A JSON event with its time (UTC, milliseconds) and level: `error` for fatal errors and
+    /// files that failed, `warning`, and `info` for the rest.
+    static func stamped(_ object: [String: Any]) -> [String: Any] {
+        var object = object
+        let level: String
+        switch object["event"] as? String {
+        case "error", "failure": level = "error"
+        case "warning": level = "warning"
+        default: level = "info"
+        }
+        object["level"] = level
+        object["time"] = timestamp.string(from: Date())
+        return object
+    }
+
+    nonisolated(unsafe) private static let timestamp: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
 
     private func write(_ line: String) {
         if lineOnScreen {

@@ -16,7 +16,7 @@ struct Thumbframe: AsyncParsableCommand {
             73 cannot write output (also: OUT_DIR/manifest.json is not thumbframe's, or thumbs/ or the lock \
             is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
             """,
-        version: ThumbframeVersion.current,
+        version: ThumbframeVersion.withLibraries,
         subcommands: [
             BuildCommand.self, MergeCommand.self, InspectCommand.self, ShowCommand.self, LookupCommand.self, LayoutCommand.self,
             ValidateCommand.self, DiffCommand.self,
@@ -26,16 +26,37 @@ struct Thumbframe: AsyncParsableCommand {
     /// ArgumentParser's entry point, after the process is made safe to run unattended.
     static func main() async {
         ProcessHygiene.prepare()
+        let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(try ConfigFile.expand(arguments))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
+            // A usage error is an error like any other: with --log-format json, one JSON line.
+            let code = exitCode(for: error)
+            if Self.wantsJSON(arguments), code != .success, !(error is ExitCode) {
+                Reporter(format: .json, quiet: false, progress: false)
+                    .error(Self.firstLine(of: fullMessage(for: error)), exitCode: code.rawValue)
+                Foundation.exit(code.rawValue)
+            }
             exit(withError: error)
         }
+    }
+
+    /// The first line of ArgumentParser's message, without its "Error: ".
+    static func firstLine(of message: String) -> String {
+        let line = message.split(separator: "\n").first.map(String.init) ?? "usage error"
+        return line.hasPrefix("Error: ") ? String(line.dropFirst("Error: ".count)) : line
+    }
+
+    /// Whether the arguments ask for JSON diagnostics (read before they are parsed, since a
+    /// usage error stops the parse).
+    static func wantsJSON(_ arguments: [String]) -> Bool {
+        zip(arguments, arguments.dropFirst()).contains { $0 == "--log-format" && $1 == "json" }
+            || arguments.contains("--log-format=json")
     }
 }
 
