@@ -93,6 +93,22 @@ def settled(driver, timeout=10):
     return last
 
 
+def click_until(driver, x, y, done, tries=20):
+    """Clicks at (x, y) until `done()` holds: PhotoSwipe ignores pointers until its opening
+    animation has ended, which no DOM state shows (a fade changes no rect). True if it held."""
+    for _ in range(tries):
+        click = ActionBuilder(driver)
+        click.pointer_action.move_to_location(int(x), int(y))
+        click.pointer_action.click()
+        click.perform()
+        end = time.time() + 0.5
+        while time.time() < end:
+            if done():
+                return True
+            time.sleep(0.05)
+    return False
+
+
 def ratio(rect, width):
     return "not shown" if rect is None else f"{rect[2] / width:.4f}"
 
@@ -128,16 +144,14 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
             # where that equals the fit (nothing to zoom to), PhotoSwipe closes instead.
             x = frame["x"] + frame["width"] / 2
             y = min(frame["y"] + frame["height"] / 2, height / 2)
-            click = ActionBuilder(driver)
-            click.pointer_action.move_to_location(int(x), int(y))
-            click.pointer_action.click()
-            click.perform()
             if zoom["doubleTap"] == zoom["min"]:
-                closed = wait(driver, "return !document.querySelector('.pswp')", 5)
+                closed = click_until(driver, x, y, lambda: driver.execute_script("return !document.querySelector('.pswp')"))
                 check(f"{name}: {item['path']} click closes (doubleTap = min = {zoom['min']})", closed)
                 driver.execute_script(f"document.querySelectorAll('#grid img')[{index}].click()")
                 settled(driver)
             else:
+                fitted = rect[2] if rect else 0
+                click_until(driver, x, y, lambda: (driver.execute_script(CURRENT) or [0, 0, fitted])[2] != fitted)
                 tapped = settled(driver)
                 check(f"{name}: {item['path']} click zooms to doubleTap {zoom['doubleTap']}",
                       tapped is not None and near(tapped[2], zoom["doubleTap"], slide_width), ratio(tapped, slide_width))

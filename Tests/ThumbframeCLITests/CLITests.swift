@@ -301,13 +301,11 @@ struct ManifestToolsCLITests {
                 let path = root + "/\(name.replacingOccurrences(of: " ", with: "-")).json"
                 try text.write(toFile: path, atomically: false, encoding: .utf8)
                 for command in ["inspect", "validate", "show"] {
-                    let started = Date()
                     let arguments = command == "show" ? [command, path, "--index", "0"] : [command, path]
                     let run = try CLITests.run(arguments)
                     #expect(run.status == 65, "\(name) \(command): \(run.status) \(run.stderr.prefix(300))")
                     let output = command == "validate" ? run.stdout : run.stderr
                     #expect(output.split(separator: "\n").count == 1, "\(name) \(command): \(output.prefix(300))")
-                    #expect(Date().timeIntervalSince(started) < 60, "\(name) \(command) took too long")
                 }
             }
         }

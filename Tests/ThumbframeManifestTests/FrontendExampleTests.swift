@@ -12,6 +12,7 @@ func readmeFrontendExample() throws {
     }
     let topDocument = try #require(files["manifest.json"])
 
+    // README begin
     // The top document is a few KB whatever the library's size; a page is read when shown.
     let reader = try ManifestReader(document: ManifestDocument.decode(from: topDocument), load: fetch)
     let sections = reader.indexMap
@@ -28,10 +29,34 @@ func readmeFrontendExample() throws {
     let layout = LayoutEngine.layout(
         width: first.image.width, height: first.image.height,
         viewport: Viewport(name: "now", width: 430, height: 932, scale: 3), preset: reader.document.settings.preset)
+    // README end
 
     #expect(numberOfSections == 1 && itemsInFirst == 1 && numberOfItems == 1)
     #expect(try cell(at: IndexMap.Position(section: 0, item: 0)).thumbnails["grid"]?.path == "thumbs/ab/ab.jpg")
     #expect(try page(0, viewport: "phone")?.frame == Manifest.Rect(x: 0, y: 162, width: 390, height: 520))
     #expect(layout.frame.width == 430)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
+}
+
+/// The code above between its README markers is the README's `swift` block, statement for
+/// statement (comments, imports and line breaks aside): the example that runs is the one printed.
+@Test("README frontend example is the README's")
+func readmeFrontendExampleIsTheReadmes() throws {
+    let here = URL(fileURLWithPath: #filePath)
+    let readme = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    let source = try String(contentsOf: here, encoding: .utf8)
+    func code(_ text: Substring) -> String {
+        text.split(separator: "\n")
+            .map { line in line.range(of: "//").map { line[..<$0.lowerBound] } ?? line }
+            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("import ") }
+            .joined().filter { !$0.isWhitespace }
+    }
+    let block = try #require(readme.firstRange(of: "```swift\n").flatMap { start in
+        readme[start.upperBound...].firstRange(of: "```").map { readme[start.upperBound..<$0.lowerBound] }
+    })
+    let begin = try #require(source.firstRange(of: "// README " + "begin\n"))
+    let end = try #require(source.firstRange(of: "// README " + "end"))
+    #expect(code(source[begin.upperBound..<end.lowerBound]) == code(block))
+    #expect(code(block).contains("ManifestReader(document:"))
 }

@@ -1,5 +1,5 @@
-import CThumbframeShim
-import CVips
+internal import CThumbframeShim
+internal import CVips
 import Foundation
 
 /// libvips, started once per process before any worker runs.
@@ -12,6 +12,30 @@ enum Vips {
     /// Starts libvips (idempotent): cache off, untrusted loaders blocked.
     static func start() throws(ThumbframeError) {
         try started.get()
+    }
+
+    /// libvips' worker threads per image.
+    static func setThreads(_ threads: Int) {
+        vips_concurrency_set(Int32(threads))
+    }
+
+    /// The pixel size of an image file, from its header; or why it cannot be opened.
+    static func imageSize(atPath path: String) -> Result<(width: Int, height: Int), Unreadable> {
+        do {
+            try start()
+        } catch {
+            return .failure(Unreadable(error.localizedDescription))
+        }
+        defer { threadDone() }
+        guard let opened = tf_image_new_from_file(path) else { return .failure(Unreadable("unreadable: " + takeError())) }
+        let image = VipsImageHandle(opened)
+        return .success((image.width, image.height))
+    }
+
+    /// Why an image file could not be opened, in a sentence.
+    struct Unreadable: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
     }
 
     /// The libvips version string, e.g. `8.14.1`.

@@ -1,4 +1,4 @@
-import CThumbframeShim
+internal import CThumbframeShim
 import ThumbframeManifest
 
 /// Header facts of one image, read without decoding pixels, as Swift values.

@@ -1,4 +1,3 @@
-import CThumbframeShim
 import Foundation
 
 /// Device and inode: what identifies a directory whatever path reaches it.

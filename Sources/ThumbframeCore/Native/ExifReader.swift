@@ -1,5 +1,5 @@
-import CExif
-import CThumbframeShim
+internal import CExif
+internal import CThumbframeShim
 import ThumbframeManifest
 
 /// What thumbframe takes from an EXIF block.

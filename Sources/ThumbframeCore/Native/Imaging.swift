@@ -1,140 +1,16 @@
-import CThumbframeShim
-import CVips
+internal import CThumbframeShim
+internal import CVips
 import Foundation
 import ThumbframeManifest
 
-/// What the per-file work needs to know; shared read-only by every worker.
-struct ProcessingContext: Sendable {
-    var recipes: [ThumbnailRecipe]
-    /// The source directory, open: files are read relative to it, never through a link.
-    var source: SourceRoot
-    /// OUT_DIR, open: thumbnails are written relative to it, never through a link.
-    var output: OutputDirectory
-    var limits: ResourceLimits
-    /// Rewrite thumbnails even when their content-addressed file exists (`--force`).
-    var overwrite = false
-    /// Byte sizes of thumbnail files the state index recorded, by path: an existing file is
-    /// reused only when it still has the recorded size.
-    var recorded: [String: Int] = [:]
-    /// Set by SIGINT/SIGTERM: decodes in flight are killed.
-    var cancellation: CancellationFlag?
-
-    /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
-    /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
-    /// share their thumbnails.
-    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe) -> String {
-        // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
-        // margin). A new key makes an upgraded build write them instead of keeping v1's files
-        // under the same names; the pruner then removes v1's, which the ledger records.
-        let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)")
-        let name = String(key.prefix(32))
-        return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
-    }
-}
-
-/// One processed image, before it is given its place in the manifest.
-struct ProcessedItem: Sendable, Equatable {
-    var source: SourceFile
-    var file: Manifest.FileInfo
-    var image: Manifest.ImageInfo
-    var exif: Manifest.ExifInfo?
-    var thumbnails: [String: Manifest.Thumbnail]
-    var placeholder: Manifest.Placeholder?
-    /// Thumbnails encoded by this run (the others already existed under their content address).
-    var thumbnailsWritten: Int
-}
-
-extension ProcessedItem {
-    /// A previous manifest's entry for an unchanged file, taken without opening it.
-    init(reusing previous: Manifest.Item, source: SourceFile) {
-        self.init(
-            source: source, file: previous.file, image: previous.image, exif: previous.exif,
-            thumbnails: previous.thumbnails, placeholder: previous.placeholder, thumbnailsWritten: 0)
-    }
-}
-
-/// What became of one file: an item, or a failure entry. (Not a `Result`: a failure is an
-/// ordinary outcome of a batch, not a thrown error.)
-enum FileOutcome: Sendable, Equatable {
-    case item(ProcessedItem)
-    /// `fromVips`: the reason is libvips' error buffer, which parallel decodes can mix.
-    case failed(Manifest.Failure, fromVips: Bool = false)
-}
-
-/// Where a file failed, as written in `failures[].stage`.
-enum FailureStage: String {
-    case read, probe, decode, encode, write
-
-    /// Whether an unchanged file that failed at this stage is tried again by the next build. A
-    /// file libvips cannot probe or decode stays broken until it changes; reading, encoding or
-    /// writing can fail for a moment (a permission, memory, a full disk) and is worth another try.
-    var isRetried: Bool {
-        switch self {
-        case .probe, .decode: false
-        case .read, .encode, .write: true
-        }
-    }
-}
-
-/// The synchronous work for one file: read once, hash, probe the header, read EXIF, decode once
-/// at the scale of the largest thumbnail, derive and write every thumbnail. Owns its libvips
-/// handles from start to end; any problem becomes a failure for this file alone.
-enum ItemProcessor {
-    /// Processes one file. With `previous` (`--verify`), the file and its thumbnails are only
-    /// re-hashed, and the previous entry is reused when all of them are the same bytes.
-    static func process(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> FileOutcome {
-        defer { Vips.threadDone() }
-        let bytes: [UInt8]
-        do {
-            bytes = try context.source.read(source, limit: context.limits.maxFileBytes)
-        } catch {
-            return .failed(failure(source, .read, error.localizedDescription))
-        }
-        guard !bytes.isEmpty else { return .failed(failure(source, .read, "empty file")) }
-        return bytes.withUnsafeBytes { raw in
-            let sha256 = Digest.sha256(raw)
-            var context = context
-            if let previous, previous.file.sha256 == sha256 {
-                let intact = previous.thumbnails.values.allSatisfy { thumbnail in
-                    guard let sha256 = thumbnail.sha256, let bytes = context.output.read(thumbnail: thumbnail.path) else {
-                        return false
-                    }
-                    return bytes.withUnsafeBytes(Digest.sha256) == sha256
-                }
-                if intact { return .item(ProcessedItem(reusing: previous, source: source)) }
-                // A thumbnail was replaced behind thumbframe's back: write them all again.
-                context.overwrite = true
-            }
-            switch build(source, raw, sha256: sha256, context: context) {
-            case .success(let item): return .item(item)
-            case .failure(let problem):
-                return .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips)
-            }
-        }
-    }
-
-    private struct Problem: Error {
-        var stage: FailureStage
-        var reason: String
-        /// The reason is libvips' (shared) error buffer.
-        var fromVips = false
-
-        static func vips(_ stage: FailureStage, _ prefix: String = "") -> Problem {
-            Problem(stage: stage, reason: prefix + Vips.takeError(), fromVips: true)
-        }
-    }
-
-    private static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {
-        let line = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return Manifest.Failure(
-            path: source.relativePath, rawPath: source.manifestRawPath, stage: stage.rawValue,
-            reason: String(line.prefix(300)), bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
-    }
-
+/// The libvips half of the per-file work: open and probe the image, decode it once at the scale
+/// of the largest thumbnail, derive, encode and write the thumbnails and the placeholder. The
+/// only place that holds libvips images; everything it returns is Swift values.
+extension ItemProcessor {
     /// Truncated and corrupt data fail the file instead of giving a half-grey thumbnail.
     private static let failOn = Int32(VIPS_FAIL_ON_TRUNCATED.rawValue)
 
-    private static func build(
+    static func build(
         _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext
     ) -> Result<ProcessedItem, Problem> {
         guard let opened = tf_image_new_from_buffer(raw.baseAddress, raw.count, failOn) else {

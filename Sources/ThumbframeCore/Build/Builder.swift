@@ -1,4 +1,3 @@
-import CVips
 import Foundation
 import ThumbframeManifest
 
@@ -29,7 +28,7 @@ public struct Builder: Sendable {
     public func run() async throws(ThumbframeError) -> BuildReport {
         try options.validate()
         try Vips.start()
-        vips_concurrency_set(Int32(Self.vipsThreads(jobs: options.jobs)))
+        Vips.setThreads(Self.vipsThreads(jobs: options.jobs))
 
         let source = try SourceRoot.open(options.source)
         if !options.check {

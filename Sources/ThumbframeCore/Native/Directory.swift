@@ -1,4 +1,4 @@
-import CThumbframeShim
+internal import CThumbframeShim
 import Foundation
 
 /// An open directory: every name below it is reached with `openat`/`fstatat` relative to this

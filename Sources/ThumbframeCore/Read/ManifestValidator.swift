@@ -1,5 +1,3 @@
-import CThumbframeShim
-import CVips
 import Foundation
 import ThumbframeManifest
 
@@ -156,16 +154,13 @@ public enum ManifestValidator {
             guard let data = try? FileSystem.readFile(path, limit: 1 << 30) else { return "unreadable" }
             if data.withUnsafeBytes(Digest.sha256) != sha256 { return "content differs from its recorded sha256 (replaced)" }
         }
-        do {
-            try Vips.start()
-        } catch {
-            return error.localizedDescription
-        }
-        defer { Vips.threadDone() }
-        guard let opened = tf_image_new_from_file(path) else { return "unreadable: \(Vips.takeError())" }
-        let image = VipsImageHandle(opened)
-        if image.width != thumbnail.width || image.height != thumbnail.height {
-            return "is \(image.width)×\(image.height), the manifest says \(thumbnail.width)×\(thumbnail.height)"
+        switch Vips.imageSize(atPath: path) {
+        case .failure(let problem):
+            return problem.reason
+        case .success(let size) where size.width != thumbnail.width || size.height != thumbnail.height:
+            return "is \(size.width)×\(size.height), the manifest says \(thumbnail.width)×\(thumbnail.height)"
+        case .success:
+            break
         }
         return nil
     }

@@ -1,4 +1,4 @@
-import CCrypto
+internal import CCrypto
 
 /// SHA-256 through OpenSSL's libcrypto, which uses the CPU's SHA extensions where there are any:
 /// every byte of every original is hashed on a cold build, so this is on the hot path.
