@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "thumbframe", targets: ["thumbframe"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         // Manifest model, layout engine and index mapping: Foundation only, so a frontend can import it.

@@ -57,7 +57,9 @@ public struct ManifestReader: Sendable {
         for (offset, item) in page.items.enumerated() {
             let expected = reference.start.addingReportingOverflow(offset)
             guard !expected.overflow, item.item == expected.partialValue else {
-                throw .badPage(path: reference.path, reason: "item \(offset) is at position \(item.item), expected start \(reference.start) + \(offset)")
+                throw .badPage(
+                    path: reference.path,
+                    reason: "item \(offset) is at position \(item.item), expected start \(reference.start) + \(offset)")
             }
         }
         return page
@@ -118,10 +120,11 @@ public struct ManifestReader: Sendable {
             throw .malformed(error.localizedDescription)
         }
         let section = document.sections[position.section]
-        guard let reference = (section.pages ?? []).first(where: {
-            let offset = position.item.subtractingReportingOverflow($0.start)
-            return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < $0.count
-        })
+        guard
+            let reference = (section.pages ?? []).first(where: {
+                let offset = position.item.subtractingReportingOverflow($0.start)
+                return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < $0.count
+            })
         else { throw .malformed("no page of section \(position.section) holds item \(position.item)") }
         return (reference, position)
     }

@@ -30,7 +30,9 @@ public enum ThumbHash {
 
         // RGBA to LPQA, composited over the average colour.
         var l = [Double](repeating: 0, count: w * h)
-        var p = l, q = l, a = l
+        var p = l
+        var q = l
+        var a = l
         for i in 0..<w * h {
             let alpha = Double(rgba[i * 4 + 3]) / 255
             let r = average.r * (1 - alpha) + alpha / 255 * Double(rgba[i * 4])
@@ -44,7 +46,9 @@ public enum ThumbHash {
 
         /// DC and normalized AC terms of one channel, in the hash's triangular order.
         func encodeChannel(_ channel: [Double], _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
-            var dc = 0.0, ac: [Double] = [], scale = 0.0
+            var dc = 0.0
+            var ac: [Double] = []
+            var scale = 0.0
             var fx = [Double](repeating: 0, count: w)
             for cy in 0..<ny {
                 var cx = 0
@@ -74,9 +78,11 @@ public enum ThumbHash {
         let aChannel = hasAlpha ? encodeChannel(a, 5, 5) : (dc: 1, ac: [], scale: 1)
 
         let isLandscape = w > h
-        let header24 = jsRound(63 * lChannel.dc) | jsRound(31.5 + 31.5 * pChannel.dc) << 6
+        let header24 =
+            jsRound(63 * lChannel.dc) | jsRound(31.5 + 31.5 * pChannel.dc) << 6
             | jsRound(31.5 + 31.5 * qChannel.dc) << 12 | jsRound(31 * lChannel.scale) << 18 | (hasAlpha ? 1 << 23 : 0)
-        let header16 = (isLandscape ? ly : lx) | jsRound(63 * pChannel.scale) << 3 | jsRound(63 * qChannel.scale) << 9
+        let header16 =
+            (isLandscape ? ly : lx) | jsRound(63 * pChannel.scale) << 3 | jsRound(63 * qChannel.scale) << 9
             | (isLandscape ? 1 << 15 : 0)
         var hash: [UInt8] = [
             UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16 & 255),
@@ -150,7 +156,10 @@ public enum ThumbHash {
         var fy = [Double](repeating: 0, count: n)
         for y in 0..<h {
             for x in 0..<w {
-                var l = lDC, p = pDC, q = qDC, a = aDC
+                var l = lDC
+                var p = pDC
+                var q = qDC
+                var a = aDC
                 for c in 0..<n {
                     fx[c] = cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(c))
                     fy[c] = cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(c))

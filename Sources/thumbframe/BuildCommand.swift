@@ -20,7 +20,8 @@ struct BuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "build",
         abstract: "Write thumbnails and manifest.json for every image under SOURCE_DIR.",
-        discussion: "Prints the manifest's path on stdout. Exit 0 when every file was processed, 1 when the manifest was written but some files failed."
+        discussion:
+            "Prints the manifest's path on stdout. Exit 0 when every file was processed, 1 when the manifest was written but some files failed."
     )
 
     @Argument(help: "The directory of originals.")
@@ -67,7 +68,10 @@ struct BuildCommand: AsyncParsableCommand {
             valueName: "K/N"))
     var shard: String?
 
-    @Flag(help: "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css (works from file:// for libraries up to 20 000 photos, and from any static server).")
+    @Flag(
+        help:
+            "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css (works from file:// for libraries up to 20 000 photos, and from any static server)."
+    )
     var viewer = false
 
     @Option(help: "Sections: directory (one per folder), date (one per capture day) or none.")
@@ -119,7 +123,9 @@ struct BuildCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("fail-on"),
-        help: "Exit 1 when any file failed (any), only when a file failed that had not failed in the previous build (new: known old failures are accepted), or never.")
+        help:
+            "Exit 1 when any file failed (any), only when a file failed that had not failed in the previous build (new: known old failures are accepted), or never."
+    )
     var failOn: FailOn = .any
 
     @Flag(name: [.short, .long], help: "Print nothing on stderr but errors.")
@@ -186,9 +192,10 @@ struct BuildCommand: AsyncParsableCommand {
             return
         }
         if let shard = resolved.shard {
-            reporter.note("shard \(shard.index)/\(shard.count): \(report.items) items, \(report.failures.count) failed, "
-                + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) "
-                + "--shards \(shard.count)` when every shard is done")
+            reporter.note(
+                "shard \(shard.index)/\(shard.count): \(report.items) items, \(report.failures.count) failed, "
+                    + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written; run `thumbframe merge --out \(out) "
+                    + "--shards \(shard.count)` when every shard is done")
             if failOn.fails(report) { throw ExitCode(1) }
             return
         }
@@ -234,8 +241,9 @@ final class SignalTrap {
                 reporter.note("stopping: no new file starts, decodes in progress are stopped")
                 cancellation.cancel(signal: signalNumber)
                 DispatchQueue.global().asyncAfter(deadline: .now() + Self.grace) {
-                    reporter.error(ThumbframeError.interrupted(signal: signalNumber).localizedDescription,
-                                   exitCode: 128 + signalNumber)
+                    reporter.error(
+                        ThumbframeError.interrupted(signal: signalNumber).localizedDescription,
+                        exitCode: 128 + signalNumber)
                     _exit(128 + signalNumber)
                 }
             }

@@ -64,7 +64,11 @@ enum ConfigFile {
 
     /// A value of the file: what JSON can say, kept apart so `true` is never taken for 1.
     enum Value: Decodable {
-        case bool(Bool), number(Double), string(String), list([Value]), other
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+        case list([Value])
+        case other
 
         init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()

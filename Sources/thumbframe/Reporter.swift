@@ -36,8 +36,9 @@ final class Reporter: @unchecked Sendable {
         switch event {
         case .failure(let failure):
             guard !quiet else { return }
-            emit(json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason],
-                 text: TerminalText.safe(event.description))
+            emit(
+                json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason],
+                text: TerminalText.safe(event.description))
         case .warning(let message):
             guard !quiet else { return }
             emit(json: ["event": "warning", "message": message], text: TerminalText.safe(message))
@@ -53,8 +54,12 @@ final class Reporter: @unchecked Sendable {
             let eta = rate > 0 ? Double(total - done) / rate : 0
             switch format {
             case .json:
-                write(Self.json(Self.stamped(["event": "progress", "done": done, "total": total,
-                                              "rate": (rate * 10).rounded() / 10, "eta": eta.rounded()])))
+                write(
+                    Self.json(
+                        Self.stamped([
+                            "event": "progress", "done": done, "total": total,
+                            "rate": (rate * 10).rounded() / 10, "eta": eta.rounded(),
+                        ])))
             case .text:
                 let line = "[\(done)/\(total)] \(String(format: "%.1f", rate)) files/s, ETA \(Self.duration(eta))"
                 StandardError.write("\r\u{1B}[K" + line)

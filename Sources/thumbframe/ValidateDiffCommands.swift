@@ -8,7 +8,8 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check a manifest: version, numbering, sections, paths, duplicates, layouts, and every thumbnail file and its size.",
-        discussion: "Prints one problem per line on stdout (--json: {\"valid\": …, \"problems\": […]}). Exit 0 valid, 65 invalid, 66 unreadable."
+        discussion:
+            "Prints one problem per line on stdout (--json: {\"valid\": …, \"problems\": […]}). Exit 0 valid, 65 invalid, 66 unreadable."
     )
 
     @Argument(help: "Path of a manifest.json.")
@@ -40,7 +41,8 @@ struct DiffCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "List the items added, removed and changed from manifest A to manifest B.",
-        discussion: "Lines: '+ path' added, '- path' removed, '~ path: fields' changed, '! path' failures. Exit 0 same, 1 different, 65 invalid input."
+        discussion:
+            "Lines: '+ path' added, '- path' removed, '~ path: fields' changed, '! path' failures. Exit 0 same, 1 different, 65 invalid input."
     )
 
     @Argument(help: "The older manifest.")

@@ -4,6 +4,7 @@ import Testing
 import ThumbframeCore
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import thumbframe
 
 /// The executable, run as a user runs it: one test per exit code.
@@ -55,7 +56,9 @@ struct CLITests {
         let sharded = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out", "--shard", "1/3"]) as? BuildCommand)
         #expect(try sharded.options().shard == Shard(index: 1, count: 3))
         #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--shard", "3/3"]) }
-        #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--thumb", "g=1x1", "--thumb", "g=2x2"]) }
+        #expect(throws: (any Error).self) {
+            try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--thumb", "g=1x1", "--thumb", "g=2x2"])
+        }
         #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--jobs", "0"]) }
     }
 
@@ -141,7 +144,6 @@ struct CLITests {
     }
 }
 
-
 @Suite("Command line: lookup, show, layout")
 struct QueryCLITests {
     @Test("lookup both ways, show by index and path, errors exit 64")
@@ -182,11 +184,15 @@ struct QueryCLITests {
         #expect(text.stdout.contains("maxOffset (0, 1683.7778) long"))
         let json = try CLITests.run(["layout", "--size", "4000x3000", "--viewport", "844x390@3", "--preset", "jx4", "--json"])
         let layout = try JSONDecoder().decode(Layout.self, from: Data(json.stdout.utf8))
-        #expect(layout == LayoutEngine.layout(
-            width: 4000, height: 3000, viewport: Viewport(name: "x", width: 844, height: 390, scale: 3), preset: .jx4))
-        for bad in [["layout", "--size", "0x10", "--viewport", "1x1@1"], ["layout", "--size", "10x10", "--viewport", "1x1"],
-                    ["layout", "--size", "10x10", "--viewport", "1x1@1", "--orientation", "9"],
-                    ["layout", "--size", "10x10", "--viewport", "1x1@1", "--preset", "nope"]] {
+        #expect(
+            layout
+                == LayoutEngine.layout(
+                    width: 4000, height: 3000, viewport: Viewport(name: "x", width: 844, height: 390, scale: 3), preset: .jx4))
+        for bad in [
+            ["layout", "--size", "0x10", "--viewport", "1x1@1"], ["layout", "--size", "10x10", "--viewport", "1x1"],
+            ["layout", "--size", "10x10", "--viewport", "1x1@1", "--orientation", "9"],
+            ["layout", "--size", "10x10", "--viewport", "1x1@1", "--preset", "nope"],
+        ] {
             #expect(try CLITests.run(bad).status == 64, "\(bad)")
         }
     }
@@ -289,8 +295,15 @@ struct ManifestToolsCLITests {
                 ("truncated", String(good.prefix(good.count / 3))),
                 ("foreign", "{\"format\":\"photos\",\"version\":1}"),
                 ("version 3", good.replacingOccurrences(of: "\"version\" : 2\n}", with: "\"version\" : 3\n}")),
-                ("huge number", good.replacingOccurrences(of: #""itemCount" : [0-9]+"#, with: "\"itemCount\" : 1e999", options: .regularExpression)),
-                ("huge integer", good.replacingOccurrences(of: #""count" : [0-9]+"#, with: "\"count\" : 99999999999999999999999", options: .regularExpression)),
+                (
+                    "huge number",
+                    good.replacingOccurrences(of: #""itemCount" : [0-9]+"#, with: "\"itemCount\" : 1e999", options: .regularExpression)
+                ),
+                (
+                    "huge integer",
+                    good.replacingOccurrences(
+                        of: #""count" : [0-9]+"#, with: "\"count\" : 99999999999999999999999", options: .regularExpression)
+                ),
                 ("wrong type", good.replacingOccurrences(of: "\"scale\" : 3", with: "\"scale\" : \"no\"")),
                 ("100 MB nested", nested),
                 ("100 MB string", longString),
@@ -320,7 +333,9 @@ struct ExampleManifestTests {
     /// manifests/sample/ (manifest.json and its pages) is what `thumbframe build` writes for the library
     /// scripts/sample-library generates (built by the executable, as a user would).
     /// RECORD_SNAPSHOTS=1 rewrites it and fails the run, so a regeneration is never silent.
-    @Test("the example manifest is current", .enabled(if: Processes.tool("vips") != nil && Processes.tool("exiftool") != nil, "needs vips and exiftool"))
+    @Test(
+        "the example manifest is current",
+        .enabled(if: Processes.tool("vips") != nil && Processes.tool("exiftool") != nil, "needs vips and exiftool"))
     func exampleIsCurrent() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let generate = try CLITests.run(executable: Self.repository + "/scripts/sample-library", [root + "/sample"])
@@ -349,8 +364,9 @@ struct ExampleManifestTests {
             // bytes (so other hashes and page addresses) and slightly other placeholders, and
             // words its errors its own way; everything else must be the same.
             let committed = try ManifestFile.load(example + "/manifest.json")
-            #expect(Self.pixelFree(committed) == Self.pixelFree(manifest),
-                     "manifests/sample says something else than this build; rerun with RECORD_SNAPSHOTS=1")
+            #expect(
+                Self.pixelFree(committed) == Self.pixelFree(manifest),
+                "manifests/sample says something else than this build; rerun with RECORD_SNAPSHOTS=1")
             for (old, new) in zip(committed.items, manifest.items) {
                 let (before, now) = (try #require(old.placeholder), try #require(new.placeholder))
                 #expect(Self.placeholdersAgree(before, now), "\(new.path): \(before) vs \(now)")
@@ -358,7 +374,9 @@ struct ExampleManifestTests {
             #expect(committed.failures.map { [$0.path, $0.stage] } == manifest.failures.map { [$0.path, $0.stage] })
             if committed.generator.libvips == manifest.generator.libvips {
                 // The same libvips: the same bytes, page files included.
-                let files = (FileManager.default.enumerator(atPath: example)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".json") }
+                let files = (FileManager.default.enumerator(atPath: example)?.allObjects as? [String] ?? []).filter {
+                    $0.hasSuffix(".json")
+                }
                 #expect(files.sorted() == (["manifest.json"] + document.sections.flatMap { $0.pages ?? [] }.map(\.path)).sorted())
                 #expect(committed == manifest, "manifests/sample is stale; rerun with RECORD_SNAPSHOTS=1")
             }

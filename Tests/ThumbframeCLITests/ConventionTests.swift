@@ -3,6 +3,7 @@ import Testing
 import ThumbframeCore
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import thumbframe
 
 /// The command line's conventions: short flags, --version, errors that say why (also as JSON),
@@ -20,8 +21,9 @@ struct ConventionTests {
     @Test("--version names libvips; -q and -j are --quiet and --jobs")
     func versionAndShortFlags() throws {
         let version = try CLITests.run(["--version"])
-        #expect(version.status == 0 && version.stdout.contains(ThumbframeVersion.current) && version.stdout.contains("libvips 8."),
-                "\(version.stdout)")
+        #expect(
+            version.status == 0 && version.stdout.contains(ThumbframeVersion.current) && version.stdout.contains("libvips 8."),
+            "\(version.stdout)")
         let command = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "-j", "3", "-q"]) as? BuildCommand)
         #expect(try command.options().jobs == 3 && command.quiet)
         #expect(try (Thumbframe.parseAsRoot(["merge", "--out", "o", "--shards", "2", "-q"]) as? MergeCommand)?.quiet == true)
@@ -50,7 +52,8 @@ struct ConventionTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: true)
             let run = try CLITests.run([
-                "build", source, "--out", root + "/out", "--log-format", "json", "--progress", "--jobs", "1"])
+                "build", source, "--out", root + "/out", "--log-format", "json", "--progress", "--jobs", "1",
+            ])
             #expect(run.status == 1)
             let events = Self.lines(run.stderr)
             #expect(!events.isEmpty && events.count == run.stderr.split(separator: "\n").count, "\(run.stderr)")
@@ -71,18 +74,22 @@ struct ConventionTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: true)
             let config = root + "/thumbframe.json"
-            try Fixtures.write(Array("""
-                {"source": "\(source)", "out": "\(root)/out", "thumb": ["g=64x64:cover", "p=200x200"], "jobs": 1,
-                 "preset": "photoswipe", "exclude": "2020", "fail-on": "never", "quiet": true, "progress": false}
-                """.utf8), to: config)
+            try Fixtures.write(
+                Array(
+                    """
+                    {"source": "\(source)", "out": "\(root)/out", "thumb": ["g=64x64:cover", "p=200x200"], "jobs": 1,
+                     "preset": "photoswipe", "exclude": "2020", "fail-on": "never", "quiet": true, "progress": false}
+                    """.utf8), to: config)
             let run = try CLITests.run(["build", "--config", config])
             #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
             let manifest = try ManifestFile.open(root + "/out/manifest.json").loadAll()
             #expect(manifest.settings.preset == .photoswipe && manifest.settings.thumbnails.map(\.name) == ["g", "p"])
             #expect(manifest.items.map(\.path) == ["a.jpg"], "--exclude from the file")
             // The command line wins: one value, and a whole list.
-            let again = try CLITests.run(["build", "--config=\(config)", "--out", root + "/out2", "--thumb", "only=100x100",
-                                          "--preset", "jx4"])
+            let again = try CLITests.run([
+                "build", "--config=\(config)", "--out", root + "/out2", "--thumb", "only=100x100",
+                "--preset", "jx4",
+            ])
             #expect(again.status == 0, "\(again.stderr)")
             let second = try ManifestFile.open(root + "/out2/manifest.json").loadAll()
             #expect(second.settings.preset == .jx4 && second.settings.thumbnails.map(\.name) == ["only"])
@@ -127,13 +134,17 @@ struct ConventionTests {
             }
             let run = try CLITests.run([
                 "build", source, "--out", root + "/out", "--exclude", "@eaDir", "--exclude", "/private",
-                "--exclude", "trip/cache", "--exclude", "*.tmp.jpg"])
+                "--exclude", "trip/cache", "--exclude", "*.tmp.jpg",
+            ])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try Self.paths(root + "/out/manifest.json") == ["a.jpg", "trip/b.jpg"])
             // `*` does not cross a `/`; a name pattern matches at any depth.
             let deeper = try CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "*/b.jpg", "--exclude", "private"])
             #expect(deeper.status == 0, "\(deeper.stderr)")
-            #expect(try Self.paths(root + "/out2/manifest.json").sorted() == ["a.jpg", "trip/@eaDir/b.jpg", "trip/cache/d.jpg", "trip/e.tmp.jpg"])
+            #expect(
+                try Self.paths(root + "/out2/manifest.json").sorted() == [
+                    "a.jpg", "trip/@eaDir/b.jpg", "trip/cache/d.jpg", "trip/e.tmp.jpg",
+                ])
             // Excluding more later drops those items from the manifest.
             let narrower = try CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "trip", "--exclude", "private"])
             #expect(narrower.status == 0, "\(narrower.stderr)")

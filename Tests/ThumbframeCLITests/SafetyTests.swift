@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 /// Unattended runs never harm data: what thumbframe will not write, follow or delete, and the
@@ -82,8 +83,10 @@ struct SafetyTests {
             try Fixtures.writeImage(to: root + "/out/thumbs/photos/a.jpg", width: 30, height: 20)
             try FileManager.default.createSymbolicLink(atPath: root + "/alias", withDestinationPath: "src")
             let before = Self.snapshot(root)
-            for (from, to) in [(source, source), (source, root + "/alias"), (root + "/out/thumbs/photos", root + "/out"),
-                               (root + "/out/thumbs", root + "/out")] {
+            for (from, to) in [
+                (source, source), (source, root + "/alias"), (root + "/out/thumbs/photos", root + "/out"),
+                (root + "/out/thumbs", root + "/out"),
+            ] {
                 let run = try Self.build(from, to)
                 #expect(run.status == 64, "\(from) → \(to): \(run.stderr)")
                 #expect(run.stderr.contains("SOURCE_DIR"), "\(run.stderr)")
@@ -137,7 +140,9 @@ struct SafetyTests {
             let source = root + "/src"
             try Self.library(source, count: 2)
             let pwa = Data(#"{"name":"My App","start_url":"/","icons":[]}"#.utf8)
-            for (name, bytes) in [("pwa", pwa), ("garbage", Data([0x00, 0xFF, 0x10])), ("other", Data(#"{"format":"other","version":1}"#.utf8))] {
+            for (name, bytes) in [
+                ("pwa", pwa), ("garbage", Data([0x00, 0xFF, 0x10])), ("other", Data(#"{"format":"other","version":1}"#.utf8)),
+            ] {
                 let out = root + "/" + name
                 try Fixtures.write(Array(bytes), to: out + "/manifest.json")
                 for extra in [[], ["--check"]] {
@@ -271,9 +276,10 @@ struct SafetyTests {
             #expect(run.status == 1)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.map(\.path) == ["small.gif"])
-            #expect(manifest.failures.map(\.reason) == [
-                "decoding 1200×1200 pixels would hold about 5 MiB (GIF frame buffer), over --max-decode-bytes 2 MiB"
-            ])
+            #expect(
+                manifest.failures.map(\.reason) == [
+                    "decoding 1200×1200 pixels would hold about 5 MiB (GIF frame buffer), over --max-decode-bytes 2 MiB"
+                ])
         }
     }
 
@@ -296,9 +302,10 @@ struct SafetyTests {
             #expect(run.status == 1)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.map(\.path) == ["fine.jpg"])
-            #expect(manifest.failures.map { "\($0.stage): \($0.reason)" } == [
-                "probe: progressive JPEG with more than 500 scans (each is decoded over the whole image)"
-            ])
+            #expect(
+                manifest.failures.map { "\($0.stage): \($0.reason)" } == [
+                    "probe: progressive JPEG with more than 500 scans (each is decoded over the whole image)"
+                ])
         }
     }
 
@@ -315,15 +322,22 @@ struct SafetyTests {
             var limits = ResourceLimits()
             limits.decodeTimeout = 1e-6
             let output = try OutputDirectory(root + "/out", create: true)
-            let late = ItemProcessor.process(file, context: ProcessingContext(
-                recipes: ThumbnailRecipe.defaults, source: source, output: output, limits: limits))
-            #expect(late == .failed(.init(
-                path: "wide.png", stage: "decode", reason: "decoding took longer than 1e-06 s (--decode-timeout)",
-                bytes: file.stat.size, modified: file.stat.modifiedRFC3339)))
+            let late = ItemProcessor.process(
+                file,
+                context: ProcessingContext(
+                    recipes: ThumbnailRecipe.defaults, source: source, output: output, limits: limits))
+            #expect(
+                late
+                    == .failed(
+                        .init(
+                            path: "wide.png", stage: "decode", reason: "decoding took longer than 1e-06 s (--decode-timeout)",
+                            bytes: file.stat.size, modified: file.stat.modifiedRFC3339)))
             let flag = CancellationFlag()
             flag.cancel(signal: SIGTERM)
-            let stopped = ItemProcessor.process(file, context: ProcessingContext(
-                recipes: ThumbnailRecipe.defaults, source: source, output: output, limits: ResourceLimits(), cancellation: flag))
+            let stopped = ItemProcessor.process(
+                file,
+                context: ProcessingContext(
+                    recipes: ThumbnailRecipe.defaults, source: source, output: output, limits: ResourceLimits(), cancellation: flag))
             guard case .failed(let failure, _) = stopped else {
                 Issue.record("not stopped: \(stopped)")
                 return
@@ -348,7 +362,8 @@ struct SafetyTests {
                 "exec 2>&-; \"$0\" build \"$1\" --out \"$2\"/closed-err --log-format json",
             ]
             for (index, script) in shells.enumerated() {
-                let run = try Processes.run("/bin/sh", ["-c", script + "; echo $? > \"$2\"/status-\(index)", CLITests.executable, source, root])
+                let run = try Processes.run(
+                    "/bin/sh", ["-c", script + "; echo $? > \"$2\"/status-\(index)", CLITests.executable, source, root])
                 let status = try String(decoding: Self.read(root + "/status-\(index)"), as: UTF8.self)
                 // With a pipe, $? is `true`'s; the manifest says the build finished.
                 if index != 2 { #expect(status == "1\n", "\(script): \(status) \(run.stderr)") }
@@ -364,8 +379,9 @@ struct SafetyTests {
             while let file = enumerator?.nextObject() as? String {
                 guard let bytes = FileManager.default.contents(atPath: root + "/closed/" + file) else { continue }
                 looked += 1
-                #expect(bytes.range(of: Data("broken.jpg: probe".utf8)) == nil && bytes.range(of: Data("items in".utf8)) == nil,
-                        "\(file) holds log lines")
+                #expect(
+                    bytes.range(of: Data("broken.jpg: probe".utf8)) == nil && bytes.range(of: Data("items in".utf8)) == nil,
+                    "\(file) holds log lines")
             }
             #expect(looked >= 6, "lock, state index, ledger, manifest, page, thumbnails")
             #expect(try String(decoding: Self.read(root + "/closed/.thumbframe.lock"), as: UTF8.self).hasPrefix("pid "))
@@ -385,7 +401,8 @@ struct SafetyTests {
             for counter in 1...50 { try Fixtures.write([1], to: "\(out)/.tf-tmp-1-\(counter)") }
             try Fixtures.write([1], to: out + "/.tf-tmp-0123456789abcdef")
             try Fixtures.write([1], to: out + "/thumbs/ab/.tf-tmp-fedcba9876543210")
-            let run = unshare.status == 0
+            let run =
+                unshare.status == 0
                 ? try Processes.run("/usr/bin/unshare", ["--pid", "--fork", CLITests.executable, "build", source, "--out", out])
                 : try Self.build(source, out)
             if unshare.status != 0 { print("temporaryNames: unshare unavailable here, built as an ordinary process") }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 /// Shards as a cluster runs them: separate processes at once on one OUT_DIR.
@@ -25,7 +26,9 @@ struct ShardCLITests {
             kill(victim.processIdentifier, SIGKILL)
             victim.waitUntilExit()
             #expect(victim.terminationReason == .uncaughtSignal, "the shard was killed while it worked, not after")
-            let others = try (0..<3).map { try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "\($0)/4"]) }
+            let others = try (0..<3).map {
+                try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "\($0)/4"])
+            }
             for process in others {
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0)
@@ -56,18 +59,21 @@ struct ShardCLITests {
         return (try? Processes.run(repository + "/scripts/slurm-test", ["--probe"]))?.status == 0
     }()
 
-    @Test("a real Slurm job array (sbatch --array=0-3 --wait, --shard auto/4) and merge: the bytes of one build",
-          .enabled(if: slurmStarts, "needs Slurm to start a one-node cluster here (root, slurm-wlm and munge: scripts/bootstrap --test)"))
+    @Test(
+        "a real Slurm job array (sbatch --array=0-3 --wait, --shard auto/4) and merge: the bytes of one build",
+        .enabled(if: slurmStarts, "needs Slurm to start a one-node cluster here (root, slurm-wlm and munge: scripts/bootstrap --test)"))
     func slurmArray() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try CronSafetyTests.makeLibrary(root + "/lib", count: 12, width: 400, height: 300)
             try Fixtures.write(Array("not a jpeg".utf8), to: root + "/lib/b/broken.jpg")
             let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
             #expect(single.status == 1, "one broken file: \(single.stderr)")
-            let cluster = try Processes.run(Self.repository + "/scripts/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
+            let cluster = try Processes.run(
+                Self.repository + "/scripts/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
             #expect(cluster.status == 1, "merge exits 1 for the broken file, as the single build: \(cluster.stdout)\n\(cluster.stderr)")
-            #expect((0..<4).allSatisfy { cluster.stdout.contains("shard \($0)/4:") || cluster.stderr.contains("shard \($0)/4:") },
-                    "every array task ran its own shard: \(cluster.stdout)")
+            #expect(
+                (0..<4).allSatisfy { cluster.stdout.contains("shard \($0)/4:") || cluster.stderr.contains("shard \($0)/4:") },
+                "every array task ran its own shard: \(cluster.stdout)")
             #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
         }
     }

@@ -2,8 +2,9 @@ import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 @Suite("Build")
 struct BuildTests {
@@ -28,9 +29,10 @@ struct BuildTests {
             try Self.makeLibrary(source)
             let report = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
             let manifest = try ManifestFile.load(report.manifestPath)
-            #expect(manifest.items.map(\.path) == [
-                "IMG_2.jpg", "IMG_10.jpg", "2019/trip/a.png", "2019/trip/b.jpg", "2019/trip/really-a-jpeg.dat",
-            ])
+            #expect(
+                manifest.items.map(\.path) == [
+                    "IMG_2.jpg", "IMG_10.jpg", "2019/trip/a.png", "2019/trip/b.jpg", "2019/trip/really-a-jpeg.dat",
+                ])
             #expect(manifest.sections.map(\.name) == [".", "2019/trip"])
             #expect(manifest.sections.map(\.title) == ["lib", "trip"])
             #expect(manifest.sections.map(\.start) == [0, 2])

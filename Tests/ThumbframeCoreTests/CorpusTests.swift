@@ -2,8 +2,9 @@ import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 /// Real camera and phone files from `../shared/corpus/exif-samples`, checked against
 /// `exiftool -n` (sizes, orientation, EXIF text) and the `vips` CLI (what cannot be decoded).
@@ -19,7 +20,9 @@ struct CorpusTests {
         FileManager.default.fileExists(atPath: corpus) && Processes.tool("exiftool") != nil && Processes.tool("vips") != nil
     }
 
-    /// What exiftool says of one file; `-n` for numbers, EXIF group only for text.
+    /// What exiftool says of one file; `-n` for numbers, EXIF group only for text. (Named as
+    /// exiftool's JSON names them.)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Oracle: Decodable {
         var SourceFile: String
         var FileType: String?
@@ -64,13 +67,17 @@ struct CorpusTests {
         try await Fixtures.withTemporaryDirectory { out in
             let report = try await Builder(options: BuildOptions(source: Self.corpus, output: out)).run()
             let manifest = try ManifestFile.load(report.manifestPath)
-            let json = Data(try Processes.run(Processes.tool("exiftool")!, [
-                "-n", "-json", "-r", "-FileType", "-ImageWidth", "-ImageHeight", "-Orientation", "-Rotation",
-                "-EXIF:DateTimeOriginal", "-EXIF:CreateDate", "-EXIF:ModifyDate", "-EXIF:OffsetTimeOriginal",
-                "-EXIF:OffsetTimeDigitized", "-EXIF:OffsetTime", "-EXIF:SubSecTimeOriginal", "-EXIF:SubSecTimeDigitized",
-                "-EXIF:SubSecTime",
-                "-EXIF:Make", "-EXIF:Model", "-Warning", "-FileSize", Self.corpus,
-            ]).stdout.utf8)
+            let json = Data(
+                try Processes.run(
+                    Processes.tool("exiftool")!,
+                    [
+                        "-n", "-json", "-r", "-FileType", "-ImageWidth", "-ImageHeight", "-Orientation", "-Rotation",
+                        "-EXIF:DateTimeOriginal", "-EXIF:CreateDate", "-EXIF:ModifyDate", "-EXIF:OffsetTimeOriginal",
+                        "-EXIF:OffsetTimeDigitized", "-EXIF:OffsetTime", "-EXIF:SubSecTimeOriginal", "-EXIF:SubSecTimeDigitized",
+                        "-EXIF:SubSecTime",
+                        "-EXIF:Make", "-EXIF:Model", "-Warning", "-FileSize", Self.corpus,
+                    ]
+                ).stdout.utf8)
             let oracles = try JSONDecoder().decode([Oracle].self, from: json)
             #expect(oracles.count > 90)
             let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
@@ -81,9 +88,12 @@ struct CorpusTests {
                 let path = String(oracle.SourceFile.dropFirst(Self.corpus.count + 1))
                 if let failure = failures[path] {
                     // Only what libvips itself cannot decode may fail.
-                    let status = try Processes.run(Processes.tool("vips")!, [
-                        "copy", oracle.SourceFile + "[fail_on=truncated]", out + "/oracle.v",
-                    ]).status
+                    let status = try Processes.run(
+                        Processes.tool("vips")!,
+                        [
+                            "copy", oracle.SourceFile + "[fail_on=truncated]", out + "/oracle.v",
+                        ]
+                    ).status
                     #expect(status != 0, "\(path) failed (\(failure.reason)) but vips decodes it")
                     continue
                 }

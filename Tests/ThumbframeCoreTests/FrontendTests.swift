@@ -2,8 +2,9 @@ import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 @Suite("Frontend numbers")
 struct FrontendTests {

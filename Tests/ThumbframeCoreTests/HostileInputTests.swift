@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 /// Every kind of bad input of SPEC §8 becomes one failure with a one-line reason, and every
@@ -37,9 +38,13 @@ struct HostileInputTests {
 
     /// A 4×4 BMP: a format only ImageMagick reads in libvips, whose loader is blocked as untrusted.
     static func bmp() -> [UInt8] {
-        func le32(_ value: UInt32) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)] }
+        func le32(_ value: UInt32) -> [UInt8] {
+            [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
+        }
         let pixels = [UInt8](repeating: 0x80, count: 4 * 4 * 3)
-        let info = le32(40) + le32(4) + le32(4) + [1, 0, 24, 0] + le32(0) + le32(UInt32(pixels.count)) + le32(2835) + le32(2835) + le32(0) + le32(0)
+        let info =
+            le32(40) + le32(4) + le32(4) + [1, 0, 24, 0] + le32(0) + le32(UInt32(pixels.count)) + le32(2835) + le32(2835) + le32(0)
+            + le32(0)
         return Array("BM".utf8) + le32(UInt32(54 + pixels.count)) + le32(0) + le32(54) + info + pixels
     }
 
@@ -93,10 +98,11 @@ struct HostileInputTests {
             #expect(manifest.items.map(\.path) == ["anim.gif", "good.jpg", "good.png", "png-named.jpg"])
             #expect(manifest.items.first { $0.path == "png-named.jpg" }?.image.format == "png")
             let reasons = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, "\($0.stage): \($0.reason)") })
-            #expect(reasons.keys.sorted() == [
-                "big.jpg", "bomb.png", "empty.jpg", "layers.psd", "noise.jpg", "old.bmp", "progressive.jpg",
-                "truncated.gif", "truncated.jpg", "truncated.png",
-            ])
+            #expect(
+                reasons.keys.sorted() == [
+                    "big.jpg", "bomb.png", "empty.jpg", "layers.psd", "noise.jpg", "old.bmp", "progressive.jpg",
+                    "truncated.gif", "truncated.jpg", "truncated.png",
+                ])
             #expect(reasons["empty.jpg"] == "read: empty file")
             #expect(reasons["big.jpg"] == "probe: 400×300 pixels is over --max-pixels 100000")
             #expect(reasons["bomb.png"] == "probe: 100000×100000 pixels is over --max-pixels 100000")
@@ -115,8 +121,9 @@ struct HostileInputTests {
             // The progressive limit holds under the default --max-pixels too.
             let defaults = try await Builder(options: BuildOptions(source: source, output: root + "/out2")).run()
             let progressive = try #require(defaults.failures.first { $0.path == "progressive.jpg" })
-            #expect(progressive.reason == "decoding 15000×15000 pixels would hold about 1287 MiB (progressive JPEG coefficients), "
-                + "over --max-decode-bytes 512 MiB")
+            #expect(
+                progressive.reason == "decoding 15000×15000 pixels would hold about 1287 MiB (progressive JPEG coefficients), "
+                    + "over --max-decode-bytes 512 MiB")
             #expect(defaults.failures.first { $0.path == "bomb.png" }?.reason.contains("over --max-pixels 268402689") == true)
         }
     }
@@ -134,9 +141,12 @@ struct HostileInputTests {
                 recipes: ThumbnailRecipe.defaults, source: source, output: try OutputDirectory(root + "/out", create: true),
                 limits: ResourceLimits())
             let outcome = ItemProcessor.process(file, context: context)
-            #expect(outcome == .failed(Manifest.Failure(
-                path: "gone.jpg", stage: "read", reason: "No such file or directory", bytes: file.stat.size,
-                modified: file.stat.modifiedRFC3339)))
+            #expect(
+                outcome
+                    == .failed(
+                        Manifest.Failure(
+                            path: "gone.jpg", stage: "read", reason: "No such file or directory", bytes: file.stat.size,
+                            modified: file.stat.modifiedRFC3339)))
         }
     }
 
@@ -163,7 +173,9 @@ struct HostileInputTests {
             let byRaw = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.pathBytes, $0) })
             #expect(byRaw.count == 4, "four distinct identities")
             let latin = try #require(byRaw[Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)])
-            #expect(latin.path == "caf\u{FFFD}.jpg" && latin.rawPath == Data(Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)).base64EncodedString())
+            #expect(
+                latin.path == "caf\u{FFFD}.jpg"
+                    && latin.rawPath == Data(Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)).base64EncodedString())
             #expect(byRaw[Array("caf\u{FFFD}.jpg".utf8)]?.rawPath == nil)
             let inDirectory = try #require(byRaw[Array("d".utf8) + [0xFF] + Array("/x.jpg".utf8)])
             #expect(manifest.sections[inDirectory.section].rawName == Data(Array("d".utf8) + [0xFF]).base64EncodedString())
@@ -197,14 +209,17 @@ struct HostileInputTests {
             let followed = try await Builder(options: options).run()
             let manifest = try ManifestFile.load(followed.manifestPath)
             // A directory reached twice ("again" → "real") is walked once.
-            #expect(Set(manifest.items.map(\.path)) == ["alias.jpg", "real/photo.jpg"] || Set(manifest.items.map(\.path)) == ["alias.jpg", "again/photo.jpg"])
+            #expect(
+                Set(manifest.items.map(\.path)) == ["alias.jpg", "real/photo.jpg"]
+                    || Set(manifest.items.map(\.path)) == ["alias.jpg", "again/photo.jpg"])
             let reasons = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, $0.reason) })
-            #expect(reasons == [
-                "escape.jpg": "symbolic link points outside the source directory",
-                "dangling.jpg": "broken symbolic link",
-                "loop-a.jpg": "symbolic link loop",
-                "loop-b.jpg": "symbolic link loop",
-            ])
+            #expect(
+                reasons == [
+                    "escape.jpg": "symbolic link points outside the source directory",
+                    "dangling.jpg": "broken symbolic link",
+                    "loop-a.jpg": "symbolic link loop",
+                    "loop-b.jpg": "symbolic link loop",
+                ])
             // Nothing outside the output directories was written.
             let after = IncrementalTests.snapshot(root).filter { !$0.key.hasPrefix("out/") && !$0.key.hasPrefix("out-follow/") }
             #expect(after == before)

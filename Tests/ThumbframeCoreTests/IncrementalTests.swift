@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 @Suite("Incremental builds")
@@ -142,7 +143,8 @@ struct IncrementalTests {
     func tamperedManifest() async throws {
         try await Self.withBuiltLibrary { root, source, out, good in
             // Valid JSON of the right shape, but counted wrongly; the same size.
-            let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"itemCount\" : 4,", with: "\"itemCount\" : 7,")
+            let renumbered = String(decoding: good, as: UTF8.self).replacingOccurrences(
+                of: "\"itemCount\" : 4,", with: "\"itemCount\" : 7,")
             #expect(renumbered.utf8.count == good.count)
             // (A manifest.json that is not thumbframe's at all is refused: SafetyTests.)
             for tampered in [Array(good.prefix(good.count / 2)), Array(renumbered.utf8), []] {
@@ -209,7 +211,8 @@ struct IncrementalTests {
             let before = Self.snapshot(out)
             try Fixtures.writeImage(to: source + "/album/IMG_9.jpg", width: 100, height: 100)
             try FileManager.default.removeItem(atPath: source + "/album/IMG_3.jpg")
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 0)], ofItemAtPath: source + "/album/IMG_4.jpg")
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: 0)], ofItemAtPath: source + "/album/IMG_4.jpg")
             let stale = try await Self.build(source, out) { $0.check = true }
             #expect(stale.stale == ["changed album/IMG_4.jpg", "added album/IMG_9.jpg", "removed album/IMG_3.jpg"])
             #expect(Self.snapshot(out) == before)

@@ -2,8 +2,9 @@ import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 /// Every EXIF orientation must give the right display size and upright thumbnails: the marker
 /// picture (red top-left, green top-right, blue bottom) must come out where a viewer shows it.

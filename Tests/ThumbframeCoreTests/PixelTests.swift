@@ -3,8 +3,9 @@ import CVips
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 /// Images made in memory with libvips for the pixel tests, and measurements on them.
 enum Pixels {
@@ -24,15 +25,18 @@ enum Pixels {
         static func from(_ pixels: [UInt8], width: Int, height: Int, bands: Int) throws -> Image {
             try Fixtures.startVips()
             let image = pixels.withUnsafeBytes {
-                vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
-                                                VIPS_FORMAT_UCHAR)
+                vips_image_new_from_memory_copy(
+                    $0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
+                    VIPS_FORMAT_UCHAR)
             }
             guard let image else { throw FixtureError(error()) }
             if bands == 1 { vips_image_set_int(image, "interpretation", Int32(VIPS_INTERPRETATION_B_W.rawValue)) }
             return Image(image)
         }
 
-        func apply(_ operation: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws -> Image {
+        func apply(_ operation: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws
+            -> Image
+        {
             var out: UnsafeMutablePointer<VipsImage>?
             guard operation(pointer, &out) == 0, let out else { throw FixtureError(error()) }
             return Image(out)
@@ -120,7 +124,8 @@ enum Pixels {
         func sig(_ s: String) -> [UInt8] { Array(s.utf8) }
         let d50 = s15(0.9642) + s15(1.0) + s15(0.8249)
         let description = "Grey gamma \(gamma)"
-        let desc = sig("desc") + be32(0) + be32(UInt32(description.utf8.count + 1)) + Array(description.utf8) + [0]
+        let desc =
+            sig("desc") + be32(0) + be32(UInt32(description.utf8.count + 1)) + Array(description.utf8) + [0]
             + be32(0) + be32(0) + [0, 0, 0] + [UInt8](repeating: 0, count: 67)
         let wtpt = sig("XYZ ") + be32(0) + d50
         let gammaFixed = UInt16((gamma * 256).rounded())
@@ -136,7 +141,8 @@ enum Pixels {
             data += tags[index].1
             offset += tags[index].1.count
         }
-        var header = be32(UInt32(128 + table.count + data.count)) + sig("lcms") + be32(0x0210_0000)
+        var header =
+            be32(UInt32(128 + table.count + data.count)) + sig("lcms") + be32(0x0210_0000)
             + sig("mntr") + sig("GRAY") + sig("XYZ ") + [UInt8](repeating: 0, count: 12) + sig("acsp")
             + [UInt8](repeating: 0, count: 4 + 4 + 4 + 4 + 8 + 4) + d50 + [UInt8](repeating: 0, count: 4)
         header += [UInt8](repeating: 0, count: 128 - header.count)
@@ -152,8 +158,9 @@ enum Pixels {
             for (name, thumbnail) in item.thumbnails {
                 let image = try Fixtures.decode(out + "/" + thumbnail.path)
                 // The manifest's size is the file's size, for every thumbnail of every item.
-                #expect(image.width == thumbnail.width && image.height == thumbnail.height,
-                        "\(item.path) \(name): file \(image.width)×\(image.height), manifest \(thumbnail.width)×\(thumbnail.height)")
+                #expect(
+                    image.width == thumbnail.width && image.height == thumbnail.height,
+                    "\(item.path) \(name): file \(image.width)×\(image.height), manifest \(thumbnail.width)×\(thumbnail.height)")
                 decoded["\(item.path)#\(name)"] = image
             }
         }
@@ -204,10 +211,12 @@ struct PixelTests {
         }
     }
 
-    @Test("tagged images become sRGB: ΔE00 ≤ 1 on every patch against the sRGB conversion of the source",
-          .enabled(if: FileManager.default.fileExists(atPath: colord + "/AdobeRGB1998.icc"),
-                   "needs Debian's colord-data profiles (scripts/bootstrap --test)"),
-          arguments: Source.allCases)
+    @Test(
+        "tagged images become sRGB: ΔE00 ≤ 1 on every patch against the sRGB conversion of the source",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: colord + "/AdobeRGB1998.icc"),
+            "needs Debian's colord-data profiles (scripts/bootstrap --test)"),
+        arguments: Source.allCases)
     func colourManaged(_ source: Source) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeDirectory(root + "/lib")
@@ -256,8 +265,9 @@ struct PixelTests {
         }
     }
 
-    @Test("pyramidal TIFF (pages and sub-IFDs): one page, thumbnails of the manifest's size from a level that covers them",
-          arguments: ["[tile,pyramid,compression=jpeg]", "[tile,pyramid,subifd,compression=jpeg]"])
+    @Test(
+        "pyramidal TIFF (pages and sub-IFDs): one page, thumbnails of the manifest's size from a level that covers them",
+        arguments: ["[tile,pyramid,compression=jpeg]", "[tile,pyramid,subifd,compression=jpeg]"])
     func pyramidalTIFF(options: String) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeDirectory(root + "/lib")
@@ -290,12 +300,15 @@ struct PixelTests {
         }
     }
 
-    @Test("the fast Lanczos3 of images in memory (libvips' vertical pass, our horizontal one on the transpose) is as exact as vips_resize; the transpose is exact and keeps metadata")
+    @Test(
+        "the fast Lanczos3 of images in memory (libvips' vertical pass, our horizontal one on the transpose) is as exact as vips_resize; the transpose is exact and keeps metadata"
+    )
     func fastLanczos() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             var random = SplitMix64(state: 11)
-            let noise = try Pixels.Image.from((0..<(997 * 601 * 3)).map { _ in UInt8.random(in: 0...255, using: &random) },
-                                              width: 997, height: 601, bands: 3)
+            let noise = try Pixels.Image.from(
+                (0..<(997 * 601 * 3)).map { _ in UInt8.random(in: 0...255, using: &random) },
+                width: 997, height: 601, bands: 3)
             for (image, name) in [(try Pixels.zonePlate(size: 1201), "plate.png"), (noise, "noise.png")] {
                 try image.save(root + "/" + name)
                 // Read back from a file the image is computed lazily (vips_resize); copied into
@@ -310,7 +323,8 @@ struct PixelTests {
                     let libvips = try lazy.apply { tf_resize_exact($0, $1, Int32(w), Int32(h), crop) }.decoded()
                     let reference = try exact.apply { tf_resize_exact($0, $1, Int32(w), Int32(h), crop) }.doubles()
                     var text: UnsafeMutablePointer<CChar>?
-                    #expect(vips_image_get_as_string(fast.pointer, "thumbframe-test", &text) == 0 && text.map { String(cString: $0) } == "kept")
+                    #expect(
+                        vips_image_get_as_string(fast.pointer, "thumbframe-test", &text) == 0 && text.map { String(cString: $0) } == "kept")
                     g_free(text)
                     let decoded = try fast.decoded()
                     #expect(decoded.width == w && decoded.height == h && libvips.width == w && libvips.height == h)
@@ -323,7 +337,9 @@ struct PixelTests {
                         return 10 * log10(255 * 255 / (squares / Double(reference.count)))
                     }
                     let (ours, theirs) = (psnr(decoded.pixels), psnr(libvips.pixels))
-                    #expect(ours >= theirs - 0.05 && ours > 40, "\(name) → \(w)×\(h) crop \(crop): \(ours) dB against vips_resize's \(theirs) dB")
+                    #expect(
+                        ours >= theirs - 0.05 && ours > 40,
+                        "\(name) → \(w)×\(h) crop \(crop): \(ours) dB against vips_resize's \(theirs) dB")
                     let worst = zip(decoded.pixels, libvips.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
                     #expect(worst <= 1, "\(name) → \(w)×\(h) crop \(crop): differs by up to \(worst) from vips_resize")
                 }
@@ -335,7 +351,8 @@ struct PixelTests {
                     for x in 0..<source.width {
                         for band in 0..<source.bands
                         where source.pixels[(y * source.width + x) * source.bands + band]
-                            != transposed.pixels[(x * transposed.width + y) * source.bands + band] {
+                            != transposed.pixels[(x * transposed.width + y) * source.bands + band]
+                        {
                             mismatches += 1
                         }
                     }
@@ -345,8 +362,9 @@ struct PixelTests {
         }
     }
 
-    @Test("exact 2× and 3× previews are filtered: zone plate PSNR ≥ 35 dB against a full-decode Lanczos3 reduction",
-          arguments: [2560, 3840])
+    @Test(
+        "exact 2× and 3× previews are filtered: zone plate PSNR ≥ 35 dB against a full-decode Lanczos3 reduction",
+        arguments: [2560, 3840])
     func noAliasing(size: Int) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeDirectory(root + "/lib")
@@ -387,19 +405,23 @@ struct ExifDateTests {
     func datesFallBack() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeDirectory(root + "/lib")
-            try Fixtures.writeImage(to: root + "/lib/a.jpg", width: 64, height: 48, exif: [
-                "exif-ifd2-DateTimeOriginal": "2019:02:30 10:00:00",
-                "exif-ifd2-OffsetTimeOriginal": "+09:00",
-                "exif-ifd2-DateTimeDigitized": "2019:03:01 10:00:00",
-                "exif-ifd2-SubSecTimeDigitized": "25",
-                "exif-ifd2-OffsetTimeDigitized": "-05:00",
-            ])
-            try Fixtures.writeImage(to: root + "/lib/b.jpg", width: 64, height: 48, exif: [
-                "exif-ifd2-DateTimeOriginal": "2019:06:01 23:59:59",
-                "exif-ifd2-SubSecTimeOriginal": "054",
-                "exif-ifd2-OffsetTimeOriginal": "+02:00",
-                "exif-ifd0-Make": "Canon\tInc",
-            ])
+            try Fixtures.writeImage(
+                to: root + "/lib/a.jpg", width: 64, height: 48,
+                exif: [
+                    "exif-ifd2-DateTimeOriginal": "2019:02:30 10:00:00",
+                    "exif-ifd2-OffsetTimeOriginal": "+09:00",
+                    "exif-ifd2-DateTimeDigitized": "2019:03:01 10:00:00",
+                    "exif-ifd2-SubSecTimeDigitized": "25",
+                    "exif-ifd2-OffsetTimeDigitized": "-05:00",
+                ])
+            try Fixtures.writeImage(
+                to: root + "/lib/b.jpg", width: 64, height: 48,
+                exif: [
+                    "exif-ifd2-DateTimeOriginal": "2019:06:01 23:59:59",
+                    "exif-ifd2-SubSecTimeOriginal": "054",
+                    "exif-ifd2-OffsetTimeOriginal": "+02:00",
+                    "exif-ifd0-Make": "Canon\tInc",
+                ])
             let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
             let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
             #expect(items["a.jpg"]?.exif?.capturedAt == "2019-03-01T10:00:00.25")
@@ -416,13 +438,20 @@ struct ExifDateTests {
     static func tiffWithLateIFD(width: Int, height: Int) -> [UInt8] {
         var out: [UInt8] = []
         func u16(_ v: Int) { out += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        func u32(_ v: Int) { u16(v & 0xFFFF); u16(v >> 16) }
+        func u32(_ v: Int) {
+            u16(v & 0xFFFF)
+            u16(v >> 16)
+        }
         let pixelBytes = width * height * 3
         let ifd0 = 8 + pixelBytes
-        out += [0x49, 0x49]; u16(42); u32(ifd0)
+        out += [0x49, 0x49]
+        u16(42)
+        u32(ifd0)
         for index in 0..<pixelBytes { out.append(UInt8(index % 3 == 0 ? 200 : 60)) }
-        let make = Array("Nikon\0".utf8), model = Array("Z 9\0".utf8)
-        let dateTime = Array("2020:01:01 00:00:00\0".utf8), original = Array("2021:07:04 18:30:15\0".utf8)
+        let make = Array("Nikon\0".utf8)
+        let model = Array("Z 9\0".utf8)
+        let dateTime = Array("2020:01:01 00:00:00\0".utf8)
+        let original = Array("2021:07:04 18:30:15\0".utf8)
         let ifd0Entries = 14
         let exifEntries = 3
         let ifd0Size = 2 + 12 * ifd0Entries + 4
@@ -430,11 +459,24 @@ struct ExifDateTests {
         let data = exifIFD + 2 + 12 * exifEntries + 4
         var blobs: [UInt8] = []
         func place(_ bytes: [UInt8]) -> Int {
-            defer { blobs += bytes; if blobs.count % 2 == 1 { blobs.append(0) } }
+            defer {
+                blobs += bytes
+                if blobs.count % 2 == 1 { blobs.append(0) }
+            }
             return data + blobs.count
         }
-        func entry(_ tag: Int, _ type: Int, _ count: Int, inline value: Int) { u16(tag); u16(type); u32(count); u32(value) }
-        func entry(_ tag: Int, _ type: Int, _ count: Int, at offset: Int) { u16(tag); u16(type); u32(count); u32(offset) }
+        func entry(_ tag: Int, _ type: Int, _ count: Int, inline value: Int) {
+            u16(tag)
+            u16(type)
+            u32(count)
+            u32(value)
+        }
+        func entry(_ tag: Int, _ type: Int, _ count: Int, at offset: Int) {
+            u16(tag)
+            u16(type)
+            u32(count)
+            u32(offset)
+        }
         u16(ifd0Entries)
         entry(256, 3, 1, inline: width)
         entry(257, 3, 1, inline: height)
@@ -493,8 +535,9 @@ struct PlaceholderTests {
             var pixels = [UInt8](repeating: 0, count: 400 * 200 * 3)
             for i in 0..<400 * 200 { pixels.replaceSubrange(i * 3..<i * 3 + 3, with: i % 400 < 200 ? [220, 30, 30] : [30, 40, 210]) }
             try Pixels.Image.from(pixels, width: 400, height: 200, bands: 3).save(root + "/lib/halves.png")
-            try Fixtures.writeMarkerImage(to: root + "/lib/alpha.png", displayWidth: 120, displayHeight: 240, orientation: 1,
-                                          format: TF_FORMAT_PNG, alpha: true)
+            try Fixtures.writeMarkerImage(
+                to: root + "/lib/alpha.png", displayWidth: 120, displayHeight: 240, orientation: 1,
+                format: TF_FORMAT_PNG, alpha: true)
             let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
             #expect(manifest.items.count == 2)
             #expect(manifest.consistencyProblems().isEmpty, "\(manifest.consistencyProblems())")

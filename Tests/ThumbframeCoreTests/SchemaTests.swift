@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 /// Manifests (top documents and pages) checked against manifests/thumbframe-manifest.v2.schema.json
@@ -33,19 +34,39 @@ struct SchemaTests {
         return result.status == 0 ? lines : lines + ["python exited with \(result.status): \(result.stderr.prefix(500))"]
     }
 
-    @Test("every kind of manifest the tool writes is valid", .enabled(if: jsonschemaAvailable, "needs python3 jsonschema (scripts/bootstrap --test)"))
+    @Test(
+        "every kind of manifest the tool writes is valid",
+        .enabled(if: jsonschemaAvailable, "needs python3 jsonschema (scripts/bootstrap --test)"))
     func builtManifests() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             _ = try await ValidateTests.build(root)
             var paths = [root + "/out/manifest.json"]
             let variants: [(String, (inout BuildOptions) -> Void)] = [
-                ("jx4-date", { $0.preset = .jx4; $0.sections = .date; $0.order = .date }),
-                ("photoswipe-none", { $0.preset = .photoswipe; $0.sections = .none }),
-                ("pixel-recipes", {
-                    $0.preset = .pixel
-                    $0.thumbnails = [try! ThumbnailRecipe(parsing: "s=64x64:cover:webp:q50"), try! ThumbnailRecipe(parsing: "l=300x300:fit:avif")]
-                    $0.viewports = [try! Viewport(parsing: "w=1280.5x720@1.5")]
-                }),
+                (
+                    "jx4-date",
+                    {
+                        $0.preset = .jx4
+                        $0.sections = .date
+                        $0.order = .date
+                    }
+                ),
+                (
+                    "photoswipe-none",
+                    {
+                        $0.preset = .photoswipe
+                        $0.sections = .none
+                    }
+                ),
+                (
+                    "pixel-recipes",
+                    {
+                        $0.preset = .pixel
+                        $0.thumbnails = [
+                            try! ThumbnailRecipe(parsing: "s=64x64:cover:webp:q50"), try! ThumbnailRecipe(parsing: "l=300x300:fit:avif"),
+                        ]
+                        $0.viewports = [try! Viewport(parsing: "w=1280.5x720@1.5")]
+                    }
+                ),
             ]
             for (name, configure) in variants {
                 var options = BuildOptions(source: root + "/src", output: root + "/" + name)

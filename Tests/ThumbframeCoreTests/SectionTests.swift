@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 @Suite("Sections, order and layouts")
@@ -86,8 +87,10 @@ struct SectionTests {
             for item in defaults.items {
                 #expect(Set(item.layouts.keys) == Set(Viewport.defaults.map(\.name)))
                 for viewport in Viewport.defaults {
-                    #expect(item.layouts[viewport.name] == LayoutEngine.layout(
-                        width: item.image.width, height: item.image.height, viewport: viewport, preset: .jx3))
+                    #expect(
+                        item.layouts[viewport.name]
+                            == LayoutEngine.layout(
+                                width: item.image.width, height: item.image.height, viewport: viewport, preset: .jx3))
                 }
             }
             let long = try #require(defaults.items.first { $0.path == "sub/c.jpg" })

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 @Suite("Shards and merge")
 struct ShardTests {
@@ -26,8 +27,9 @@ struct ShardTests {
         }
     }
 
-    @Test("N shards then merge write the same bytes as one build; merge again changes nothing; validate agrees",
-          arguments: [1, 3, 4])
+    @Test(
+        "N shards then merge write the same bytes as one build; merge again changes nothing; validate agrees",
+        arguments: [1, 3, 4])
     func mergeEqualsOneBuild(count: Int) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Self.makeLibrary(root + "/lib")
@@ -52,17 +54,22 @@ struct ShardTests {
         try await Fixtures.withTemporaryDirectory { root in
             try Self.makeLibrary(root + "/lib")
             try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [0, 2])
-            await #expect(throws: ThumbframeError.shardsMissing("missing 1 of 3 shards in \(Builder.realPath(root + "/out")!): 1/3 (run them, then merge)")) {
+            await #expect(
+                throws: ThumbframeError.shardsMissing(
+                    "missing 1 of 3 shards in \(Builder.realPath(root + "/out")!): 1/3 (run them, then merge)")
+            ) {
                 _ = try await ShardMerge(output: root + "/out", count: 3).run()
             }
             try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [1])
             // The source changes after the shards ran; only one shard runs again: stale partials.
             try Fixtures.writeImage(to: root + "/lib/2020/IMG_9.jpg", width: 77, height: 55)
             try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [2])
-            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() }, throws: { error in
-                guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
-                return why.contains("another state of the source")
-            })
+            await #expect(
+                performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() },
+                throws: { error in
+                    guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
+                    return why.contains("another state of the source")
+                })
             #expect(!FileManager.default.fileExists(atPath: root + "/out/manifest.json"), "nothing merged")
             // Every shard again: the merge equals one build of the library as it is now.
             try await Self.buildShards(root + "/lib", root + "/out", count: 3)
@@ -70,13 +77,16 @@ struct ShardTests {
             _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
             #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
             // One shard built with other thumbnails.
-            var options = BuildOptions(source: root + "/lib", output: root + "/out", thumbnails: [try ThumbnailRecipe(parsing: "g=64x64:cover")])
+            var options = BuildOptions(
+                source: root + "/lib", output: root + "/out", thumbnails: [try ThumbnailRecipe(parsing: "g=64x64:cover")])
             options.shard = Shard(index: 0, count: 3)
             _ = try await Builder(options: options).run()
-            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() }, throws: { error in
-                guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
-                return why.contains("other thumbnails")
-            })
+            await #expect(
+                performing: { _ = try await ShardMerge(output: root + "/out", count: 3).run() },
+                throws: { error in
+                    guard case ThumbframeError.shardsDisagree(let why) = error else { return false }
+                    return why.contains("other thumbnails")
+                })
         }
     }
 
@@ -89,10 +99,12 @@ struct ShardTests {
             // A shard in progress: OUT_DIR's lock shared and its own lock held.
             let shared = try BuildLock.acquire(in: output.root, shared: true)
             let own = try BuildLock.acquire(in: output.root, name: Shard(index: 1, count: 2).lockName)
-            await #expect(performing: { _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/out")).run() },
-                          throws: { if case ThumbframeError.locked = $0 { true } else { false } })
-            await #expect(performing: { _ = try await ShardMerge(output: root + "/out", count: 2).run() },
-                          throws: { if case ThumbframeError.locked = $0 { true } else { false } })
+            await #expect(
+                performing: { _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/out")).run() },
+                throws: { if case ThumbframeError.locked = $0 { true } else { false } })
+            await #expect(
+                performing: { _ = try await ShardMerge(output: root + "/out", count: 2).run() },
+                throws: { if case ThumbframeError.locked = $0 { true } else { false } })
             // Another shard runs beside it.
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.shard = Shard(index: 0, count: 2)
@@ -105,7 +117,8 @@ struct ShardTests {
     func parsing() throws {
         #expect(try Shard.parse("2/4", environment: [:]) == Shard(index: 2, count: 4))
         #expect(try Shard.parse("auto/8", environment: ["SLURM_ARRAY_TASK_ID": "5"]) == Shard(index: 5, count: 8))
-        #expect(try Shard.parse("auto/8", environment: ["JOB_COMPLETION_INDEX": "3", "SLURM_ARRAY_TASK_ID": "5"]) == Shard(index: 3, count: 8))
+        #expect(
+            try Shard.parse("auto/8", environment: ["JOB_COMPLETION_INDEX": "3", "SLURM_ARRAY_TASK_ID": "5"]) == Shard(index: 3, count: 8))
         for bad in ["4/4", "-1/4", "1/0", "x/4", "1", "auto/4"] {
             #expect(throws: ThumbframeError.self, "\(bad)") { try Shard.parse(bad, environment: [:]) }
         }

@@ -1,15 +1,17 @@
 import Foundation
 import Testing
 import ThumbframeManifest
+
 @testable import ThumbframeCore
 
 @Suite("Natural order")
 struct NaturalOrderTests {
     @Test func numbersCompareByValue() {
         let names = ["IMG_10.jpg", "IMG_2.jpg", "img_1.jpg", "IMG_002.jpg", "a", "IMG_9999999999999999999999.jpg", "B"]
-        #expect(names.sorted(by: NaturalOrder.less) == [
-            "a", "B", "img_1.jpg", "IMG_002.jpg", "IMG_2.jpg", "IMG_10.jpg", "IMG_9999999999999999999999.jpg",
-        ])
+        #expect(
+            names.sorted(by: NaturalOrder.less) == [
+                "a", "B", "img_1.jpg", "IMG_002.jpg", "IMG_2.jpg", "IMG_10.jpg", "IMG_9999999999999999999999.jpg",
+            ])
     }
 
     @Test func totalOrderWithByteTieBreak() {
@@ -22,7 +24,8 @@ struct NaturalOrderTests {
     @Test func directoriesBeforeTheirChildrenAndSiblings() {
         let paths: [[String]] = [["a-b"], ["a", "b"], [], ["a"], ["a", "10"], ["a", "9"]]
         let sorted = paths.map { $0.map { Array($0.utf8) } }.sorted(by: NaturalOrder.lessPath)
-        #expect(sorted.map { $0.map { String(decoding: $0, as: UTF8.self) } } == [[], ["a"], ["a", "9"], ["a", "10"], ["a", "b"], ["a-b"]])
+        #expect(
+            sorted.map { $0.map { String(decoding: $0, as: UTF8.self) } } == [[], ["a"], ["a", "9"], ["a", "10"], ["a", "b"], ["a-b"]])
     }
 }
 
@@ -58,13 +61,15 @@ struct ThumbnailPlanTests {
         let portrait = ThumbnailPlan(width: 4000, height: 6000, recipes: ThumbnailRecipe.defaults)
         #expect(portrait.jpegShrink(storedWidth: 6000, storedHeight: 4000, quarterTurn: true) == 2)
         // Exactly 2× the box: no DCT scaling at all, Lanczos does the 2×.
-        #expect(ThumbnailPlan(width: 2560, height: 2560, recipes: ThumbnailRecipe.defaults)
-            .jpegShrink(storedWidth: 2560, storedHeight: 2560, quarterTurn: false) == 1)
+        #expect(
+            ThumbnailPlan(width: 2560, height: 2560, recipes: ThumbnailRecipe.defaults)
+                .jpegShrink(storedWidth: 2560, storedHeight: 2560, quarterTurn: false) == 1)
         // libjpeg rounds up: 20481 / 8 = 2561 still leaves 2 × 1280.
         let huge = ThumbnailPlan(width: 20_481, height: 12_000, recipes: ThumbnailRecipe.defaults)
         #expect(huge.jpegShrink(storedWidth: 20_481, storedHeight: 12_000, quarterTurn: false) == 8)
-        #expect(ThumbnailPlan(width: 1000, height: 700, recipes: ThumbnailRecipe.defaults)
-            .jpegShrink(storedWidth: 1000, storedHeight: 700, quarterTurn: false) == 1)
+        #expect(
+            ThumbnailPlan(width: 1000, height: 700, recipes: ThumbnailRecipe.defaults)
+                .jpegShrink(storedWidth: 1000, storedHeight: 700, quarterTurn: false) == 1)
     }
 
     @Test func longImagesAreLimitedByWidthAndFormat() {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import ThumbframeManifest
 import ThumbframeTestSupport
+
 @testable import ThumbframeCore
 
 @Suite("Validate, diff and hostile manifests")
@@ -10,7 +11,8 @@ struct ValidateTests {
     /// A built library: four photos in two folders, one broken file.
     static func build(_ root: String) async throws -> String {
         try Fixtures.makeDirectory(root + "/src/x")
-        try Fixtures.writeImage(to: root + "/src/a.jpg", width: 400, height: 300, exif: ["exif-ifd2-DateTimeOriginal": "2020:01:02 03:04:05"])
+        try Fixtures.writeImage(
+            to: root + "/src/a.jpg", width: 400, height: 300, exif: ["exif-ifd2-DateTimeOriginal": "2020:01:02 03:04:05"])
         try Fixtures.writeImage(to: root + "/src/b.jpg", width: 300, height: 400)
         try Fixtures.writeImage(to: root + "/src/x/c.jpg", width: 1080, height: 4000)
         try Fixtures.writeImage(to: root + "/src/x/d.png", width: 50, height: 40, format: TF_FORMAT_PNG)
@@ -36,9 +38,12 @@ struct ValidateTests {
                 ("items[2].layouts.phone is not what the layout engine gives", { $0.items[2].layouts["phone"]?.long = false }),
                 ("items[0] has layouts", { $0.items[0].layouts["phone"] = nil }),
                 ("items[0] has thumbnails", { $0.items[0].thumbnails["grid"] = nil }),
-                ("items[0].thumbnails.grid thumbs/00/00000000000000000000000000000000.jpg: missing", {
-                    $0.items[0].thumbnails["grid"]?.path = "thumbs/00/00000000000000000000000000000000.jpg"
-                }),
+                (
+                    "items[0].thumbnails.grid thumbs/00/00000000000000000000000000000000.jpg: missing",
+                    {
+                        $0.items[0].thumbnails["grid"]?.path = "thumbs/00/00000000000000000000000000000000.jpg"
+                    }
+                ),
                 ("is 256×256, the manifest says 256×255", { $0.items[0].thumbnails["grid"]?.height = 255 }),
                 ("'x/e.jpg' is both an item and a failure", { $0.items[3].path = "x/e.jpg" }),
                 ("settings.frontend does not match preset jx4", { $0.settings.preset = .jx4 }),
@@ -63,7 +68,8 @@ struct ValidateTests {
             try Fixtures.writeImage(to: root + "/src/new.jpg", width: 10, height: 10)
             try Fixtures.writeImage(to: root + "/src/x/c.jpg", width: 1080, height: 4001)
             try Fixtures.writeImage(to: root + "/src/x/e.jpg", width: 10, height: 10)
-            let b = try ManifestFile.load(try await Builder(options: BuildOptions(source: root + "/src", output: root + "/out2")).run().manifestPath)
+            let b = try ManifestFile.load(
+                try await Builder(options: BuildOptions(source: root + "/src", output: root + "/out2")).run().manifestPath)
             let diff = ManifestDiff(from: a, to: b)
             #expect(diff.added == ["new.jpg", "x/e.jpg"])
             #expect(diff.removed == ["b.jpg"])
@@ -71,10 +77,11 @@ struct ValidateTests {
             // Moving an item is a change of position.
             var moved = b
             (moved.items[0].item, moved.items[1].item) = (b.items[1].item, b.items[0].item)
-            #expect(ManifestDiff(from: b, to: moved).changed == [
-                ManifestDiff.Change(path: b.items[0].path, fields: ["position"]),
-                ManifestDiff.Change(path: b.items[1].path, fields: ["position"]),
-            ])
+            #expect(
+                ManifestDiff(from: b, to: moved).changed == [
+                    ManifestDiff.Change(path: b.items[0].path, fields: ["position"]),
+                    ManifestDiff.Change(path: b.items[1].path, fields: ["position"]),
+                ])
             #expect(diff.failuresRemoved == ["x/e.jpg"] && !diff.settingsChanged)
             #expect(diff.rendered().hasPrefix("+ new.jpg\n+ x/e.jpg\n- b.jpg\n~ x/c.jpg: file, image, thumbnails, layouts\n"))
         }
@@ -91,8 +98,10 @@ struct ValidateTests {
             let pagePath = try #require(ManifestDocument.decode(from: Data(top)).sections.first?.pages?.first?.path)
             let page = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/out/" + pagePath)))
             var random = SplitMix64(state: 93)
-            let hostileValues = ["99999999999999999999999", "-1", "1e400", "-9223372036854775808", "9223372036854775807",
-                                 "\"x\"", "null", "[]", "{}", "true", "0.5", "\"\\u0000\"", "\"../../etc\""]
+            let hostileValues = [
+                "99999999999999999999999", "-1", "1e400", "-9223372036854775808", "9223372036854775807",
+                "\"x\"", "null", "[]", "{}", "true", "0.5", "\"\\u0000\"", "\"../../etc\"",
+            ]
             var decoded = 0
             for round in 0..<3000 {
                 let original = round % 2 == 0 ? top : page
@@ -121,7 +130,8 @@ struct ValidateTests {
                     let mutated = bytes
                     let document = try ManifestDocument.decode(from: Data(round % 2 == 0 ? mutated : top))
                     let reader = try ManifestReader(document: document) { path in
-                        path == pagePath && round % 2 == 1 ? Data(mutated) : try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + path))
+                        path == pagePath && round % 2 == 1
+                            ? Data(mutated) : try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + path))
                     }
                     if document.itemCount > 0 { _ = try? reader.item(at: Int.random(in: 0..<max(1, document.itemCount), using: &random)) }
                     let manifest = try reader.loadAll()

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import ThumbframeManifest
-@testable import ThumbframeCore
 import ThumbframeTestSupport
+
+@testable import ThumbframeCore
 
 @Suite("Web viewer")
 struct ViewerTests {
@@ -13,7 +14,8 @@ struct ViewerTests {
         && ((try? Processes.run("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)
     static let sampleToolsAvailable = Processes.tool("vips") != nil && Processes.tool("exiftool") != nil
     /// PhotoSwipe 5.4.4's files, where `scripts/bootstrap --test` puts them.
-    static let photoswipe = ProcessInfo.processInfo.environment["THUMBFRAME_PHOTOSWIPE"]
+    static let photoswipe =
+        ProcessInfo.processInfo.environment["THUMBFRAME_PHOTOSWIPE"]
         ?? (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/thumbframe/photoswipe-5.4.4"
     static let photoswipeAvailable = FileManager.default.fileExists(atPath: photoswipe + "/photoswipe-lightbox.esm.js")
 
@@ -55,7 +57,9 @@ struct ViewerTests {
                 switch plant {
                 case "small": try Fixtures.write(Array("<h1>my site</h1>".utf8), to: root + "/out/index.html")
                 case "large": try Fixtures.write(Array(large.utf8), to: root + "/out/index.html")
-                default: try FileManager.default.createSymbolicLink(atPath: root + "/out/index.html", withDestinationPath: root + "/elsewhere.html")
+                default:
+                    try FileManager.default.createSymbolicLink(
+                        atPath: root + "/out/index.html", withDestinationPath: root + "/elsewhere.html")
                 }
                 let lines = LogLines()
                 _ = try await Builder(options: options, events: lines.append).run()
@@ -63,17 +67,20 @@ struct ViewerTests {
                     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/out/index.html") == root + "/elsewhere.html")
                     #expect(try String(contentsOfFile: root + "/elsewhere.html", encoding: .utf8) == "theirs")
                 } else {
-                    #expect(try String(contentsOfFile: root + "/out/index.html", encoding: .utf8)
-                        == (plant == "small" ? "<h1>my site</h1>" : large), "\(plant)")
+                    #expect(
+                        try String(contentsOfFile: root + "/out/index.html", encoding: .utf8)
+                            == (plant == "small" ? "<h1>my site</h1>" : large), "\(plant)")
                 }
                 #expect(lines.all.contains { $0.contains("index.html is not thumbframe's viewer") }, "\(plant): \(lines.all)")
             }
         }
     }
 
-    @Test("in Chromium at 390×844 and 1440×900: frames to 1 px, long images from the top, placeholders first, file://",
-          .enabled(if: browserAvailable && sampleToolsAvailable,
-                   "needs chromium, chromium-driver and Python's selenium, and the vips CLI and exiftool (scripts/bootstrap --test)"))
+    @Test(
+        "in Chromium at 390×844 and 1440×900: frames to 1 px, long images from the top, placeholders first, file://",
+        .enabled(
+            if: browserAvailable && sampleToolsAvailable,
+            "needs chromium, chromium-driver and Python's selenium, and the vips CLI and exiftool (scripts/bootstrap --test)"))
     func inChromium() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
@@ -83,15 +90,18 @@ struct ViewerTests {
             _ = try await Builder(options: options).run()
             // Screenshots are kept as test artifacts.
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
-            let run = try Processes.run("/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
+            let run = try Processes.run(
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
         }
     }
 
-    @Test("the README's PhotoSwipe page, unchanged, against PhotoSwipe 5.4.4 in Chromium: frames, doubleTap and max of the manifest, for the display thumbnail and for the original",
-          .enabled(if: browserAvailable && sampleToolsAvailable && photoswipeAvailable,
-                   "needs chromium, chromium-driver, Python's selenium, the vips CLI, exiftool and PhotoSwipe 5.4.4 (scripts/bootstrap --test)"))
+    @Test(
+        "the README's PhotoSwipe page, unchanged, against PhotoSwipe 5.4.4 in Chromium: frames, doubleTap and max of the manifest, for the display thumbnail and for the original",
+        .enabled(
+            if: browserAvailable && sampleToolsAvailable && photoswipeAvailable,
+            "needs chromium, chromium-driver, Python's selenium, the vips CLI, exiftool and PhotoSwipe 5.4.4 (scripts/bootstrap --test)"))
     func photoSwipePage() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
@@ -102,17 +112,22 @@ struct ViewerTests {
                 options.preset = .photoswipe
                 options.originalURL = originals ? "originals/" : nil
                 _ = try await Builder(options: options).run()
-                let run = try Processes.run("/usr/bin/env", ["python3", Self.packageRoot + "/scripts/photoswipe-test.py",
-                                                             Self.packageRoot + "/README.md", Self.photoswipe, root + "/out-\(originals)",
-                                                             artifacts] + (originals ? ["--originals", root + "/lib"] : []))
+                let run = try Processes.run(
+                    "/usr/bin/env",
+                    [
+                        "python3", Self.packageRoot + "/scripts/photoswipe-test.py",
+                        Self.packageRoot + "/README.md", Self.photoswipe, root + "/out-\(originals)",
+                        artifacts,
+                    ] + (originals ? ["--originals", root + "/lib"] : []))
                 #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
                 #expect(run.stdout.contains(" 0 failed") && !run.stdout.contains("FAIL"), "\(run.stdout)")
             }
         }
     }
 
-    @Test("in Chromium, a library of several pages: only the pages near the screen load; the rest as it scrolls or opens",
-          .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
+    @Test(
+        "in Chromium, a library of several pages: only the pages near the screen load; the rest as it scrolls or opens",
+        .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
     func lazyPages() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeDirectory(root + "/lib")

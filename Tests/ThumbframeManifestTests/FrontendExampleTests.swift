@@ -43,8 +43,9 @@ func readmeFrontendExample() throws {
 @Test("README frontend example is the README's")
 func readmeFrontendExampleIsTheReadmes() throws {
     let here = URL(fileURLWithPath: #filePath)
-    let readme = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    let readme = try String(
+        contentsOf: here.deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
     let source = try String(contentsOf: here, encoding: .utf8)
     func code(_ text: Substring) -> String {
         text.split(separator: "\n")
@@ -52,9 +53,10 @@ func readmeFrontendExampleIsTheReadmes() throws {
             .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("import ") }
             .joined().filter { !$0.isWhitespace }
     }
-    let block = try #require(readme.firstRange(of: "```swift\n").flatMap { start in
-        readme[start.upperBound...].firstRange(of: "```").map { readme[start.upperBound..<$0.lowerBound] }
-    })
+    let block = try #require(
+        readme.firstRange(of: "```swift\n").flatMap { start in
+            readme[start.upperBound...].firstRange(of: "```").map { readme[start.upperBound..<$0.lowerBound] }
+        })
     let begin = try #require(source.firstRange(of: "// README " + "begin\n"))
     let end = try #require(source.firstRange(of: "// README " + "end"))
     #expect(code(source[begin.upperBound..<end.lowerBound]) == code(block))

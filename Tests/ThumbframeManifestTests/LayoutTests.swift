@@ -17,18 +17,24 @@ struct LayoutTests {
     }
 
     static let examples: [Example] = [
-        Example(width: 4000, height: 3000, viewport: portrait, jx3Frame: [0, 275.75, 390, 292.5], jx3MaxOffsetY: 0,
-                native: 3.42, jx4Frame: [0, 275.75, 390, 292.5], jx4DoubleTap: 2.885),
-        Example(width: 4000, height: 3000, viewport: landscape, jx3Frame: [162, 0, 520, 390], jx3MaxOffsetY: 0,
-                native: 2.56, jx4Frame: [162, 0, 520, 390], jx4DoubleTap: 1.623),
-        Example(width: 1080, height: 7000, viewport: portrait, jx3Frame: [0, 0, 390, 2527.78], jx3MaxOffsetY: 1683.78,
-                native: 0.92, jx4Frame: [129.89, 0, 130.22, 844], jx4DoubleTap: 2.995),
-        Example(width: 1080, height: 7000, viewport: landscape, jx3Frame: [391.91, 0, 60.17, 390], jx3MaxOffsetY: 0,
-                native: 5.98, jx4Frame: [391.91, 0, 60.17, 390], jx4DoubleTap: 14.027),
-        Example(width: 300, height: 200, viewport: portrait, jx3Frame: [0, 292, 390, 260], jx3MaxOffsetY: 0,
-                native: 0.26, jx4Frame: [0, 292, 390, 260], jx4DoubleTap: 3.246),
-        Example(width: 300, height: 200, viewport: landscape, jx3Frame: [129.5, 0, 585, 390], jx3MaxOffsetY: 0,
-                native: 0.17, jx4Frame: [129.5, 0, 585, 390], jx4DoubleTap: 1.443),
+        Example(
+            width: 4000, height: 3000, viewport: portrait, jx3Frame: [0, 275.75, 390, 292.5], jx3MaxOffsetY: 0,
+            native: 3.42, jx4Frame: [0, 275.75, 390, 292.5], jx4DoubleTap: 2.885),
+        Example(
+            width: 4000, height: 3000, viewport: landscape, jx3Frame: [162, 0, 520, 390], jx3MaxOffsetY: 0,
+            native: 2.56, jx4Frame: [162, 0, 520, 390], jx4DoubleTap: 1.623),
+        Example(
+            width: 1080, height: 7000, viewport: portrait, jx3Frame: [0, 0, 390, 2527.78], jx3MaxOffsetY: 1683.78,
+            native: 0.92, jx4Frame: [129.89, 0, 130.22, 844], jx4DoubleTap: 2.995),
+        Example(
+            width: 1080, height: 7000, viewport: landscape, jx3Frame: [391.91, 0, 60.17, 390], jx3MaxOffsetY: 0,
+            native: 5.98, jx4Frame: [391.91, 0, 60.17, 390], jx4DoubleTap: 14.027),
+        Example(
+            width: 300, height: 200, viewport: portrait, jx3Frame: [0, 292, 390, 260], jx3MaxOffsetY: 0,
+            native: 0.26, jx4Frame: [0, 292, 390, 260], jx4DoubleTap: 3.246),
+        Example(
+            width: 300, height: 200, viewport: landscape, jx3Frame: [129.5, 0, 585, 390], jx3MaxOffsetY: 0,
+            native: 0.17, jx4Frame: [129.5, 0, 585, 390], jx4DoubleTap: 1.443),
     ]
 
     static func values(_ rect: Manifest.Rect) -> [Double] { [rect.x, rect.y, rect.width, rect.height] }
@@ -65,7 +71,8 @@ struct LayoutTests {
         #expect([small.zoom.min, small.zoom.doubleTap, small.zoom.max] == [1, 1, 4])
         #expect(Self.values(small.frame) == [45, 322, 300, 200])
         // Secondary is lowered so that it shows at most 4000 image pixels across.
-        let wide = LayoutEngine.layout(width: 20000, height: 1000, viewport: Viewport(name: "d", width: 1440, height: 900, scale: 2), preset: .photoswipe)
+        let wide = LayoutEngine.layout(
+            width: 20000, height: 1000, viewport: Viewport(name: "d", width: 1440, height: 900, scale: 2), preset: .photoswipe)
         Self.expectClose([wide.zoom.doubleTap], [0.2], "wide secondary")
     }
 
@@ -98,7 +105,8 @@ struct LayoutTests {
             #expect(frame.x + frame.width <= viewport.width + 0.001, "\(label)")
             if !layout.long { #expect(frame.y + frame.height <= viewport.height + 0.001, "\(label)") }
             // Long exactly when the preset says so.
-            let shouldBeLong = (preset == .jx3 || preset == .pixel) && viewport.width < viewport.height
+            let shouldBeLong =
+                (preset == .jx3 || preset == .pixel) && viewport.width < viewport.height
                 && Double(height) / Double(width) > viewport.height / viewport.width
             #expect(layout.long == shouldBeLong, "\(label)")
             if layout.long {
@@ -177,8 +185,9 @@ struct IndexMapTests {
         #expect(throws: IndexMapError.negativeCount(section: 0, count: -1)) { try IndexMap(counts: [-1]) }
         let empty = try IndexMap(counts: [])
         #expect(throws: IndexMapError.indexOutOfRange(index: 0, count: 0)) { try empty.position(of: 0) }
-        #expect(IndexMapError.itemOutOfRange(section: 1, item: 0, count: 0).localizedDescription
-            == "item 0 is out of range: section 1 is empty")
+        #expect(
+            IndexMapError.itemOutOfRange(section: 1, item: 0, count: 0).localizedDescription
+                == "item 0 is out of range: section 1 is empty")
     }
 }
 

@@ -24,11 +24,15 @@ struct ManifestCodingTests {
         let item = Manifest.Item(
             index: 0, section: 0, item: 0, path: "2019/trip/IMG_0001.jpg",
             file: .init(bytes: 2_817_364, modified: "2019-06-01T10:00:00.123456789Z", sha256: String(repeating: "a", count: 64)),
-            image: .init(format: "jpeg", width: 3024, height: 4032, storedWidth: 4032, storedHeight: 3024, orientation: 6,
-                         pages: 1, hasAlpha: false, interlaced: false),
+            image: .init(
+                format: "jpeg", width: 3024, height: 4032, storedWidth: 4032, storedHeight: 3024, orientation: 6,
+                pages: 1, hasAlpha: false, interlaced: false),
             exif: .init(capturedAt: "2019-06-01T12:00:00", offset: "+02:00", make: "Apple", model: "iPhone X"),
-            thumbnails: ["grid": .init(path: "thumbs/ab/ab.jpg", width: 256, height: 256,
-                                       crop: .init(x: 0, y: 0.125, width: 1, height: 0.75))],
+            thumbnails: [
+                "grid": .init(
+                    path: "thumbs/ab/ab.jpg", width: 256, height: 256,
+                    crop: .init(x: 0, y: 0.125, width: 1, height: 0.75))
+            ],
             layouts: ["phone": LayoutEngine.layout(width: 3024, height: 4032, viewport: Viewport.defaults[0], preset: .jx3)])
         return Manifest(
             generator: .init(version: "0.1.0", libvips: "8.14.1"),
@@ -45,7 +49,7 @@ struct ManifestCodingTests {
         var sections = manifest.sections
         sections[0].pages = [reference]
         var summary = ManifestDocument.Summary()
-        manifest.items.forEach { summary.add($0) }
+        for item in manifest.items { summary.add(item) }
         let document = ManifestDocument(
             generator: manifest.generator, settings: manifest.settings, sections: sections, itemCount: 1, summary: summary,
             failures: manifest.failures)

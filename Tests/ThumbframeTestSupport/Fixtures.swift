@@ -47,9 +47,10 @@ public enum Fixtures {
 
     /// Where display pixel (x, y) lies in the stored pixels for an EXIF orientation: the
     /// inverse of what a viewer applies (TIFF/EXIF 2.32 Orientation, values 1–8).
-    public static func storedCoordinate(displayX x: Int, displayY y: Int, displayWidth w: Int, displayHeight h: Int,
-                                 orientation: Int) -> (Int, Int)
-    {
+    public static func storedCoordinate(
+        displayX x: Int, displayY y: Int, displayWidth w: Int, displayHeight h: Int,
+        orientation: Int
+    ) -> (Int, Int) {
         switch orientation {
         case 2: (w - 1 - x, y)  // mirrored horizontally
         case 3: (w - 1 - x, h - 1 - y)  // rotated 180°
@@ -76,7 +77,8 @@ public enum Fixtures {
         var pixels = [UInt8](repeating: 0, count: storedW * storedH * bands)
         for y in 0..<h {
             for x in 0..<w {
-                let (sx, sy) = applyOrientation
+                let (sx, sy) =
+                    applyOrientation
                     ? storedCoordinate(displayX: x, displayY: y, displayWidth: w, displayHeight: h, orientation: orientation)
                     : (x, y)
                 let colour = markerColour(x: x, y: y, width: w, height: h)
@@ -119,8 +121,9 @@ public enum Fixtures {
     ) throws {
         try startVips()
         let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
-                                            VIPS_FORMAT_UCHAR)
+            vips_image_new_from_memory_copy(
+                $0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands),
+                VIPS_FORMAT_UCHAR)
         }
         guard let image else { throw FixtureError(vipsError()) }
         defer { g_object_unref(image) }

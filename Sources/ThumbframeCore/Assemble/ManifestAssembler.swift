@@ -43,9 +43,10 @@ struct ManifestAssembler {
     /// The item's layout in every viewport, for the pixels the frontend loads.
     func layouts(_ image: Manifest.ImageInfo, thumbnails: [String: Manifest.Thumbnail]) -> [String: Layout] {
         let size = settings.layoutSize(image: image, thumbnails: thumbnails)
-        return Dictionary(uniqueKeysWithValues: settings.viewports.map {
-            ($0.name, LayoutEngine.layout(width: size.width, height: size.height, viewport: $0, preset: settings.preset))
-        })
+        return Dictionary(
+            uniqueKeysWithValues: settings.viewports.map {
+                ($0.name, LayoutEngine.layout(width: size.width, height: size.height, viewport: $0, preset: settings.preset))
+            })
     }
 
     private struct Group {

@@ -105,14 +105,17 @@ public struct ShardMerge: Sendable {
         }
         if !missing.isEmpty {
             throw .shardsMissing(
-                "missing \(missing.count) of \(count) shards in \(path): \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) (run them, then merge)")
+                "missing \(missing.count) of \(count) shards in \(path): \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) (run them, then merge)"
+            )
         }
         let first = records[0]
         for record in records.dropFirst() where record.agreement != first.agreement {
             let why =
-                record.generator != first.generator || record.recipes != first.recipes ? "another thumbframe version or other thumbnails"
-                : record.settings != first.settings || record.source != first.source ? "other settings"
-                : "another state of the source (a file changed between the shards' runs: rerun the stale ones)"
+                record.generator != first.generator || record.recipes != first.recipes
+                ? "another thumbframe version or other thumbnails"
+                : record.settings != first.settings || record.source != first.source
+                    ? "other settings"
+                    : "another state of the source (a file changed between the shards' runs: rerun the stale ones)"
             throw .shardsDisagree("shard \(record.shard)/\(count) was built with \(why) than shard 0/\(count); nothing merged")
         }
 

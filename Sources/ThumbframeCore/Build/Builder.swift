@@ -55,9 +55,10 @@ public struct Builder: Sendable {
 
         let hasManifest = try Self.refuseForeignManifest(existing, manifestPath: manifestPath)
         // Only once OUT_DIR is known to be thumbframe's (or new) is anything made in it.
-        let output = try outputPath.map { path throws(ThumbframeError) in
-            options.check ? existing : try OutputDirectory(path, create: true)
-        } ?? nil
+        let output =
+            try outputPath.map { path throws(ThumbframeError) in
+                options.check ? existing : try OutputDirectory(path, create: true)
+            } ?? nil
         var state: (index: StateIndex?, problem: String?) = (nil, nil)
         if let output { state = try StateIndex.open(output, readOnly: options.check, name: shard?.stateName ?? StateIndex.name) }
         if let problem = state.problem { events(.warning(problem)) }
@@ -68,7 +69,8 @@ public struct Builder: Sendable {
         var excluded: [FileIdentity] = []
         if let outputPath, let outputStat = FileStat.lstat(outputPath) { excluded.append(outputStat.identity) }
         var walk = try SourceWalker(
-            root: source, excluded: excluded, followSymlinks: options.followSymlinks, rules: options.exclude).walk()
+            root: source, excluded: excluded, followSymlinks: options.followSymlinks, rules: options.exclude
+        ).walk()
         let walkFailuresKnown = published.walkFailures == Self.walkFailuresKey(walk)
         let walkFailureCount = walk.failures.count
         let walkDigest = shard.map { _ in Shard.walkDigest(walk) }
@@ -151,8 +153,9 @@ public struct Builder: Sendable {
         }
         try? index.commit()
         if let shard, let walkDigest {
-            return try finishShard(shard, index: index, output: output, walk: walk, walkDigest: walkDigest,
-                                   removed: removed, thumbnailsWritten: thumbnailsWritten, reused: plan.reusedItems)
+            return try finishShard(
+                shard, index: index, output: output, walk: walk, walkDigest: walkDigest,
+                removed: removed, thumbnailsWritten: thumbnailsWritten, reused: plan.reusedItems)
         }
         try refuseShrink(published.items, dropped: droppedByWalk + droppedByFailure)
         do {

@@ -24,7 +24,8 @@ public struct Shard: Equatable, Sendable {
         if parts[0] == "auto" {
             let names = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"]
             guard let name = names.first(where: { environment[$0] != nil }), let value = environment[name] else {
-                throw .invalidOptions("--shard auto/\(count): neither JOB_COMPLETION_INDEX (Kubernetes) nor SLURM_ARRAY_TASK_ID (Slurm) is set")
+                throw .invalidOptions(
+                    "--shard auto/\(count): neither JOB_COMPLETION_INDEX (Kubernetes) nor SLURM_ARRAY_TASK_ID (Slurm) is set")
             }
             guard let parsed = Int(value) else { throw .invalidOptions("--shard auto: \(name) is '\(value)', not a number") }
             index = parsed

@@ -211,8 +211,13 @@ enum TIFFExifBlock {
             out += little ? [UInt8(value & 0xFF), UInt8(value >> 8)] : [UInt8(value >> 8), UInt8(value & 0xFF)]
         }
         func put32(_ value: UInt32) {
-            if little { put16(UInt16(value & 0xFFFF)); put16(UInt16(value >> 16)) }
-            else { put16(UInt16(value >> 16)); put16(UInt16(value & 0xFFFF)) }
+            if little {
+                put16(UInt16(value & 0xFFFF))
+                put16(UInt16(value >> 16))
+            } else {
+                put16(UInt16(value >> 16))
+                put16(UInt16(value & 0xFFFF))
+            }
         }
         var ifd0Entries = first.entries
         if !exif.isEmpty { ifd0Entries.append(Entry(tag: exifPointer, type: 4, count: 1, value: [])) }

@@ -50,14 +50,15 @@ extension ItemProcessor {
                 thumbnails[output.recipe.name]?.sha256 = sha256
             }
         }
-        return .success(ProcessedItem(
-            source: source,
-            file: Manifest.FileInfo(bytes: raw.count, modified: source.stat.modifiedRFC3339, sha256: sha256),
-            image: header.imageInfo,
-            exif: header.exif.isEmpty ? nil : header.exif,
-            thumbnails: thumbnails,
-            placeholder: placeholder,
-            thumbnailsWritten: missing.count))
+        return .success(
+            ProcessedItem(
+                source: source,
+                file: Manifest.FileInfo(bytes: raw.count, modified: source.stat.modifiedRFC3339, sha256: sha256),
+                image: header.imageInfo,
+                exif: header.exif.isEmpty ? nil : header.exif,
+                thumbnails: thumbnails,
+                placeholder: placeholder,
+                thumbnailsWritten: missing.count))
     }
 
     /// A thumbnail already at its content address: taken when it still has the size the state
@@ -149,7 +150,8 @@ extension ItemProcessor {
         let lazy: Result<VipsImageHandle, Problem>
         if header.format == "jpeg" || header.isCMYK {
             rotate = true
-            let shrink = header.format == "jpeg"
+            let shrink =
+                header.format == "jpeg"
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
             lazy = step(.decode) { out in
@@ -194,9 +196,10 @@ extension ItemProcessor {
         switch stopped {
         case Int32(TF_STOP_DEADLINE.rawValue):
             Vips.clearErrors()
-            return .failure(Problem(
-                stage: .decode,
-                reason: "decoding took longer than \(ResourceLimits.seconds(context.limits.decodeTimeout)) (--decode-timeout)"))
+            return .failure(
+                Problem(
+                    stage: .decode,
+                    reason: "decoding took longer than \(ResourceLimits.seconds(context.limits.decodeTimeout)) (--decode-timeout)"))
         case Int32(TF_STOP_REQUESTED.rawValue):
             Vips.clearErrors()
             return .failure(Problem(stage: .decode, reason: "stopped by a signal"))
@@ -220,10 +223,11 @@ extension ItemProcessor {
         // The manifest promises this size to every frontend; a thumbnail of another size is a
         // failure of this file, never a file on disk.
         guard current.width == output.width, current.height == output.height else {
-            return .failure(Problem(
-                stage: .encode,
-                reason: "thumbnail \(output.recipe.name) came out \(current.width)×\(current.height), "
-                    + "not the planned \(output.width)×\(output.height)"))
+            return .failure(
+                Problem(
+                    stage: .encode,
+                    reason: "thumbnail \(output.recipe.name) came out \(current.width)×\(current.height), "
+                        + "not the planned \(output.width)×\(output.height)"))
         }
         if output.recipe.format == .jpeg, current.hasAlpha {
             var flat: UnsafeMutablePointer<VipsImage>?

@@ -28,13 +28,16 @@ final class SQLiteDatabase {
         var name = path
         if readOnly {
             flags |= SQLITE_OPEN_URI
-            name = "file:" + String(decoding: path.utf8.reduce(into: [UInt8]()) { bytes, byte in
-                if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte < 0x20 {
-                    bytes += Array(String(format: "%%%02X", byte).utf8)
-                } else {
-                    bytes.append(byte)
-                }
-            }, as: UTF8.self) + "?immutable=1"
+            name =
+                "file:"
+                + String(
+                    decoding: path.utf8.reduce(into: [UInt8]()) { bytes, byte in
+                        if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte < 0x20 {
+                            bytes += Array(String(format: "%%%02X", byte).utf8)
+                        } else {
+                            bytes.append(byte)
+                        }
+                    }, as: UTF8.self) + "?immutable=1"
         }
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(name, &opened, flags, nil)

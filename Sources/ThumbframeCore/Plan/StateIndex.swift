@@ -51,7 +51,9 @@ final class StateIndex {
         let exists = output.root.stat(Array(name.utf8)) != nil
         if readOnly && !exists { return (nil, nil) }
         do {
-            return (try StateIndex(database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly), readOnly: readOnly), nil)
+            return (
+                try StateIndex(database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly), readOnly: readOnly), nil
+            )
         } catch {
             let problem = "state index \(name) cannot be used (\(error)); rebuilding it from the sources"
             if readOnly { return (nil, problem) }
@@ -69,7 +71,8 @@ final class StateIndex {
         // would count against the memory bound and bought no speed here).
         try database.execute("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384;")
         if !readOnly {
-            try database.execute("""
+            try database.execute(
+                """
                 PRAGMA journal_mode = WAL;
                 PRAGMA synchronous = NORMAL;
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -128,9 +131,11 @@ final class StateIndex {
     func forEachRow(_ body: ([UInt8], Row) -> Void) throws(SQLiteError) {
         let select = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs FROM files ORDER BY path")
         while try select.step() {
-            body(select.bytes(0), Row(
-                size: select.int(1), modified: select.int(2), failed: select.int(3) != 0, stage: select.string(4),
-                thumbnails: Self.thumbnails(select.bytes(5))))
+            body(
+                select.bytes(0),
+                Row(
+                    size: select.int(1), modified: select.int(2), failed: select.int(3) != 0, stage: select.string(4),
+                    thumbnails: Self.thumbnails(select.bytes(5))))
         }
     }
 
@@ -188,9 +193,10 @@ final class StateIndex {
         let json: Data
         do {
             if let item {
-                json = try JSONEncoder().encode(StoredItem(
-                    file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
-                    placeholder: item.placeholder))
+                json = try JSONEncoder().encode(
+                    StoredItem(
+                        file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
+                        placeholder: item.placeholder))
             } else {
                 json = try JSONEncoder().encode(failure)
             }
@@ -327,7 +333,8 @@ extension StateIndex {
         attach.bind(1, path)
         try attach.run()
         do {
-            try database.execute("""
+            try database.execute(
+                """
                 BEGIN;
                 INSERT OR REPLACE INTO files SELECT * FROM part.files;
                 INSERT OR REPLACE INTO entries SELECT * FROM part.entries;

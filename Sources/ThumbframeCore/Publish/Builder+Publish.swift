@@ -137,9 +137,10 @@ extension Builder {
             if let changed, !changed.contains(plan.key), let previous = try? index.storedSection(plan.key),
                 previous.count == plan.keys.count, previous.pages.allSatisfy({ intactPages.contains($0.path) })
             {
-                sections.append(Manifest.Section(
-                    name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
-                    pages: previous.pages))
+                sections.append(
+                    Manifest.Section(
+                        name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
+                        pages: previous.pages))
                 pages += previous.pages.map(\.path)
                 summary.merge(previous.summary)
                 stored.append((plan.key, previous))
@@ -167,7 +168,8 @@ extension Builder {
                     let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
                         rawPath: key.source.manifestRawPath, file: entry.file, image: entry.image, exif: entry.exif,
-                        thumbnails: entry.thumbnails, placeholder: entry.placeholder, layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
+                        thumbnails: entry.thumbnails, placeholder: entry.placeholder,
+                        layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
                     sectionSummary.add(item)
                     items.append(ManifestPage.Item(item))
                 }
@@ -175,9 +177,10 @@ extension Builder {
                 references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
                 pages.append(path)
             }
-            sections.append(Manifest.Section(
-                name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
-                pages: references))
+            sections.append(
+                Manifest.Section(
+                    name: plan.name, rawName: plan.rawName, title: plan.title, start: start, count: plan.keys.count,
+                    pages: references))
             summary.merge(sectionSummary)
             stored.append((plan.key, StateIndex.StoredSection(count: plan.keys.count, pages: references, summary: sectionSummary)))
             start += plan.keys.count

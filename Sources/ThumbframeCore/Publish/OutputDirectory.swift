@@ -227,22 +227,26 @@ struct OutputName: Equatable {
     init?(_ path: String) {
         // Parsed over the UTF-8 bytes: a rerun checks 200 000 of these.
         var path = path
-        guard let parsed = path.withUTF8({ bytes -> (String, String, String)? in
-            guard let first = bytes.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-            let area = String(decoding: bytes[..<first], as: UTF8.self)
-            let fanoutStart = first + 1
-            // "XX/" then 32 hex digits, a dot and the extension.
-            guard bytes.count > fanoutStart + 3 + 33, bytes[fanoutStart + 2] == UInt8(ascii: "/") else { return nil }
-            let fileStart = fanoutStart + 3
-            let hex = bytes[fileStart..<(fileStart + 32)]
-            guard hex.allSatisfy(TemporaryName.isLowerHex), bytes[fileStart + 32] == UInt8(ascii: "."),
-                bytes[fanoutStart] == bytes[fileStart], bytes[fanoutStart + 1] == bytes[fileStart + 1]
-            else { return nil }
-            let extensionBytes = bytes[(fileStart + 33)...]
-            guard !extensionBytes.contains(UInt8(ascii: "/")), !extensionBytes.contains(UInt8(ascii: ".")) else { return nil }
-            return (area, String(decoding: bytes[fanoutStart..<(fanoutStart + 2)], as: UTF8.self),
-                    String(decoding: bytes[fileStart...], as: UTF8.self))
-        }) else { return nil }
+        guard
+            let parsed = path.withUTF8({ bytes -> (String, String, String)? in
+                guard let first = bytes.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+                let area = String(decoding: bytes[..<first], as: UTF8.self)
+                let fanoutStart = first + 1
+                // "XX/" then 32 hex digits, a dot and the extension.
+                guard bytes.count > fanoutStart + 3 + 33, bytes[fanoutStart + 2] == UInt8(ascii: "/") else { return nil }
+                let fileStart = fanoutStart + 3
+                let hex = bytes[fileStart..<(fileStart + 32)]
+                guard hex.allSatisfy(TemporaryName.isLowerHex), bytes[fileStart + 32] == UInt8(ascii: "."),
+                    bytes[fanoutStart] == bytes[fileStart], bytes[fanoutStart + 1] == bytes[fileStart + 1]
+                else { return nil }
+                let extensionBytes = bytes[(fileStart + 33)...]
+                guard !extensionBytes.contains(UInt8(ascii: "/")), !extensionBytes.contains(UInt8(ascii: ".")) else { return nil }
+                return (
+                    area, String(decoding: bytes[fanoutStart..<(fanoutStart + 2)], as: UTF8.self),
+                    String(decoding: bytes[fileStart...], as: UTF8.self)
+                )
+            })
+        else { return nil }
         let (area, fanout, file) = parsed
         guard let allowed = Self.extensions[area], let dot = file.lastIndex(of: "."),
             allowed.contains(String(file[file.index(after: dot)...]))

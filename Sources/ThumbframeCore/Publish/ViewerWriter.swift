@@ -18,8 +18,10 @@ struct ViewerWriter {
     var output: OutputDirectory
 
     static var assets: [(name: String, text: String)] {
-        [("index.html", ViewerAssets.indexHTML), ("thumbframe-viewer.js", ViewerAssets.script),
-         ("thumbframe-viewer.css", ViewerAssets.styleSheet)]
+        [
+            ("index.html", ViewerAssets.indexHTML), ("thumbframe-viewer.js", ViewerAssets.script),
+            ("thumbframe-viewer.css", ViewerAssets.styleSheet),
+        ]
     }
 
     /// Writes what changed; returns a warning when a file in the way is not the viewer's.

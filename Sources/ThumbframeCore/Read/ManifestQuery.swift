@@ -111,8 +111,9 @@ public enum ManifestQuery {
         }
         for configured in manifest.settings.viewports where viewport == nil || configured.name == viewport {
             guard let layout = item.layouts[configured.name] else { continue }
-            lines.append("layout      \(configured.name) \(number(configured.width))x\(number(configured.height))@\(number(configured.scale)): "
-                + oneLine(layout))
+            lines.append(
+                "layout      \(configured.name) \(number(configured.width))x\(number(configured.height))@\(number(configured.scale)): "
+                    + oneLine(layout))
         }
         return lines.joined(separator: "\n") + "\n"
     }

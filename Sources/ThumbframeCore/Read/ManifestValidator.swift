@@ -26,7 +26,9 @@ public enum ManifestValidator {
         for (number, section) in document.sections.enumerated() where checker.hasRoom {
             var next = 0
             for reference in section.pages ?? [] where checker.hasRoom {
-                if reference.start != next { checker.report("sections[\(number)] has a page from item \(reference.start), expected \(next)") }
+                if reference.start != next {
+                    checker.report("sections[\(number)] has a page from item \(reference.start), expected \(next)")
+                }
                 next = reference.start.addingReportingOverflow(max(0, reference.count)).partialValue
                 if !Manifest.isContainedRelativePath(reference.path) || OutputName(reference.path)?.area != "pages" {
                     checker.report("sections[\(number)] page '\(reference.path)' is not a page path")

@@ -20,7 +20,8 @@ public enum TerminalText {
             case "\t": result += "\\t"
             default:
                 let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += scalar.value < 0x100
+                result +=
+                    scalar.value < 0x100
                     ? "\\x" + (hex.count < 2 ? "0" + hex : hex)
                     : "\\u{" + hex + "}"
             }

@@ -160,14 +160,16 @@ struct SourceWalker {
                     fail("cannot list directory: \(error.localizedDescription)")
                     continue
                 }
-                walk(child, entries: childEntries, components: components + [name], openComponents: openPrefix + [openName],
-                     visited: &visited, into: &result)
+                walk(
+                    child, entries: childEntries, components: components + [name], openComponents: openPrefix + [openName],
+                    visited: &visited, into: &result)
             } else if stat.isRegularFile,
                 FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(opened.head(openName, count: 16))
             {
-                result.files.append(SourceFile(
-                    directory: components, name: name,
-                    openPath: Array((openPrefix + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
+                result.files.append(
+                    SourceFile(
+                        directory: components, name: name,
+                        openPath: Array((openPrefix + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
             }
         }
     }

@@ -1,0 +1,8 @@
+# Sourced by the scripts that build: `swiftpm swift build …` runs SwiftPM with one warning
+# removed from its stderr. pkg-config hands SwiftPM glib's `-pthread` (vips.pc requires
+# gthread-2.0), which SwiftPM refuses for a system-library target and reports on every build as
+# "prohibited flag(s): -pthread"; it drops the flag, and nothing is lost (pthreads are part of
+# glibc since 2.34). The exit status is SwiftPM's.
+swiftpm() {
+  "$@" 2> >(sed -u '/warning: prohibited flag(s): -pthread/d' >&2)
+}
