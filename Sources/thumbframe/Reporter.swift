@@ -78,7 +78,7 @@ final class Reporter: @unchecked Sendable {
                 "event": "summary", "manifest": report.manifestPath, "items": report.items, "sections": report.sections,
                 "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
-                "sectionsAssembled": report.sectionsAssembled,
+                "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed,
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "

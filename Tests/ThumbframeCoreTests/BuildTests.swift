@@ -89,7 +89,9 @@ struct BuildTests {
             try Fixtures.writeImage(to: source + "/a.jpg", width: 400, height: 300)
             try FileManager.default.copyItem(atPath: source + "/a.jpg", toPath: source + "/copy-of-a.jpg")
             try Fixtures.writeImage(to: source + "/b.jpg", width: 400, height: 301)
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
+            // One file at a time, so a.jpg's thumbnails are on disk when its copy comes (in
+            // parallel the copy may be decoded while a.jpg is, and write the same files too).
+            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out", jobs: 1)).run()
             let items = try ManifestFile.load(report.manifestPath).items
             #expect(items.map(\.path) == ["a.jpg", "b.jpg", "copy-of-a.jpg"])
             #expect(items[0].thumbnails == items[2].thumbnails)

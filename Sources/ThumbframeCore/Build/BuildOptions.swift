@@ -129,6 +129,9 @@ public struct BuildReport: Sendable, Equatable {
     /// that fail now), and walk failures when they are not the previous build's: what
     /// `--fail-on new` exits 1 for.
     public var newFailures: Int = 0
+    /// Failures decoded a second time because their libvips message may have mixed with another
+    /// file's (`Builder.mayHaveMixed`).
+    public var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     public var stale: [String] = []
 }

@@ -123,16 +123,28 @@ public struct Builder: Sendable {
         // held otherwise); what the run reports is counted on the way.
         var thumbnailsWritten = 0
         var droppedByFailure = 0
-        var vipsFailures: [Int] = []
+        // When libvips worked on files that failed in it, or left a message while succeeding.
+        let activity = VipsActivity.shared.begin()
+        // Failures in libvips whose message was taken by someone else (found empty).
+        var messageless: [Int] = []
         // Positions whose file fails now but had not failed before (for `--fail-on new`).
         var newlyFailed = Set<Int>()
-        await processAll(plan.work, context: context) { position, outcome in
+        await processAll(plan.work, context: context) { position, timed in
             // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
             guard cancellation?.signal == nil else { return }
+            let outcome = timed.outcome
+            if let window = timed.window, timed.leftMessage {
+                VipsActivity.shared.record(build: activity, position: nil, window: window)
+            }
             switch outcome {
             case .item(let item): thumbnailsWritten += item.thumbnailsWritten
             case .failed(_, let fromVips):
-                if fromVips { vipsFailures.append(position) }
+                if fromVips, let window = timed.window {
+                    VipsActivity.shared.record(build: activity, position: position, window: window)
+                }
+                if fromVips, case .failed(let failure, _) = outcome, failure.reason.hasSuffix(Vips.noMessage) {
+                    messageless.append(position)
+                }
                 let unit = plan.work[position]
                 if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
                 // Items that now fail (a disk that went unreadable) count as dropped too.
@@ -141,8 +153,9 @@ public struct Builder: Sendable {
             try? Self.record(outcome, plan.work[position].file, in: index)
         }
         try? index.commit()
+        let rediagnosed = Set(VipsActivity.shared.finish(build: activity)).union(messageless).sorted()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
-        for position in vipsFailures {
+        for position in rediagnosed {
             let outcome = Self.rediagnose(plan.work[position], context: context)
             if case .item(let item) = outcome {
                 thumbnailsWritten += item.thumbnailsWritten
@@ -198,7 +211,7 @@ public struct Builder: Sendable {
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reusedItems,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
-            newFailures: newlyFailed.count + (walkFailuresKnown ? 0 : walkFailureCount))
+            newFailures: newlyFailed.count + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: rediagnosed.count)
     }
 
     /// OUT_DIR equal to SOURCE_DIR would index its own thumbnails and prune beside the
@@ -222,51 +235,27 @@ public struct Builder: Sendable {
         }
     }
 
-    /// Processes files with at most `jobs` in flight. Each task returns its outcome rather than
-    /// throwing (a throw would cancel its siblings); each outcome goes to `onResult` with its
-    /// position in `work` as it arrives, and is not kept. A cancellation stops submitting; the
-    /// decodes in flight are killed.
+    /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to
+    /// `onResult` with its position in `work` as it arrives, and is not kept. A cancellation
+    /// stops taking files; the decodes in flight are killed.
     private func processAll(
-        _ work: [ReusePlan.Work], context: ProcessingContext, onResult: (Int, FileOutcome) -> Void
+        _ work: [ReusePlan.Work], context: ProcessingContext, onResult: (Int, ItemProcessor.Timed) -> Void
     ) async {
-        let jobs = options.jobs
         let cancellation = cancellation
         var done = 0
         events(.progress(done: 0, total: work.count))
-        await withTaskGroup(of: (Int, FileOutcome).self) { group in
-            var next = 0
-            func submit() {
-                let index = next
-                let unit = work[index]
-                next += 1
-                group.addTask {
-                    // The work blocks in libvips and in file I/O: it runs on a GCD worker, not on
-                    // the cooperative pool (one thread per core), so --jobs files really are in
-                    // flight at once.
-                    let outcome = await withCheckedContinuation { continuation in
-                        DispatchQueue.global().async {
-                            continuation.resume(
-                                returning: ItemProcessor.process(unit.file, context: context, previous: unit.previous))
-                        }
-                    }
-                    return (index, outcome)
-                }
-            }
-            while next < min(jobs, work.count) { submit() }
-            while let (index, result) = await group.next() {
-                onResult(index, result)
-                done += 1
-                events(.progress(done: done, total: work.count))
-                if next < work.count, cancellation?.signal == nil { submit() }
-            }
+        let results = WorkerPool.run(
+            count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil },
+            work: { index in ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous) })
+        for await (index, timed) in results {
+            onResult(index, timed)
+            done += 1
+            events(.progress(done: done, total: work.count))
         }
     }
 
-    /// libvips keeps one error buffer for the whole process, and its worker threads add to it
-    /// on their own schedule, so the text read after a failure among parallel decodes can carry
-    /// another file's line. The files that failed in libvips are therefore decoded once more,
-    /// one at a time from a clear buffer, and that message is recorded: the manifest stays the
-    /// same bytes from run to run. (Broken files are few; this costs one more decode each.)
+    /// A failure whose message may have mixed with other libvips work's (`VipsActivity`),
+    /// decoded once more from a clear buffer while this build runs nothing else.
     static func rediagnose(_ unit: ReusePlan.Work, context: ProcessingContext) -> FileOutcome {
         Vips.clearErrors()
         return ItemProcessor.process(unit.file, context: context)

@@ -44,14 +44,34 @@ enum Vips {
     /// Takes libvips' error buffer as one line and clears it. The buffer is global and shared by
     /// threads, so read it right after the failing call; the caller adds the file path.
     static func takeError() -> String {
-        guard let raw = vips_error_buffer_copy() else { return "unknown libvips error" }
+        guard let raw = vips_error_buffer_copy() else { return noMessage }
         defer { g_free(raw) }
         let lines = String(cString: raw).split(whereSeparator: \.isNewline).map {
             $0.trimmingCharacters(in: .whitespaces)
         }
         let message = lines.filter { !$0.isEmpty }.joined(separator: "; ")
-        return message.isEmpty ? "unknown libvips error" : message
+        return message.isEmpty ? noMessage : message
     }
+
+    /// What a failure says when libvips' buffer held nothing (another thread took or cleared it).
+    static let noMessage = "unknown libvips error"
+
+    /// Whether libvips' error buffer holds anything.
+    static func hasErrors() -> Bool {
+        vips_error_buffer().map { $0.pointee != 0 } ?? false
+    }
+
+    /// A process-wide counter: each call returns a larger value, so the calls of all threads are
+    /// ordered (a window of libvips work is the pair of values around it).
+    static func clock() -> UInt64 {
+        ticks.lock()
+        defer { ticks.unlock() }
+        tick += 1
+        return tick
+    }
+
+    private static let ticks = NSLock()
+    nonisolated(unsafe) private static var tick: UInt64 = 0
 
     /// Empties libvips' error buffer (lines left by operations that recovered).
     static func clearErrors() {

@@ -81,14 +81,31 @@ enum ItemProcessor {
     /// Processes one file. With `previous` (`--verify`), the file and its thumbnails are only
     /// re-hashed, and the previous entry is reused when all of them are the same bytes.
     static func process(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> FileOutcome {
+        timed(source, context: context, previous: previous).outcome
+    }
+
+    /// A file's outcome, and when its libvips work ran (on `Vips.clock`): libvips keeps one error
+    /// buffer for the whole process, so a failure's message is its own only if no other libvips
+    /// work that left a message there ran at the same time (see `Builder.mayHaveMixed`).
+    struct Timed: Sendable {
+        var outcome: FileOutcome
+        /// From just before the image was opened to just after its outcome was known; nil when
+        /// libvips never saw the file (a read failure, an unchanged file under `--verify`).
+        var window: ClosedRange<UInt64>?
+        /// The file was built, yet libvips had left a message in the buffer (an operation that
+        /// recovered, or another file's failure in flight); the buffer was emptied.
+        var leftMessage = false
+    }
+
+    static func timed(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> Timed {
         defer { Vips.threadDone() }
         let bytes: [UInt8]
         do {
             bytes = try context.source.read(source, limit: context.limits.maxFileBytes)
         } catch {
-            return .failed(failure(source, .read, error.localizedDescription))
+            return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
-        guard !bytes.isEmpty else { return .failed(failure(source, .read, "empty file")) }
+        guard !bytes.isEmpty else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
         return bytes.withUnsafeBytes { raw in
             let sha256 = Digest.sha256(raw)
             var context = context
@@ -99,14 +116,20 @@ enum ItemProcessor {
                     }
                     return bytes.withUnsafeBytes(Digest.sha256) == sha256
                 }
-                if intact { return .item(ProcessedItem(reusing: previous, source: source)) }
+                if intact { return Timed(outcome: .item(ProcessedItem(reusing: previous, source: source))) }
                 // A thumbnail was replaced behind thumbframe's back: write them all again.
                 context.overwrite = true
             }
+            let opened = Vips.clock()
             switch build(source, raw, sha256: sha256, context: context) {
-            case .success(let item): return .item(item)
+            case .success(let item):
+                let leftMessage = Vips.hasErrors()
+                if leftMessage { Vips.clearErrors() }
+                return Timed(outcome: .item(item), window: opened...Vips.clock(), leftMessage: leftMessage)
             case .failure(let problem):
-                return .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips)
+                return Timed(
+                    outcome: .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips),
+                    window: opened...Vips.clock())
             }
         }
     }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// libvips work that left a message in libvips' process-wide error buffer — every failure in
+/// libvips, and every built file that left one (an operation that recovered) — from every build
+/// running in this process, on `Vips.clock`. A failure's message is its own unless another such
+/// window overlapped it; those failures are decoded once more (`Builder.rediagnose`).
+final class VipsActivity: @unchecked Sendable {
+    // @unchecked: every field is read and written with `lock` held.
+    static let shared = VipsActivity()
+
+    struct Window {
+        var build: Int
+        /// The failure's position in its build's work list; nil for a built file that left a message.
+        var position: Int?
+        var window: ClosedRange<UInt64>
+    }
+
+    private let lock = NSLock()
+    private var windows: [Window] = []
+    /// Running builds and the clock when each began.
+    private var running: [Int: UInt64] = [:]
+    private var lastBuild = 0
+
+    /// Registers a build; returns its number.
+    func begin() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        lastBuild += 1
+        running[lastBuild] = Vips.clock()
+        return lastBuild
+    }
+
+    func record(build: Int, position: Int?, window: ClosedRange<UInt64>) {
+        lock.lock()
+        defer { lock.unlock() }
+        windows.append(Window(build: build, position: position, window: window))
+    }
+
+    /// The build's failures (positions, in order) that another window overlapped; forgets the
+    /// build, and the windows no running build can overlap any more.
+    func finish(build: Int) -> [Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        let mixed = Self.mayHaveMixed(windows, build: build)
+        running[build] = nil
+        let oldest = running.values.min() ?? UInt64.max
+        windows.removeAll { $0.build == build || $0.window.upperBound < oldest }
+        return mixed
+    }
+
+    /// The positions of `build`'s failures that overlap any other window: sorted by start, a
+    /// window overlaps an earlier one when it starts before the furthest end so far, and a later
+    /// one when the next start comes before its end.
+    static func mayHaveMixed(_ windows: [Window], build: Int) -> [Int] {
+        let sorted = windows.sorted { $0.window.lowerBound < $1.window.lowerBound }
+        var mixed: [Int] = []
+        var reach: UInt64 = 0
+        for (offset, entry) in sorted.enumerated() {
+            let overlapsEarlier = offset > 0 && entry.window.lowerBound < reach
+            let overlapsLater = offset + 1 < sorted.count && sorted[offset + 1].window.lowerBound < entry.window.upperBound
+            if entry.build == build, let position = entry.position, overlapsEarlier || overlapsLater { mixed.append(position) }
+            reach = max(reach, entry.window.upperBound)
+        }
+        return mixed.sorted()
+    }
+}

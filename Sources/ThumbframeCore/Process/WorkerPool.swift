@@ -1,0 +1,102 @@
+import Foundation
+
+/// How thumbframe runs synchronous per-file work in parallel: a fixed pool of `jobs` threads,
+/// each taking the next index in order, and the results handed to the caller as an async
+/// sequence as they arrive. The work blocks in libvips and file I/O, so it runs on threads of
+/// its own, never on Swift's cooperative pool; and the caller awaits results without holding a
+/// thread of that pool. At most `jobs × 4` results wait for the caller, so memory stays bounded
+/// by `jobs` however slow the caller is.
+enum WorkerPool {
+    /// Runs `work(index)` for every index below `count`, `jobs` at a time, until `stop()` holds
+    /// (checked before each index: work in flight finishes). Results arrive in completion order.
+    static func run<Output: Sendable>(
+        count: Int, jobs: Int, stop: @escaping @Sendable () -> Bool, work: @escaping @Sendable (Int) -> Output
+    ) -> Results<Output> {
+        let state = State(count: count, threads: max(1, min(jobs, count)), pending: max(1, jobs) * 4)
+        let (stream, continuation) = AsyncStream.makeStream(of: (Int, Output).self)
+        guard count > 0 else {
+            continuation.finish()
+            return Results(stream: stream, state: state)
+        }
+        for _ in 0..<state.threads {
+            let thread = Thread {
+                while let index = state.next(stop: stop) {
+                    continuation.yield((index, work(index)))
+                }
+                if state.threadDone() { continuation.finish() }
+            }
+            // libjpeg and libvips want more stack than a secondary thread's default.
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        return Results(stream: stream, state: state)
+    }
+
+    /// The results, in completion order; each one taken frees room for the next.
+    struct Results<Output: Sendable>: AsyncSequence, Sendable {
+        typealias Element = (Int, Output)
+        let stream: AsyncStream<(Int, Output)>
+        let state: State
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncStream<(Int, Output)>.AsyncIterator
+            let state: State
+
+            mutating func next() async -> (Int, Output)? {
+                guard let element = await base.next() else { return nil }
+                state.taken()
+                return element
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: stream.makeAsyncIterator(), state: state)
+        }
+    }
+
+    /// The pool's shared counters, under one condition lock.
+    final class State: @unchecked Sendable {
+        // @unchecked: every field is read and written with `condition` held.
+        private let condition = NSCondition()
+        private let count: Int
+        let threads: Int
+        private var nextIndex = 0
+        private var running: Int
+        private var room: Int
+
+        init(count: Int, threads: Int, pending: Int) {
+            self.count = count
+            self.threads = threads
+            running = threads
+            room = pending
+        }
+
+        /// The next index to work on, once there is room for its result; nil when all are
+        /// taken or `stop()` holds.
+        func next(stop: () -> Bool) -> Int? {
+            condition.lock()
+            defer { condition.unlock() }
+            while room == 0 { condition.wait() }
+            guard nextIndex < count, !stop() else { return nil }
+            room -= 1
+            nextIndex += 1
+            return nextIndex - 1
+        }
+
+        /// The caller took a result: room for one more.
+        func taken() {
+            condition.lock()
+            room += 1
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// A thread has no more work; true for the last one.
+        func threadDone() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            running -= 1
+            return running == 0
+        }
+    }
+}
