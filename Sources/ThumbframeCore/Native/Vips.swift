@@ -1,6 +1,7 @@
 internal import CThumbframeShim
 internal import CVips
 import Foundation
+import ThumbframeManifest
 
 /// libvips, started once per process before any worker runs.
 enum Vips {
@@ -140,8 +141,14 @@ final class VipsImageHandle {
     }
 }
 
+extension Manifest.Generator {
+    /// This thumbframe and the libvips it runs on (which decides what it can decode and how the
+    /// pixels come out): the one identity written into manifests, kept in the state index, and
+    /// printed by `--version`.
+    public static var current: Manifest.Generator { Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version) }
+}
+
 extension ThumbframeVersion {
-    /// `--version`: thumbframe's version and the libvips it runs on (which decides what it can
-    /// decode and how the pixels come out).
-    public static var withLibraries: String { "\(current) (libvips \(Vips.version))" }
+    /// `--version`: `0.3.0 (libvips 8.14.1)`.
+    public static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
 }

@@ -97,6 +97,15 @@ enum ItemProcessor {
         var leftMessage = false
     }
 
+    /// `--verify`'s test of an entry whose source bytes are unchanged, for the build and for
+    /// `--check`: every thumbnail still holds the bytes the entry recorded.
+    static func thumbnailsIntact(_ item: Manifest.Item, output: OutputDirectory) -> Bool {
+        item.thumbnails.values.allSatisfy { thumbnail in
+            guard let sha256 = thumbnail.sha256, let bytes = output.read(thumbnail: thumbnail.path) else { return false }
+            return bytes.withUnsafeBytes(Digest.sha256) == sha256
+        }
+    }
+
     static func timed(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> Timed {
         defer { Vips.threadDone() }
         let bytes: [UInt8]
@@ -110,13 +119,9 @@ enum ItemProcessor {
             let sha256 = Digest.sha256(raw)
             var context = context
             if let previous, previous.file.sha256 == sha256 {
-                let intact = previous.thumbnails.values.allSatisfy { thumbnail in
-                    guard let sha256 = thumbnail.sha256, let bytes = context.output.read(thumbnail: thumbnail.path) else {
-                        return false
-                    }
-                    return bytes.withUnsafeBytes(Digest.sha256) == sha256
+                if thumbnailsIntact(previous, output: context.output) {
+                    return Timed(outcome: .item(ProcessedItem(reusing: previous, source: source)))
                 }
-                if intact { return Timed(outcome: .item(ProcessedItem(reusing: previous, source: source))) }
                 // A thumbnail was replaced behind thumbframe's back: write them all again.
                 context.overwrite = true
             }

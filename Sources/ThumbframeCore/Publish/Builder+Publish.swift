@@ -51,7 +51,8 @@ extension Builder {
     }
 
     /// The code and libraries that shape every item.
-    static var generator: String { "\(ThumbframeVersion.current) libvips \(Vips.version)" }
+    /// What made the rows of the state index: a different one rebuilds every item.
+    static var generator: String { "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)" }
 
     /// The recipes that shape every item, canonically.
     static func recipes(_ recipes: [ThumbnailRecipe]) -> String {
@@ -186,7 +187,7 @@ extension Builder {
             start += plan.keys.count
         }
         let document = ManifestDocument(
-            generator: .init(version: ThumbframeVersion.current, libvips: Vips.version), settings: options.settings,
+            generator: .current, settings: options.settings,
             sections: sections, itemCount: start, summary: summary, failures: failures)
         let (written, sha256) = try Self.writeManifest(document, to: output)
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
