@@ -53,10 +53,11 @@ let package = Package(
             ]
         ),
 
-        // Images synthesized with libvips for the tests (only the C APIs: no testable imports).
+        // Images synthesized with libvips for the tests, and the build-and-load helper (the C APIs
+        // and ThumbframeCore's public API: no testable imports).
         .target(
             name: "ThumbframeTestSupport",
-            dependencies: ["CVips", "CThumbframeShim"],
+            dependencies: ["CVips", "CThumbframeShim", "ThumbframeCore", "ThumbframeManifest"],
             path: "Tests/ThumbframeTestSupport"
         ),
         .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest", "ThumbframeTestSupport"]),

@@ -234,8 +234,7 @@ struct SafetyTests {
             for round in 0..<40 {
                 var options = BuildOptions(source: source, output: root + "/out-\(round % 2)", jobs: 2)
                 options.allowShrink = true
-                let report = try await Builder(options: options).run()
-                let manifest = try ManifestFile.load(report.manifestPath)
+                let (_, manifest) = try await Fixtures.build(options)
                 #expect(manifest.items.allSatisfy { $0.image.width == 20 }, "round \(round): a file from outside was indexed")
             }
         }

@@ -27,8 +27,7 @@ struct BuildTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/lib"
             try Self.makeLibrary(source)
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (report, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
             #expect(
                 manifest.items.map(\.path) == [
                     "IMG_2.jpg", "IMG_10.jpg", "2019/trip/a.png", "2019/trip/b.jpg", "2019/trip/really-a-jpeg.dat",
@@ -112,8 +111,7 @@ struct BuildTests {
             try Fixtures.makeDirectory(source)
             try Fixtures.writeImage(to: source + "/wide.jpg", width: 1000, height: 500)
             let recipes = try ["small=100x100:cover:webp:q70", "medium=300x300:fit:avif:q50"].map(ThumbnailRecipe.init(parsing:))
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out", thumbnails: recipes)).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out", thumbnails: recipes))
             #expect(manifest.settings.thumbnails == recipes)
             let item = try #require(manifest.items.first)
             let small = try #require(item.thumbnails["small"])
@@ -138,8 +136,7 @@ struct BuildTests {
             try Fixtures.writeMarkerImage(
                 to: source + "/logo.png", displayWidth: 400, displayHeight: 200, orientation: 1, format: TF_FORMAT_PNG,
                 alpha: true)
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out")).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
             let long = try #require(manifest.items.first { $0.path == "screenshot.png" })
             #expect(long.thumbnails["preview"]?.width == 1080 && long.thumbnails["preview"]?.height == 7000)
             #expect(long.thumbnails["grid"]?.width == 256 && long.thumbnails["grid"]?.height == 256)
@@ -163,8 +160,7 @@ struct BuildTests {
             try Fixtures.write(Array(good.prefix(good.count / 2)), to: source + "/truncated.jpg")
             try Fixtures.write((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) }, to: source + "/noise.png")
             try Fixtures.writeImage(to: source + "/huge.jpg", width: 300, height: 300)
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out", maxPixels: 80_000)).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out", maxPixels: 80_000))
             #expect(manifest.items.map(\.path) == ["good.jpg"])
             let byPath = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, $0) })
             #expect(byPath.keys.sorted() == ["empty.jpg", "huge.jpg", "noise.png", "truncated.jpg"])

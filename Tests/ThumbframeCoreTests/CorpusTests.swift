@@ -65,8 +65,7 @@ struct CorpusTests {
         .enabled(if: available, "needs ../shared/corpus/exif-samples, exiftool and vips (scripts/bootstrap --test)"))
     func corpusMatchesOracles() async throws {
         try await Fixtures.withTemporaryDirectory { out in
-            let report = try await Builder(options: BuildOptions(source: Self.corpus, output: out)).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: Self.corpus, output: out))
             let json = Data(
                 try Processes.run(
                     Processes.tool("exiftool")!,

@@ -30,8 +30,7 @@ struct FrontendTests {
                 let out = root + "/out-\(originalURL == nil ? "preview" : "original")"
                 var options = BuildOptions(source: root + "/lib", output: out, preset: .photoswipe)
                 options.originalURL = originalURL
-                let report = try await Builder(options: options).run()
-                let manifest = try ManifestFile.load(report.manifestPath)
+                let (report, manifest) = try await Fixtures.build(options)
                 let item = try #require(manifest.items.first)
                 let preview = try #require(item.thumbnails["preview"])
                 #expect((preview.width, preview.height) == (1280, 960))

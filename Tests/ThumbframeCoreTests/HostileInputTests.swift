@@ -93,8 +93,7 @@ struct HostileInputTests {
 
             // No hang: the bomb and the huge progressive JPEG are refused from their headers
             // (below), never decoded.
-            let report = try await Builder(options: BuildOptions(source: source, output: root + "/out", maxPixels: 100_000)).run()
-            let manifest = try ManifestFile.load(report.manifestPath)
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out", maxPixels: 100_000))
             #expect(manifest.items.map(\.path) == ["anim.gif", "good.jpg", "good.png", "png-named.jpg"])
             #expect(manifest.items.first { $0.path == "png-named.jpg" }?.image.format == "png")
             let reasons = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, "\($0.stage): \($0.reason)") })
@@ -206,8 +205,7 @@ struct HostileInputTests {
 
             var options = BuildOptions(source: source, output: root + "/out-follow")
             options.followSymlinks = true
-            let followed = try await Builder(options: options).run()
-            let manifest = try ManifestFile.load(followed.manifestPath)
+            let (_, manifest) = try await Fixtures.build(options)
             // A directory reached twice ("again" → "real") is walked once.
             #expect(
                 Set(manifest.items.map(\.path)) == ["alias.jpg", "real/photo.jpg"]

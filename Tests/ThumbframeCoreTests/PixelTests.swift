@@ -151,8 +151,7 @@ enum Pixels {
 
     /// The preview (or another recipe) of the only item of a one-image build.
     static func build(_ source: String, out: String) async throws -> (Manifest, [String: Fixtures.Decoded]) {
-        let report = try await Builder(options: BuildOptions(source: source, output: out)).run()
-        let manifest = try ManifestFile.load(report.manifestPath)
+        let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: out))
         var decoded: [String: Fixtures.Decoded] = [:]
         for item in manifest.items {
             for (name, thumbnail) in item.thumbnails {

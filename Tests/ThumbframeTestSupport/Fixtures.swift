@@ -1,6 +1,8 @@
 import CThumbframeShim
 import CVips
 import Foundation
+import ThumbframeCore
+import ThumbframeManifest
 
 /// Images synthesized with libvips for tests: nothing binary is committed.
 public enum Fixtures {
@@ -228,4 +230,15 @@ public enum Fixtures {
 public struct FixtureError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension Fixtures {
+    /// Builds as `thumbframe build` does, in process, and loads the whole manifest it wrote: the
+    /// body of most build tests.
+    public static func build(_ options: BuildOptions, events: @escaping @Sendable (BuildEvent) -> Void = { _ in })
+        async throws -> (report: BuildReport, manifest: Manifest)
+    {
+        let report = try await Builder(options: options, events: events).run()
+        return (report, try ManifestFile.load(report.manifestPath))
+    }
 }
