@@ -44,6 +44,19 @@ struct StructureTests {
         }
     }
 
+    @Test("ThumbframeCore is no product: nothing in it is public (package access for the CLI and the tests)")
+    func coreIsNotPublic() throws {
+        let root = Self.sources + "/ThumbframeCore"
+        for file in (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []) where file.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+            let declarations = text.split(separator: "\n").filter { line in
+                let code = line.trimmingCharacters(in: .whitespaces)
+                return !code.hasPrefix("//") && code.contains(/(^|\s)public(\s|\()/)
+            }
+            #expect(declarations.isEmpty, "ThumbframeCore/\(file): \(declarations.prefix(3))")
+        }
+    }
+
     @Test("ThumbframeCore's files sit in the folders of the build's stages")
     func stageFolders() throws {
         for (file, _) in try Self.imports(of: "ThumbframeCore") {

@@ -235,7 +235,7 @@ public struct FixtureError: Error, CustomStringConvertible {
 extension Fixtures {
     /// Builds as `thumbframe build` does, in process, and loads the whole manifest it wrote: the
     /// body of most build tests.
-    public static func build(_ options: BuildOptions, events: @escaping @Sendable (BuildEvent) -> Void = { _ in })
+    package static func build(_ options: BuildOptions, events: @escaping @Sendable (BuildEvent) -> Void = { _ in })
         async throws -> (report: BuildReport, manifest: Manifest)
     {
         let report = try await Builder(options: options, events: events).run()

@@ -1,7 +1,7 @@
 import ThumbframeManifest
 
 /// What a build reports while it runs, for people (text) or machines (JSON lines).
-public enum BuildEvent: Sendable, Equatable, CustomStringConvertible {
+package enum BuildEvent: Sendable, Equatable, CustomStringConvertible {
     /// A `failures` entry of the manifest being written (all of them, after the files are done).
     case failure(Manifest.Failure)
     /// Something worth saying that is not a file's failure.
@@ -10,7 +10,7 @@ public enum BuildEvent: Sendable, Equatable, CustomStringConvertible {
     case progress(done: Int, total: Int)
 
     /// The line a person reads.
-    public var description: String {
+    package var description: String {
         switch self {
         case .failure(let failure): "\(failure.path): \(failure.stage): \(failure.reason)"
         case .warning(let message): message

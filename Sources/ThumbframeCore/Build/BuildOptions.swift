@@ -2,54 +2,54 @@ import Foundation
 import ThumbframeManifest
 
 /// Everything `thumbframe build` is asked to do.
-public struct BuildOptions: Sendable, Equatable {
+package struct BuildOptions: Sendable, Equatable {
     /// The directory of originals.
-    public var source: String
+    package var source: String
     /// Where `manifest.json` and `thumbs/` go.
-    public var output: String
+    package var output: String
     /// Thumbnail recipes; names must be unique.
-    public var thumbnails: [ThumbnailRecipe]
+    package var thumbnails: [ThumbnailRecipe]
     /// Viewports to lay every item out for; names must be unique.
-    public var viewports: [Viewport]
+    package var viewports: [Viewport]
     /// Layout and zoom rules.
-    public var preset: LayoutPreset
+    package var preset: LayoutPreset
     /// `--original-url`: where the originals are served, for a lightbox's full zoom.
-    public var originalURL: String?
+    package var originalURL: String?
     /// Sectioning.
-    public var sections: Manifest.SectionMode
+    package var sections: Manifest.SectionMode
     /// Order inside sections.
-    public var order: Manifest.ItemOrder
+    package var order: Manifest.ItemOrder
     /// Files processed at once.
-    public var jobs: Int
+    package var jobs: Int
     /// What one file may cost (bytes, pixels, decoder memory, scans, time) before it fails.
-    public var limits = ResourceLimits()
+    package var limits = ResourceLimits()
     /// Images with more pixels than this fail from their header, before any decode.
-    public var maxPixels: Int {
+    package var maxPixels: Int {
         get { limits.maxPixels }
         set { limits.maxPixels = newValue }
     }
     /// Write the manifest even when it drops more than half of the previous one's items.
-    public var allowShrink = false
+    package var allowShrink = false
     /// `--shard K/N`: process only this part of the library, for a later `merge`.
-    public var shard: Shard?
+    package var shard: Shard?
     /// `--viewer`: also write the web viewer (index.html, one script, one style sheet).
-    public var viewer = false
+    package var viewer = false
     /// Follow symbolic links (never out of the source directory).
-    public var followSymlinks = false
+    package var followSymlinks = false
     /// `--exclude GLOB`: names and paths below the source directory that are not photos.
-    public var exclude = ExcludeRules()
+    package var exclude = ExcludeRules()
     /// Ignore the previous manifest and rewrite every thumbnail.
-    public var force = false
+    package var force = false
     /// Re-hash files whose size and modification time are unchanged before reusing them.
-    public var verify = false
+    package var verify = false
     /// Write nothing; report what a build would change.
-    public var check = false
+    package var check = false
 
     /// The default ceiling: 16383², the largest WebP.
-    public static let defaultMaxPixels = 268_402_689
+    package static let defaultMaxPixels = 268_402_689
 
     /// Creates options with the defaults of the specification.
-    public init(
+    package init(
         source: String, output: String, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
         viewports: [Viewport] = Viewport.defaults, preset: LayoutPreset = .jx3,
         sections: Manifest.SectionMode = .directory, order: Manifest.ItemOrder = .name,
@@ -67,14 +67,14 @@ public struct BuildOptions: Sendable, Equatable {
     }
 
     /// The manifest's `settings` for these options.
-    public var settings: Manifest.Settings {
+    package var settings: Manifest.Settings {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
             originalURL: originalURL)
     }
 
     /// Rejects impossible combinations with a sentence for the user.
-    public func validate() throws(ThumbframeError) {
+    package func validate() throws(ThumbframeError) {
         guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
         if let originalURL, originalURL.isEmpty { throw .invalidOptions("--original-url needs a URL prefix") }
         if check, force {
@@ -104,40 +104,40 @@ public struct BuildOptions: Sendable, Equatable {
 }
 
 /// What a build did, for the exit code and the closing line on stderr.
-public struct BuildReport: Sendable, Equatable {
+package struct BuildReport: Sendable, Equatable {
     /// Absolute path of the manifest.
-    public var manifestPath: String
+    package var manifestPath: String
     /// Items in the manifest.
-    public var items: Int
+    package var items: Int
     /// Sections in the manifest.
-    public var sections: Int
+    package var sections: Int
     /// Files that failed.
-    public var failures: [Manifest.Failure]
+    package var failures: [Manifest.Failure]
     /// Thumbnails encoded by this run.
-    public var thumbnailsWritten: Int
+    package var thumbnailsWritten: Int
     /// Whether manifest.json was (re)written; false when its bytes would not change.
-    public var manifestWritten: Bool
+    package var manifestWritten: Bool
     /// Items taken from the previous manifest without opening their files.
-    public var reused: Int = 0
+    package var reused: Int = 0
     /// Thumbnail files removed because no item names them any more.
-    public var pruned: Int = 0
+    package var pruned: Int = 0
     /// Files under `thumbs/` that thumbframe did not write and so left alone.
-    public var foreign: Int = 0
+    package var foreign: Int = 0
     /// Sections whose pages were assembled this run (unchanged sections keep theirs).
-    public var sectionsAssembled: Int = 0
+    package var sectionsAssembled: Int = 0
     /// Failures of files that had not failed in the previous build (new or changed files, items
     /// that fail now), and walk failures when they are not the previous build's: what
     /// `--fail-on new` exits 1 for.
-    public var newFailures: Int = 0
+    package var newFailures: Int = 0
     /// Failures decoded a second time because their libvips message may have mixed with another
     /// file's (`Builder.mayHaveMixed`).
-    public var rediagnosed: Int = 0
+    package var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
-    public var stale: [String] = []
+    package var stale: [String] = []
 }
 
 /// The thumbframe version written into manifests.
-public enum ThumbframeVersion {
+package enum ThumbframeVersion {
     /// Semantic version of this build of thumbframe.
-    public static let current = "0.3.0"
+    package static let current = "0.3.0"
 }

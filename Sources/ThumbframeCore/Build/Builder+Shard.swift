@@ -59,20 +59,20 @@ extension Builder {
 
 /// `thumbframe merge`: publishes the manifest of a library built as N shards into OUT_DIR —
 /// byte for byte the manifest one build of the whole library writes.
-public struct ShardMerge: Sendable {
-    public var output: String
-    public var count: Int
-    public var allowShrink = false
-    public var events: @Sendable (BuildEvent) -> Void
+package struct ShardMerge: Sendable {
+    package var output: String
+    package var count: Int
+    package var allowShrink = false
+    package var events: @Sendable (BuildEvent) -> Void
 
-    public init(output: String, count: Int, allowShrink: Bool = false, events: @escaping @Sendable (BuildEvent) -> Void = { _ in }) {
+    package init(output: String, count: Int, allowShrink: Bool = false, events: @escaping @Sendable (BuildEvent) -> Void = { _ in }) {
         self.output = output
         self.count = count
         self.allowShrink = allowShrink
         self.events = events
     }
 
-    public func run() async throws(ThumbframeError) -> BuildReport {
+    package func run() async throws(ThumbframeError) -> BuildReport {
         guard count >= 1 else { throw .invalidOptions("--shards must be at least 1") }
         guard let path = Builder.realPath(output) else {
             throw .sourceUnreadable(path: output, reason: "no such directory (run the shards first)")

@@ -5,16 +5,16 @@ import ThumbframeManifest
 /// a bounded parallel window (recording each file in the index as it is done), write the paged
 /// manifest section by section in a deterministic order, put its top document in place
 /// atomically after its pages and thumbnails, and prune what nothing names any more.
-public struct Builder: Sendable {
+package struct Builder: Sendable {
     /// The options of this run.
-    public var options: BuildOptions
+    package var options: BuildOptions
     /// Receives failures, warnings and progress as they happen; the CLI renders them on stderr.
-    public var events: @Sendable (BuildEvent) -> Void
+    package var events: @Sendable (BuildEvent) -> Void
     /// Set by a signal handler to stop between files; nil when nothing can stop the run.
-    public var cancellation: CancellationFlag?
+    package var cancellation: CancellationFlag?
 
     /// Creates a builder.
-    public init(
+    package init(
         options: BuildOptions, cancellation: CancellationFlag? = nil,
         events: @escaping @Sendable (BuildEvent) -> Void = { _ in }
     ) {
@@ -25,7 +25,7 @@ public struct Builder: Sendable {
 
     /// Builds (or with `check`, only compares) the manifest and thumbnails. Throws only for
     /// problems of the whole run; files that fail are in the report's `failures`.
-    public func run() async throws(ThumbframeError) -> BuildReport {
+    package func run() async throws(ThumbframeError) -> BuildReport {
         try options.validate()
         try Vips.start()
         Vips.setThreads(Self.vipsThreads(jobs: options.jobs))

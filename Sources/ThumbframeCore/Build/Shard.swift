@@ -4,18 +4,18 @@ import Foundation
 /// walks the whole source (to agree on what the library is), processes only its files, and
 /// keeps its result in its own state index beside the shared thumbnails; `merge` publishes the
 /// manifest from all of them.
-public struct Shard: Equatable, Sendable {
+package struct Shard: Equatable, Sendable {
     /// 0-based, as `SLURM_ARRAY_TASK_ID` (with `--array=0-…`) and `JOB_COMPLETION_INDEX` count.
-    public var index: Int
-    public var count: Int
+    package var index: Int
+    package var count: Int
 
-    public init(index: Int, count: Int) {
+    package init(index: Int, count: Int) {
         self.index = index
         self.count = count
     }
 
     /// Parses `K/N` or `auto/N` (K from `JOB_COMPLETION_INDEX`, else `SLURM_ARRAY_TASK_ID`).
-    public static func parse(_ text: String, environment: [String: String]) throws(ThumbframeError) -> Shard {
+    package static func parse(_ text: String, environment: [String: String]) throws(ThumbframeError) -> Shard {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let count = Int(parts[1]), count >= 1, count <= 10_000 else {
             throw .invalidOptions("--shard wants K/N or auto/N with 1 ≤ N ≤ 10000, not '\(text)'")

@@ -3,7 +3,7 @@ import Foundation
 
 /// Set from a signal handler to stop a build: no new file starts, and decodes in flight are
 /// killed within a tile (libvips' eval callback reads `pointer`).
-public final class CancellationFlag: @unchecked Sendable {
+package final class CancellationFlag: @unchecked Sendable {
     // @unchecked: `signalNumber` is only touched while `lock` is held; `pointer` is written
     // and read with atomic operations only (tf_flag_set/tf_flag_get), and freed in deinit,
     // when no build holds the flag any more.
@@ -13,7 +13,7 @@ public final class CancellationFlag: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Int32>
 
     /// Creates a flag that is not set.
-    public init() {
+    package init() {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: 0)
     }
@@ -23,7 +23,7 @@ public final class CancellationFlag: @unchecked Sendable {
     }
 
     /// Asks the build to stop: no new file starts, and decodes in flight are killed.
-    public func cancel(signal: Int32) {
+    package func cancel(signal: Int32) {
         lock.lock()
         defer { lock.unlock() }
         if signalNumber == nil { signalNumber = signal }
@@ -31,7 +31,7 @@ public final class CancellationFlag: @unchecked Sendable {
     }
 
     /// The signal that cancelled the build, if any.
-    public var signal: Int32? {
+    package var signal: Int32? {
         lock.lock()
         defer { lock.unlock() }
         return signalNumber

@@ -145,10 +145,10 @@ extension Manifest.Generator {
     /// This thumbframe and the libvips it runs on (which decides what it can decode and how the
     /// pixels come out): the one identity written into manifests, kept in the state index, and
     /// printed by `--version`.
-    public static var current: Manifest.Generator { Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version) }
+    package static var current: Manifest.Generator { Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version) }
 }
 
 extension ThumbframeVersion {
     /// `--version`: `0.3.0 (libvips 8.14.1)`.
-    public static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
+    package static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
 }

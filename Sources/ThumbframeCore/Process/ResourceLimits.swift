@@ -4,23 +4,23 @@ import Foundation
 /// by the decoder, progressive scans, and wall time. Checked from the file's size and header
 /// before anything is decoded (the deadline while decoding), so no single file can exhaust
 /// memory or stall the run. Peak memory is about `jobs` × (`maxFileBytes` + `maxDecodeBytes`).
-public struct ResourceLimits: Sendable, Equatable {
+package struct ResourceLimits: Sendable, Equatable {
     /// Larger files fail without being read (`--max-file-bytes`).
-    public var maxFileBytes = 512 << 20
+    package var maxFileBytes = 512 << 20
     /// Images with more pixels than this fail from their header (`--max-pixels`).
-    public var maxPixels = 268_402_689
+    package var maxPixels = 268_402_689
     /// What a decoder may hold beyond the streamed pixels (`--max-decode-bytes`): a GIF's
     /// frame buffer, an interlaced PNG or a progressive JPEG's coefficients, a HEIF picture.
-    public var maxDecodeBytes = 512 << 20
+    package var maxDecodeBytes = 512 << 20
     /// Seconds one decode may take before it is killed (`--decode-timeout`); 0: no deadline.
-    public var decodeTimeout = 120.0
+    package var decodeTimeout = 120.0
     /// Progressive JPEGs with more scans fail from their markers: libjpeg decodes every scan
     /// over the whole image before the first row comes out, and cannot be interrupted there
     /// (the limit libjpeg-turbo's tools suggest).
-    public var maxJPEGScans = 500
+    package var maxJPEGScans = 500
 
     /// Creates the default limits.
-    public init() {}
+    package init() {}
 
     /// Why an image of this header may not be decoded, or nil.
     func refusal(_ header: ImageHeader, bands: Int, bytesPerBand: Int, file: UnsafeRawBufferPointer) -> String? {

@@ -2,36 +2,36 @@ import Foundation
 import ThumbframeManifest
 
 /// `thumbframe diff A B`: what changed from one manifest to another, by item path.
-public struct ManifestDiff: Codable, Equatable, Sendable {
+package struct ManifestDiff: Codable, Equatable, Sendable {
     /// One item present in both with different entries.
-    public struct Change: Codable, Equatable, Sendable {
+    package struct Change: Codable, Equatable, Sendable {
         /// The item's path.
-        public var path: String
+        package var path: String
         /// What differs: `position`, `file`, `image`, `exif`, `thumbnails`, `layouts`.
-        public var fields: [String]
+        package var fields: [String]
     }
 
     /// Paths only in B.
-    public var added: [String]
+    package var added: [String]
     /// Paths only in A.
-    public var removed: [String]
+    package var removed: [String]
     /// Paths in both whose entries differ.
-    public var changed: [Change]
+    package var changed: [Change]
     /// Failure paths only in B.
-    public var failuresAdded: [String]
+    package var failuresAdded: [String]
     /// Failure paths only in A.
-    public var failuresRemoved: [String]
+    package var failuresRemoved: [String]
     /// Whether `settings` differ.
-    public var settingsChanged: Bool
+    package var settingsChanged: Bool
 
     /// True when nothing differs.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         added.isEmpty && removed.isEmpty && changed.isEmpty && failuresAdded.isEmpty && failuresRemoved.isEmpty
             && !settingsChanged
     }
 
     /// Compares two manifests in memory, listing paths in B's order (A's for removals).
-    public init(from a: Manifest, to b: Manifest) {
+    package init(from a: Manifest, to b: Manifest) {
         // Items in memory cannot fail to be read.
         try! self.init(
             a: a.items.forEach, aFailures: a.failures, aSettings: a.settings,
@@ -40,7 +40,7 @@ public struct ManifestDiff: Codable, Equatable, Sendable {
 
     /// Compares two paged manifests a page at a time: A's items are kept as fingerprints, not
     /// whole, so two large libraries compare in bounded memory.
-    public init(from a: ManifestReader, to b: ManifestReader) throws(ThumbframeError) {
+    package init(from a: ManifestReader, to b: ManifestReader) throws(ThumbframeError) {
         do {
             try self.init(
                 a: a.forEachItem, aFailures: a.document.failures, aSettings: a.document.settings,
@@ -105,7 +105,7 @@ public struct ManifestDiff: Codable, Equatable, Sendable {
     }
 
     /// One line per difference: `+ added`, `- removed`, `~ changed: fields`, `! failure`.
-    public func rendered() -> String {
+    package func rendered() -> String {
         var lines: [String] = []
         if settingsChanged { lines.append("settings changed") }
         lines += added.map { "+ \($0)" }

@@ -2,11 +2,11 @@ import Foundation
 import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.
-public enum ManifestFile {
+package enum ManifestFile {
     /// Opens the top document at `path`; pages are read from beside it when asked for. With
     /// `verifyingPages`, a page whose bytes do not hash to its name (changed after it was
     /// written) is an error when it is read.
-    public static func open(_ path: String, verifyingPages: Bool = false) throws(ThumbframeError) -> ManifestReader {
+    package static func open(_ path: String, verifyingPages: Bool = false) throws(ThumbframeError) -> ManifestReader {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(path)
@@ -31,7 +31,7 @@ public enum ManifestFile {
     }
 
     /// Reads the whole manifest at `path` (top document and every page) into memory.
-    public static func load(_ path: String) throws(ThumbframeError) -> Manifest {
+    package static func load(_ path: String) throws(ThumbframeError) -> Manifest {
         let reader = try open(path)
         do {
             return try reader.loadAll()
@@ -51,7 +51,7 @@ extension ManifestFile {
     /// `thumbframe-manifest`, or text that begins the way thumbframe's encoder begins every
     /// manifest (a truncated one). Anything else in OUT_DIR — a web app's `manifest.json` —
     /// is not thumbframe's to replace. (An empty file holds nothing to lose.)
-    public static func isThumbframeOutput(_ bytes: [UInt8]) -> Bool {
+    package static func isThumbframeOutput(_ bytes: [UInt8]) -> Bool {
         if bytes.isEmpty || bytes.starts(with: Array("{\n  \"failures\" : [".utf8)) { return true }
         struct Header: Decodable {
             var format: String?

@@ -3,28 +3,28 @@ import ThumbframeManifest
 
 /// The answers of `lookup`, `show` and `layout`: finding items in a manifest and describing
 /// them and their layouts for people.
-public enum ManifestQuery {
+package enum ManifestQuery {
     /// A flat index and its (section, item) position, with the item's path.
-    public struct Lookup: Codable, Equatable, Sendable {
+    package struct Lookup: Codable, Equatable, Sendable {
         /// Flat index.
-        public var index: Int
+        package var index: Int
         /// Section index.
-        public var section: Int
+        package var section: Int
         /// Item index inside the section.
-        public var item: Int
+        package var item: Int
         /// The section's name.
-        public var sectionName: String
+        package var sectionName: String
         /// The item's path.
-        public var path: String
+        package var path: String
 
         /// `index 5 = section 2 item 2 (2019/trip): 2019/trip/IMG_10.jpg`
-        public var rendered: String {
+        package var rendered: String {
             "index \(index) = section \(section) item \(item) (\(sectionName)): \(path)\n"
         }
     }
 
     /// Looks up a flat index through the manifest's `IndexMap`; reads the one page that holds it.
-    public static func lookup(_ manifest: ManifestReader, index: Int) throws(ThumbframeError) -> Lookup {
+    package static func lookup(_ manifest: ManifestReader, index: Int) throws(ThumbframeError) -> Lookup {
         let position: IndexMap.Position
         do {
             position = try manifest.indexMap.position(of: index)
@@ -35,7 +35,7 @@ public enum ManifestQuery {
     }
 
     /// Looks up the flat index of (section, item).
-    public static func lookup(_ manifest: ManifestReader, section: Int, item: Int) throws(ThumbframeError) -> Lookup {
+    package static func lookup(_ manifest: ManifestReader, section: Int, item: Int) throws(ThumbframeError) -> Lookup {
         let position = IndexMap.Position(section: section, item: item)
         let index: Int
         do {
@@ -61,7 +61,7 @@ public enum ManifestQuery {
     }
 
     /// The item at `index` (one page read) or with `path` (pages read in turn until it is found).
-    public static func item(_ manifest: ManifestReader, index: Int?, path: String?) throws(ThumbframeError) -> Manifest.Item {
+    package static func item(_ manifest: ManifestReader, index: Int?, path: String?) throws(ThumbframeError) -> Manifest.Item {
         if let index {
             guard index >= 0, index < manifest.indexMap.count else {
                 throw .invalidOptions(IndexMapError.indexOutOfRange(index: index, count: manifest.indexMap.count).localizedDescription)
@@ -89,7 +89,7 @@ public enum ManifestQuery {
     }
 
     /// One item for people: where it sits, its image and file facts, thumbnails and layouts.
-    public static func rendered(_ item: Manifest.Item, in manifest: ManifestDocument, viewport: String?) -> String {
+    package static func rendered(_ item: Manifest.Item, in manifest: ManifestDocument, viewport: String?) -> String {
         let image = item.image
         let section = manifest.sections.indices.contains(item.section) ? manifest.sections[item.section].name : "?"
         var lines = [
@@ -119,7 +119,7 @@ public enum ManifestQuery {
     }
 
     /// A layout on one line: frame, content size, offsets, zoom.
-    public static func oneLine(_ layout: Layout) -> String {
+    package static func oneLine(_ layout: Layout) -> String {
         "frame \(format(layout.frame)) content \(number(layout.contentSize.width))×\(number(layout.contentSize.height)) "
             + "maxOffset (\(number(layout.maxOffset.x)), \(number(layout.maxOffset.y)))\(layout.long ? " long" : "") "
             + "zoom \(number(layout.zoom.min))…\(number(layout.zoom.max)) doubleTap \(number(layout.zoom.doubleTap)) "

@@ -2,44 +2,44 @@ import Foundation
 import ThumbframeManifest
 
 /// What `thumbframe inspect` reports about a manifest.
-public struct ManifestSummary: Codable, Equatable, Sendable {
+package struct ManifestSummary: Codable, Equatable, Sendable {
     /// One section's line.
-    public struct SectionLine: Codable, Equatable, Sendable {
+    package struct SectionLine: Codable, Equatable, Sendable {
         /// Section key.
-        public var name: String
+        package var name: String
         /// Section heading.
-        public var title: String
+        package var title: String
         /// First flat index.
-        public var start: Int
+        package var start: Int
         /// Number of items.
-        public var count: Int
+        package var count: Int
     }
 
     /// The tool that wrote the manifest, e.g. `thumbframe 0.1.0 (libvips 8.14.1)`.
-    public var generator: String
+    package var generator: String
     /// Number of items.
-    public var items: Int
+    package var items: Int
     /// Sections in order.
-    public var sections: [SectionLine]
+    package var sections: [SectionLine]
     /// Items per image format.
-    public var formats: [String: Int]
+    package var formats: [String: Int]
     /// Items per EXIF orientation (keys `"1"`…`"8"`).
-    public var orientations: [String: Int]
+    package var orientations: [String: Int]
     /// Items whose height is at least three times their width (scrolled, not fitted).
-    public var longImages: Int
+    package var longImages: Int
     /// Thumbnails per recipe name.
-    public var thumbnails: [String: Int]
+    package var thumbnails: [String: Int]
     /// Bytes of the thumbnail files per recipe name: on disk when the summary was made with the
     /// manifest's directory, else as the manifest records them.
-    public var thumbnailBytes: [String: Int]
+    package var thumbnailBytes: [String: Int]
     /// Thumbnail files the manifest names that are not on disk.
-    public var missingThumbnails: Int
+    package var missingThumbnails: Int
     /// Every failure of the build.
-    public var failures: [Manifest.Failure]
+    package var failures: [Manifest.Failure]
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
-    public init(_ manifest: Manifest, thumbnailRoot: String? = nil) {
+    package init(_ manifest: Manifest, thumbnailRoot: String? = nil) {
         var counts = ManifestDocument.Summary()
         for item in manifest.items { counts.add(item) }
         self.init(
@@ -53,7 +53,7 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
 
     /// Summarizes a paged manifest from its top document alone; with `thumbnailRoot` (the
     /// manifest's directory) also every thumbnail file on disk, reading the pages one at a time.
-    public init(_ reader: ManifestReader, thumbnailRoot: String? = nil) throws(ThumbframeError) {
+    package init(_ reader: ManifestReader, thumbnailRoot: String? = nil) throws(ThumbframeError) {
         let document = reader.document
         self.init(
             generator: document.generator, sections: document.sections, failures: document.failures,
@@ -97,7 +97,7 @@ public struct ManifestSummary: Codable, Equatable, Sendable {
     }
 
     /// The summary for people: aligned lines, largest counts first.
-    public func rendered() -> String {
+    package func rendered() -> String {
         func counts(_ table: [String: Int]) -> String {
             guard !table.isEmpty else { return "none" }
             return table.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }

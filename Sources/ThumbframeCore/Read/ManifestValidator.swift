@@ -4,11 +4,11 @@ import ThumbframeManifest
 /// `thumbframe validate`: the contract checked in code, beyond what a schema can say. Items are
 /// checked one at a time as pages are read, so validating a library of any size holds one page
 /// (and the set of paths seen, for duplicates) in memory.
-public enum ManifestValidator {
+package enum ManifestValidator {
     /// Every problem of the manifest at `path` (top document and every page), one sentence
     /// each; empty when it is valid. A top document that cannot be read or decoded gives that
     /// one problem; a page that cannot, one problem for that page.
-    public static func problems(at path: String, limit: Int = 1000) throws(ThumbframeError) -> [String] {
+    package static func problems(at path: String, limit: Int = 1000) throws(ThumbframeError) -> [String] {
         let reader: ManifestReader
         do {
             reader = try ManifestFile.open(path, verifyingPages: true)
@@ -52,7 +52,7 @@ public enum ManifestValidator {
 
     /// Every problem of a manifest in memory; thumbnails are looked for under `thumbnailRoot`
     /// (the manifest's directory), or not at all when it is nil.
-    public static func problems(of manifest: Manifest, thumbnailRoot: String?, limit: Int = 1000) -> [String] {
+    package static func problems(of manifest: Manifest, thumbnailRoot: String?, limit: Int = 1000) -> [String] {
         var header = manifest
         header.items = []
         var checker = Checker(header, thumbnailRoot: thumbnailRoot, limit: limit)

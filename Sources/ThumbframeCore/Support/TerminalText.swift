@@ -3,10 +3,10 @@
 /// reorder what is shown. Those characters become visible escapes (`\x1B`, `\n`, `\u{202E}`);
 /// everything else, including all printable Unicode, passes unchanged. JSON output needs none
 /// of this: the encoder escapes control characters itself.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with control characters, DEL, C1 controls and bidirectional formatting
     /// characters written as escapes.
-    public static func safe(_ text: String) -> String {
+    package static func safe(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
@@ -41,7 +41,7 @@ public enum TerminalText {
 extension TerminalText {
     /// Multi-line text made safe line by line: its own line breaks stay, everything else that
     /// `safe` escapes is escaped.
-    public static func safeLines(_ text: String) -> String {
+    package static func safeLines(_ text: String) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }.joined(separator: "\n")
     }
 }

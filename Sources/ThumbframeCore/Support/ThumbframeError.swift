@@ -2,7 +2,7 @@ import Foundation
 
 /// Errors of the core layer that stop a whole run (a single bad file never throws: it becomes a
 /// `failures` entry).
-public enum ThumbframeError: LocalizedError, Equatable, Sendable {
+package enum ThumbframeError: LocalizedError, Equatable, Sendable {
     /// libvips could not start.
     case vipsStart(String)
     /// The source directory cannot be read.
@@ -30,7 +30,7 @@ public enum ThumbframeError: LocalizedError, Equatable, Sendable {
     case shardsDisagree(String)
 
     /// The one-line sentence shown to the user.
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         switch self {
         case .vipsStart(let why): "cannot start libvips: \(why)"
         case .sourceUnreadable(let path, let why): "cannot read source directory \(path): \(why)"

@@ -204,12 +204,12 @@ struct SourceWalker {
 /// SOURCE_DIR (`2019/private`, `*/cache`; a leading `/` is dropped). Matching is fnmatch(3) with
 /// FNM_PATHNAME, so `*` never crosses a `/`. An excluded directory is not entered; an excluded
 /// file is neither an item nor a failure. Names are matched as bytes, so they need not be UTF-8.
-public struct ExcludeRules: Sendable, Equatable {
-    public private(set) var patterns: [String] = []
+package struct ExcludeRules: Sendable, Equatable {
+    package private(set) var patterns: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public init(_ patterns: [String]) throws(ThumbframeError) {
+    package init(_ patterns: [String]) throws(ThumbframeError) {
         for pattern in patterns {
             var trimmed = Substring(pattern)
             while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
