@@ -400,6 +400,10 @@ int tf_autorot(VipsImage *in, VipsImage **out, int orientation) {
     return result;
 }
 
+unsigned int tf_ref_count(VipsImage *image) {
+    return g_atomic_int_get((gint *) &G_OBJECT(image)->ref_count);
+}
+
 int tf_is_cmyk(VipsImage *image) {
     return image->Type == VIPS_INTERPRETATION_CMYK && image->Bands >= 4;
 }

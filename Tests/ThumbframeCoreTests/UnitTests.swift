@@ -1,6 +1,8 @@
+import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
+import ThumbframeTestSupport
 
 @testable import ThumbframeCore
 
@@ -146,5 +148,21 @@ struct FileSignatureTests {
         #expect(!FileSignature.looksLikeImage([0, 0, 0, 0x18] + Array("ftypmp42".utf8)))
         #expect(!FileSignature.looksLikeImage(Array("hello".utf8)))
         #expect(!FileSignature.looksLikeImage([]))
+    }
+}
+
+@Suite("Images on bytes in memory")
+struct ScopedImageTests {
+    @Test("Vips.withImage opens an image on bytes for the length of a closure; what cannot be opened is nil")
+    func scoped() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.writeImage(to: root + "/a.jpg", width: 64, height: 48)
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/a.jpg")))
+            // Inside, the handle is the image's only holder (what the closing check relies on).
+            let seen = Vips.withImage(bytes, failOn: 0) { image in (image.width, image.height, tf_ref_count(image.pointer)) }
+            #expect(seen?.0 == 64 && seen?.1 == 48 && seen?.2 == 1)
+            #expect(Vips.withImage(Array("not an image".utf8), failOn: 0) { $0.width } == nil)
+            Vips.clearErrors()
+        }
     }
 }

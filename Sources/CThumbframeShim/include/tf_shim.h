@@ -67,6 +67,9 @@ int tf_autorot(VipsImage *in, VipsImage **out, int orientation);
 /// Non-zero for CMYK pixels.
 int tf_is_cmyk(VipsImage *image);
 
+/// How many references hold the image (GObject's count; a lazy image made from it holds one).
+unsigned int tf_ref_count(VipsImage *image);
+
 /// Converts pixels to 8-bit sRGB from their embedded ICC profile (CMYK without one through
 /// libvips' default CMYK profile), relative colorimetric, and drops the profile; grey stays one
 /// band. Untagged images pass through untouched (a transform could only shift them), and so an

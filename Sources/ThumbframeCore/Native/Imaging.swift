@@ -13,12 +13,14 @@ extension ItemProcessor {
     static func build(
         _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext
     ) -> Result<ProcessedItem, Problem> {
-        guard let opened = tf_image_new_from_buffer(raw.baseAddress, raw.count, failOn) else {
+        // The probe: the header, read from an image that lives only as long as this call.
+        guard
+            let (header, bands, bytesPerBand) = Vips.withImage(
+                raw, failOn: failOn, { image in (ImageHeader(image, fileBytes: raw), image.bands, image.bytesPerBand) })
+        else {
             return .failure(.vips(.probe, "not a readable image: "))
         }
-        let handle = VipsImageHandle(opened)
-        let header = ImageHeader(handle, fileBytes: raw)
-        if let refusal = context.limits.refusal(header, bands: handle.bands, bytesPerBand: handle.bytesPerBand, file: raw) {
+        if let refusal = context.limits.refusal(header, bands: bands, bytesPerBand: bytesPerBand, file: raw) {
             return .failure(Problem(stage: .probe, reason: refusal))
         }
 

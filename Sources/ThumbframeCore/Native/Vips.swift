@@ -20,6 +20,25 @@ enum Vips {
         vips_concurrency_set(Int32(threads))
     }
 
+    /// Opens an image on `bytes` for the length of `body`, or returns nil when libvips cannot
+    /// (its message then waits in the error buffer). libvips reads the pixels from those bytes
+    /// lazily, so neither the image nor anything computed from it lazily may outlive them: debug
+    /// builds check, when `body` returns, that nothing holds the image any more.
+    static func withImage<T>(_ bytes: UnsafeRawBufferPointer, failOn: Int32, _ body: (VipsImageHandle) throws -> T) rethrows -> T? {
+        guard let opened = tf_image_new_from_buffer(bytes.baseAddress, bytes.count, failOn) else { return nil }
+        var handle: VipsImageHandle? = VipsImageHandle(opened)
+        let result = try body(handle!)
+        assert(isKnownUniquelyReferenced(&handle), "a libvips image opened on bytes in memory was kept past them")
+        assert(tf_ref_count(opened) == 1, "an image computed lazily from bytes in memory was kept past them")
+        handle = nil
+        return result
+    }
+
+    /// `withImage` on the bytes of an array.
+    static func withImage<T>(_ bytes: [UInt8], failOn: Int32, _ body: (VipsImageHandle) throws -> T) rethrows -> T? {
+        try bytes.withUnsafeBytes { try withImage($0, failOn: failOn, body) }
+    }
+
     /// The pixel size of an image file, from its header; or why it cannot be opened.
     static func imageSize(atPath path: String) -> Result<(width: Int, height: Int), Unreadable> {
         do {
