@@ -35,14 +35,20 @@ struct Thumbframe: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            // A usage error is an error like any other: with --log-format json, one JSON line.
+            // A usage error is an error like any other: one line in thumbframe's style (then
+            // ArgumentParser's usage hint), or with --log-format json one JSON line.
             let code = exitCode(for: error)
-            if Self.wantsJSON(arguments), code != .success, !(error is ExitCode) {
+            guard code != .success, !(error is ExitCode) else { exit(withError: error) }
+            if Self.wantsJSON(arguments) {
                 Reporter(format: .json, quiet: false, progress: false)
                     .error(Self.firstLine(of: fullMessage(for: error)), exitCode: code.rawValue)
-                Foundation.exit(code.rawValue)
+            } else {
+                let lines = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
+                let hint = lines.dropFirst().joined(separator: "\n")
+                StandardError.write(
+                    "thumbframe: error: \(Self.firstLine(of: fullMessage(for: error)))\n" + (hint.isEmpty ? "" : hint + "\n"))
             }
-            exit(withError: error)
+            Foundation.exit(code.rawValue)
         }
     }
 

@@ -29,10 +29,14 @@ struct ConventionTests {
         #expect(try (Thumbframe.parseAsRoot(["merge", "--out", "o", "--shards", "2", "-q"]) as? MergeCommand)?.quiet == true)
     }
 
-    @Test("a value that does not parse says why; with --log-format json a usage error is one JSON line")
+    @Test("a value that does not parse says why, in the style of every error; with --log-format json a usage error is one JSON line")
     func usageErrors() throws {
         let text = try CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png"])
         #expect(text.status == 64 && text.stderr.contains("unknown part 'png'"), "\(text.stderr)")
+        // One error style: a usage error begins as every other error does.
+        #expect(text.stderr.hasPrefix("thumbframe: error: The value 'g=256x256:png' is invalid"), "\(text.stderr)")
+        let missing = try CLITests.run(["build", "/nonexistent/thumbframe-source", "--out", "o"])
+        #expect(missing.status == 66 && missing.stderr.hasPrefix("thumbframe: error: "), "\(missing.stderr)")
         let viewport = try CLITests.run(["build", "src", "--out", "o", "--viewport", "phone=390x844"])
         #expect(viewport.status == 64 && viewport.stderr.contains("phone=390x844"), "\(viewport.stderr)")
         let json = try CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png", "--log-format", "json"])
