@@ -343,3 +343,47 @@ struct ShrinkIndexTests {
         }
     }
 }
+
+@Suite("Touched files")
+struct TouchedFileTests {
+    @Test("a touched file of the same bytes whose thumbnails exist takes its recorded placeholder and is not decoded")
+    func knownPlaceholder() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try Fixtures.writeImage(to: root + "/lib/a.jpg", width: 320, height: 240)
+            let (_, first) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out"))
+            let recorded = try #require(first.items.first?.placeholder)
+            let sha256 = try #require(first.items.first?.file.sha256)
+            let source = try SourceRoot.open(root + "/lib")
+            let file = try #require(try SourceWalker(root: source, excluded: []).walk().files.first)
+            let context = ProcessingContext(
+                recipes: ThumbnailRecipe.defaults, source: source, output: try OutputDirectory(root + "/out", create: false),
+                limits: ResourceLimits())
+            // A placeholder no decode would give: taken only when the bytes hash the same.
+            let marker = Manifest.Placeholder(thumbhash: recorded.thumbhash, color: "#123456")
+            func placeholder(_ known: ReusePlan.KnownPlaceholder) throws -> Manifest.Placeholder? {
+                guard case .item(let item) = ItemProcessor.timed(file, context: context, known: known).outcome else {
+                    Issue.record("not an item")
+                    return nil
+                }
+                return item.placeholder
+            }
+            #expect(try placeholder(.init(sha256: sha256, placeholder: marker)) == marker)
+            #expect(try placeholder(.init(sha256: String(repeating: "0", count: 64), placeholder: marker)) == recorded)
+            // Thumbnails gone: decoded, so the placeholder is computed again.
+            try FileManager.default.removeItem(atPath: root + "/out/" + (first.items[0].thumbnails["grid"]?.path ?? ""))
+            #expect(try placeholder(.init(sha256: sha256, placeholder: marker)) == recorded)
+
+            // End to end: touching the file rewrites nothing and keeps the placeholder.
+            try Fixtures.makeDirectory(root + "/lib2")
+            try Fixtures.writeImage(to: root + "/lib2/b.jpg", width: 320, height: 240)
+            let (_, before) = try await Fixtures.build(BuildOptions(source: root + "/lib2", output: root + "/out2"))
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -86_400)], ofItemAtPath: root + "/lib2/b.jpg")
+            let (report, after) = try await Fixtures.build(BuildOptions(source: root + "/lib2", output: root + "/out2"))
+            #expect(report.thumbnailsWritten == 0 && report.reused == 0)
+            #expect(after.items.first?.placeholder == before.items.first?.placeholder)
+            #expect(after.items.first?.file.modified != before.items.first?.file.modified)
+        }
+    }
+}

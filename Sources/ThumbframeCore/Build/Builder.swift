@@ -246,7 +246,9 @@ package struct Builder: Sendable {
         events(.progress(done: 0, total: work.count))
         let results = WorkerPool.run(
             count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil },
-            work: { index in ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous) })
+            work: { index in
+                ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous, known: work[index].placeholder)
+            })
         for await (index, timed) in results {
             onResult(index, timed)
             done += 1

@@ -11,7 +11,8 @@ extension ItemProcessor {
     private static let failOn = Int32(VIPS_FAIL_ON_TRUNCATED.rawValue)
 
     static func build(
-        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext
+        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext,
+        placeholder known: Manifest.Placeholder? = nil
     ) -> Result<ProcessedItem, Problem> {
         // The probe: the header, read from an image that lives only as long as this call.
         guard
@@ -40,16 +41,21 @@ extension ItemProcessor {
             }
         }
         // One decode serves the missing thumbnails and the placeholder, which every item carries:
-        // a file whose thumbnails all exist under their content address is still decoded once.
+        // a file whose thumbnails all exist under their content address is still decoded once,
+        // unless the placeholder of the same bytes is known (a touched file).
         let placeholder: Manifest.Placeholder
-        switch render(missing, plan: plan, header: header, raw: raw, context: context) {
-        case .failure(let problem): return .failure(problem)
-        case .success(let rendered):
-            placeholder = rendered.placeholder
-            for output in plan.outputs {
-                guard let (bytes, sha256) = rendered.written[output.recipe.name] else { continue }
-                thumbnails[output.recipe.name]?.bytes = bytes
-                thumbnails[output.recipe.name]?.sha256 = sha256
+        if missing.isEmpty, let known {
+            placeholder = known
+        } else {
+            switch render(missing, plan: plan, header: header, raw: raw, context: context) {
+            case .failure(let problem): return .failure(problem)
+            case .success(let rendered):
+                placeholder = rendered.placeholder
+                for output in plan.outputs {
+                    guard let (bytes, sha256) = rendered.written[output.recipe.name] else { continue }
+                    thumbnails[output.recipe.name]?.bytes = bytes
+                    thumbnails[output.recipe.name]?.sha256 = sha256
+                }
             }
         }
         return .success(

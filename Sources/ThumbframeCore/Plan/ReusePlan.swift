@@ -14,6 +14,14 @@ struct ReusePlan {
         var known = false
         /// That row was an item (so failing now drops it from the manifest).
         var wasItem = false
+        /// For a file touched but of the same size: the recorded placeholder, good while the
+        /// bytes hash the same (a placeholder is a function of the pixels).
+        var placeholder: KnownPlaceholder?
+    }
+
+    struct KnownPlaceholder: Sendable {
+        var sha256: String
+        var placeholder: Manifest.Placeholder
     }
 
     /// Files whose stored item stands (counted, not kept: a rerun of a large library is mostly these).
@@ -67,8 +75,8 @@ struct ReusePlan {
                 continue
             }
             let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedKey
-            func redo(previous: Manifest.Item? = nil, wasItem: Bool) {
-                work.append(Work(file: file, previous: previous, known: true, wasItem: wasItem))
+            func redo(previous: Manifest.Item? = nil, wasItem: Bool, placeholder: KnownPlaceholder? = nil) {
+                work.append(Work(file: file, previous: previous, known: true, wasItem: wasItem, placeholder: placeholder))
                 for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
             }
             if unchanged && !row.failed {
@@ -85,6 +93,12 @@ struct ReusePlan {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
+            } else if !row.failed, row.size == file.stat.size, !options.check,
+                let stored = try index.entry(file.rawPath)?.item(), let placeholder = stored.placeholder
+            {
+                // Touched (a copy, a restore, a sync that rewrote it): likely the same bytes, then
+                // nothing to decode when its thumbnails exist.
+                redo(wasItem: true, placeholder: KnownPlaceholder(sha256: stored.file.sha256, placeholder: placeholder))
             } else {
                 redo(wasItem: !row.failed)
             }

@@ -106,7 +106,12 @@ enum ItemProcessor {
         }
     }
 
-    static func timed(_ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil) -> Timed {
+    /// `known`: the placeholder recorded for a touched file, used when the bytes hash the same
+    /// and its thumbnails exist (then the file is probed, not decoded).
+    static func timed(
+        _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil,
+        known: ReusePlan.KnownPlaceholder? = nil
+    ) -> Timed {
         defer { Vips.threadDone() }
         let bytes: [UInt8]
         do {
@@ -126,7 +131,8 @@ enum ItemProcessor {
                 context.overwrite = true
             }
             let opened = Vips.clock()
-            switch build(source, raw, sha256: sha256, context: context) {
+            let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
+            switch build(source, raw, sha256: sha256, context: context, placeholder: placeholder) {
             case .success(let item):
                 let leftMessage = Vips.hasErrors()
                 if leftMessage { Vips.clearErrors() }
