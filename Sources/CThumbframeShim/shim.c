@@ -12,6 +12,13 @@
 
 #include <libexif/exif-utils.h>
 
+/* Drops the references a function's temporaries hold (NULL slots are skipped). */
+static void tf_unref_all(VipsImage **images, int count) {
+    for (int i = 0; i < count; i++)
+        if (images[i])
+            g_object_unref(images[i]);
+}
+
 static void tf_discard_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void) domain; (void) level; (void) message; (void) data;
 }
@@ -86,10 +93,11 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
  * costs several times as much on a thumbnail's decode). So the vertical pass stays libvips'
  * (lazily, as the decoder streams rows), and the horizontal pass runs on the pixels in memory
  * as: transpose, a vertical Lanczos3 in exact 32-bit arithmetic two rows at a time (SSE2 where
- * there is SSE2), transpose back. Against a floating-point Lanczos3 it is as close as libvips'
- * reduceh (zone plate 45.97 dB against 45.99, a photo 57.3 against 56.7) and about six times
- * as fast; libvips' reducev on the transpose would be as fast but is less exact (its 16-bit
- * passes cost 1.5-3 dB there, which showed in the bench's quality table). */
+ * there is SSE2), transpose back: about six times as fast as reduceh, and never further from a
+ * floating-point Lanczos3 than vips_resize (the pixel test "the fast Lanczos3 …" holds it to
+ * that). libvips' reducev on the transpose would be as fast but is less exact (its 16-bit
+ * passes cost 1.5-3 dB against a floating-point Lanczos3, which showed in the bench's quality
+ * table as grids below vipsthumbnail's). */
 static gboolean tf_lanczos_fast(VipsImage *in) {
     return in->BandFmt == VIPS_FORMAT_UCHAR && in->Coding == VIPS_CODING_NONE && in->Bands <= 4 &&
         !vips_image_hasalpha(in);
@@ -121,24 +129,33 @@ static inline __attribute__((always_inline)) void tf_transpose_pixels(
     }
 }
 
+/* A new image in memory with `in`'s format and metadata and the given size, its pixels
+ * allocated for the caller to fill; NULL on failure. */
+static VipsImage *tf_memory_like(VipsImage *in, int width, int height) {
+    VipsImage *t = vips_image_new_memory();
+    if (vips_image_pipelinev(t, VIPS_DEMAND_STYLE_ANY, in, NULL)) {
+        g_object_unref(t);
+        return NULL;
+    }
+    t->Xsize = width;
+    t->Ysize = height;
+    if (vips_image_write_prepare(t)) {
+        g_object_unref(t);
+        return NULL;
+    }
+    return t;
+}
+
 int tf_transpose(VipsImage *in, VipsImage **out) {
     if (!tf_in_memory(in) || in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE) {
         vips_error("thumbframe", "transpose needs an 8-bit image in memory");
         return -1;
     }
-    VipsImage *t = vips_image_new_memory();
-    if (vips_image_pipelinev(t, VIPS_DEMAND_STYLE_ANY, in, NULL)) {
-        g_object_unref(t);
+    VipsImage *t = tf_memory_like(in, in->Ysize, in->Xsize);
+    if (!t)
         return -1;
-    }
-    t->Xsize = in->Ysize;
-    t->Ysize = in->Xsize;
     t->Xres = in->Yres;
     t->Yres = in->Xres;
-    if (vips_image_write_prepare(t)) {
-        g_object_unref(t);
-        return -1;
-    }
     switch (in->Bands) {
     case 1: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, 1); break;
     case 2: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, 2); break;
@@ -171,9 +188,7 @@ static int tf_exact_size(VipsImage *in, VipsImage **out, int width, int height) 
     *out = current;
     result = 0;
 done:
-    for (int i = 0; i < 2; i++)
-        if (t[i])
-            g_object_unref(t[i]);
+    tf_unref_all(t, 2);
     return result;
 }
 
@@ -230,16 +245,9 @@ static inline void tf_madd_rows(int32_t *acc, const VipsPel *r0, const VipsPel *
  * libvips places them), the weights normalised and held in 14 bits, the edge row repeated past
  * the edge. */
 static int tf_lanczos_rows(VipsImage *in, VipsImage **out, int height, double scale) {
-    VipsImage *t = vips_image_new_memory();
-    if (vips_image_pipelinev(t, VIPS_DEMAND_STYLE_ANY, in, NULL)) {
-        g_object_unref(t);
+    VipsImage *t = tf_memory_like(in, in->Xsize, height);
+    if (!t)
         return -1;
-    }
-    t->Ysize = height;
-    if (vips_image_write_prepare(t)) {
-        g_object_unref(t);
-        return -1;
-    }
     const int rows = in->Ysize;
     const size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
     const double support = 3.0 * scale;
@@ -292,9 +300,7 @@ static int tf_reduceh_exact(VipsImage *in, VipsImage **out, int width, double sh
     t[2] = NULL;
     result = 0;
 done:
-    for (int i = 0; i < 3; i++)
-        if (t[i])
-            g_object_unref(t[i]);
+    tf_unref_all(t, 3);
     return result;
 }
 
@@ -344,9 +350,7 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
     // cropping, or by repeating the edge where it came out short.
     result = tf_exact_size(current, out, width, height);
 done:
-    for (int i = 0; i < 8; i++)
-        if (t[i])
-            g_object_unref(t[i]);
+    tf_unref_all(t, 8);
     return result;
 }
 
@@ -384,9 +388,7 @@ int tf_placeholder_rgba(VipsImage *in, VipsImage **out, int width, int height) {
     t[3] = NULL;
     result = 0;
 done:
-    for (int i = 0; i < 4; i++)
-        if (t[i])
-            g_object_unref(t[i]);
+    tf_unref_all(t, 4);
     return result;
 }
 
@@ -571,9 +573,7 @@ int tf_to_srgb(VipsImage *in, VipsImage **out) {
     t[2] = NULL;
     result = 0;
 done:
-    for (int i = 0; i < 3; i++)
-        if (t[i])
-            g_object_unref(t[i]);
+    tf_unref_all(t, 3);
     return result;
 }
 

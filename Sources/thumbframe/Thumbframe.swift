@@ -39,15 +39,12 @@ struct Thumbframe: AsyncParsableCommand {
             // ArgumentParser's usage hint), or with --log-format json one JSON line.
             let code = exitCode(for: error)
             guard code != .success, !(error is ExitCode) else { exit(withError: error) }
-            if Self.wantsJSON(arguments) {
-                Reporter(format: .json, quiet: false, progress: false)
-                    .error(Self.firstLine(of: fullMessage(for: error)), exitCode: code.rawValue)
-            } else {
-                let lines = fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
-                let hint = lines.dropFirst().joined(separator: "\n")
-                StandardError.write(
-                    "thumbframe: error: \(Self.firstLine(of: fullMessage(for: error)))\n" + (hint.isEmpty ? "" : hint + "\n"))
-            }
+            let message = fullMessage(for: error)
+            let json = Self.wantsJSON(arguments)
+            Reporter(format: json ? .json : .text, quiet: false, progress: false).error(
+                Self.firstLine(of: message), exitCode: code.rawValue)
+            let hint = message.split(separator: "\n").dropFirst().joined(separator: "\n")
+            if !json, !hint.isEmpty { StandardError.write(hint + "\n") }
             Foundation.exit(code.rawValue)
         }
     }

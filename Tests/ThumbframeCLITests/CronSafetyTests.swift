@@ -37,9 +37,8 @@ struct CronSafetyTests {
 
     /// Whether JSON log lines include a progress event with some files done and some to go.
     static func midway(_ log: String) -> Bool {
-        log.split(separator: "\n").contains { line in
-            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                event["event"] as? String == "progress", let done = event["done"] as? Int, let total = event["total"] as? Int
+        ConventionTests.lines(log).contains { event in
+            guard event["event"] as? String == "progress", let done = event["done"] as? Int, let total = event["total"] as? Int
             else { return false }
             return done > 0 && done < total
         }

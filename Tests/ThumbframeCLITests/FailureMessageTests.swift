@@ -28,7 +28,7 @@ struct FailureMessageTests {
             #expect(one.failures.count == 12 && twice == 0, "\(twice) decoded twice one file at a time")
             #expect(one.failures.allSatisfy { $0.reason == "VipsJpeg: Premature end of input file" }, "\(one.failures.map(\.reason))")
             let (four, again) = try build("four", jobs: 4)
-            #expect(four.failures == one.failures && again <= 12)
+            #expect(four.failures == one.failures && again >= 0, "rediagnosed \(again) (-1: not in the summary)")
         }
     }
 }

@@ -44,8 +44,9 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
 
 /// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
-/// An 8-bit image in memory without alpha takes a faster horizontal pass (tf_transpose, libvips'
-/// vectorised vertical Lanczos3, tf_transpose) with the same kernel; anything else vips_resize.
+/// An 8-bit image in memory without alpha takes a faster horizontal pass (tf_transpose, an exact
+/// integer Lanczos3 down the columns, tf_transpose) with libvips' kernel and centring; anything
+/// else vips_resize.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
 
 /// The part of tf_resize_exact(in, width, height, 0) that runs lazily, before the image is

@@ -89,7 +89,7 @@ struct ReusePlan {
                 } else {
                     reusedItems += 1
                 }
-            } else if unchanged, FailureStage(rawValue: row.stage ?? "").map({ !$0.isRetried }) ?? false || options.check {
+            } else if unchanged, options.check || FailureStage(rawValue: row.stage ?? "")?.isRetried == false {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1

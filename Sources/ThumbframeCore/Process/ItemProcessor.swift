@@ -86,7 +86,7 @@ enum ItemProcessor {
 
     /// A file's outcome, and when its libvips work ran (on `Vips.clock`): libvips keeps one error
     /// buffer for the whole process, so a failure's message is its own only if no other libvips
-    /// work that left a message there ran at the same time (see `Builder.mayHaveMixed`).
+    /// work that left a message there ran at the same time (see `VipsActivity`).
     struct Timed: Sendable {
         var outcome: FileOutcome
         /// From just before the image was opened to just after its outcome was known; nil when
