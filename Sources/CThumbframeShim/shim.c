@@ -88,6 +88,59 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
         NULL);
 }
 
+/* The input of a progressive JPEG's decode, handed to libjpeg in small reads that stop at the
+ * deadline. Owned by the custom source (freed with it). */
+typedef struct {
+    const unsigned char *data;
+    gint64 length;
+    gint64 at;
+    gint64 deadline;
+    const int *stop;
+} TFTimedInput;
+
+static gint64 tf_timed_read(VipsSourceCustom *source, void *buffer, gint64 length, TFTimedInput *input) {
+    (void) source;
+    if ((input->stop && __atomic_load_n(input->stop, __ATOMIC_RELAXED)) ||
+        (input->deadline && g_get_monotonic_time() > input->deadline))
+        return 0;  /* end of input: libjpeg inserts EOI and stops consuming scans */
+    gint64 n = VIPS_MIN(VIPS_MIN(length, 1024), input->length - input->at);
+    if (n <= 0)
+        return 0;
+    memcpy(buffer, input->data + input->at, n);
+    input->at += n;
+    return n;
+}
+
+static gint64 tf_timed_seek(VipsSourceCustom *source, gint64 offset, int whence, TFTimedInput *input) {
+    (void) source;
+    gint64 position = whence == SEEK_SET ? offset : whence == SEEK_CUR ? input->at + offset : input->length + offset;
+    if (position < 0 || position > input->length)
+        return -1;
+    input->at = position;
+    return position;
+}
+
+int tf_jpeg_load_shrunk_deadline(
+    const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds, const int *stop) {
+    TFTimedInput *input = g_new0(TFTimedInput, 1);
+    input->data = data;
+    input->length = (gint64) length;
+    input->stop = stop;
+    if (timeout_seconds > 0)
+        input->deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    VipsSourceCustom *source = vips_source_custom_new();
+    g_object_set_data_full(G_OBJECT(source), "tf-timed-input", input, g_free);
+    g_signal_connect(source, "read", G_CALLBACK(tf_timed_read), input);
+    g_signal_connect(source, "seek", G_CALLBACK(tf_timed_seek), input);
+    int result = vips_jpegload_source(VIPS_SOURCE(source), out,
+        "shrink", shrink,
+        "fail_on", (VipsFailOn) fail_on,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        NULL);
+    g_object_unref(source);  /* the loader holds its own reference while the image lives */
+    return result;
+}
+
 /* Lanczos3 the fast way for 8-bit images without alpha. libvips 8.14 vectorises its vertical
  * reduction (reducev, through ORC) but not its horizontal one (reduceh, a plain C loop that
  * costs several times as much on a thumbnail's decode). So the vertical pass stays libvips'
@@ -419,22 +472,45 @@ int tf_flatten_white(VipsImage *in, VipsImage **out) {
     return result;
 }
 
+/* A copy of `in` that carries no metadata at all: every item of the image's meta table (EXIF,
+ * XMP, IPTC, ICC profile, comments, GPS inside EXIF, the loader's own fields) is removed, so no
+ * saver can write any of it. libvips 8.14's webpsave ignores "strip" and writes the EXIF and
+ * XMP blocks it finds: stripping by option alone is not enough. */
+static int tf_without_metadata(VipsImage *in, VipsImage **out) {
+    if (vips_copy(in, out, NULL))
+        return -1;
+    gchar **fields = vips_image_get_fields(*out);
+    for (int i = 0; fields[i]; i++)
+        (void) vips_image_remove(*out, fields[i]);  /* header fields are not in the table: a no-op */
+    g_strfreev(fields);
+    return 0;
+}
+
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length) {
+    VipsImage *bare;
+    if (tf_without_metadata(in, &bare))
+        return -1;
+    int result = -1;
     switch (format) {
     case TF_FORMAT_JPEG:
-        return vips_jpegsave_buffer(in, buffer, length,
+        result = vips_jpegsave_buffer(bare, buffer, length,
             "Q", quality, "strip", TRUE, "interlace", interlace ? TRUE : FALSE, NULL);
+        break;
     case TF_FORMAT_WEBP:
-        return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+        result = vips_webpsave_buffer(bare, buffer, length, "Q", quality, "strip", TRUE, NULL);
+        break;
     case TF_FORMAT_AVIF:
-        return vips_heifsave_buffer(in, buffer, length,
+        result = vips_heifsave_buffer(bare, buffer, length,
             "Q", quality, "strip", TRUE,
             "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
+        break;
     case TF_FORMAT_PNG:
-        break;  /* not a thumbnail format; fixtures write PNG with tf_save_file */
+        /* not a thumbnail format; fixtures write PNG with tf_save_file */
+        vips_error("thumbframe", "unknown output format %d", (int) format);
+        break;
     }
-    vips_error("thumbframe", "unknown output format %d", (int) format);
-    return -1;
+    g_object_unref(bare);
+    return result;
 }
 
 int tf_write_to_file(VipsImage *in, const char *path_with_options) {

@@ -87,6 +87,13 @@ extension Manifest {
                 }
                 if thumbnail.width <= 0 || thumbnail.height <= 0 { problems.append("items[\(index)].thumbnails.\(name) has no size") }
             }
+            if !Manifest.isTimestamp(item.file.modified, utcNanoseconds: true) {
+                problems.append("items[\(index)].file.modified '\(item.file.modified)' is not a date of years 0000–9999")
+            }
+            if !Manifest.isSHA256(item.file.sha256) { problems.append("items[\(index)].file.sha256 is not 64 hex digits") }
+            if let captured = item.exif?.capturedAt, !Manifest.isTimestamp(captured, utcNanoseconds: false) {
+                problems.append("items[\(index)].exif.capturedAt '\(captured)' is not a calendar date and time")
+            }
             if let placeholder = item.placeholder {
                 if placeholder.picture == nil { problems.append("items[\(index)].placeholder.thumbhash is not a ThumbHash") }
                 if !Manifest.isColour(placeholder.color) {
@@ -97,6 +104,40 @@ extension Manifest {
             }
             return problems
         }
+    }
+
+    /// A real calendar date and time as thumbframe writes them: `YYYY-MM-DDTHH:MM:SS` with a
+    /// fraction of 1–9 digits (EXIF capture times, local), or with `utcNanoseconds` exactly
+    /// nine digits and `Z` (file modification times). The schema's pattern, and more: the day
+    /// exists in its month (`2019-02-30` and day `00` are not dates).
+    public static func isTimestamp(_ text: String, utcNanoseconds: Bool) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 19 else { return false }
+        func digits(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for at in range {
+                guard (48...57).contains(bytes[at]) else { return nil }
+                value = value * 10 + Int(bytes[at] - 48)
+            }
+            return value
+        }
+        guard bytes[4] == 45, bytes[7] == 45, bytes[10] == 84, bytes[13] == 58, bytes[16] == 58,
+            let year = digits(0..<4), let month = digits(5..<7), let day = digits(8..<10),
+            let hour = digits(11..<13), let minute = digits(14..<16), let second = digits(17..<19),
+            (1...12).contains(month), hour < 24, minute < 60, second < 60
+        else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...days).contains(day) else { return false }
+        let rest = bytes[19...]
+        if utcNanoseconds { return rest.count == 11 && rest.first == 46 && rest.last == 90 && digits(20..<29) != nil }
+        if rest.isEmpty { return true }
+        return rest.first == 46 && (2...10).contains(rest.count) && digits(20..<bytes.count) != nil
+    }
+
+    /// 64 lowercase hex digits.
+    public static func isSHA256(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// `#rrggbb`, lowercase hex.

@@ -13,21 +13,32 @@ public struct ManifestReader: Sendable {
     /// Loads a page's bytes by its path relative to the manifest (a file, a URL session, a bundle).
     private let load: @Sendable (String) throws -> Data
 
-    /// Reads `manifest.json` at `url`; pages are read from beside it.
+    /// The largest top document a reader accepts (64 MiB; a million photos take under 1 MB):
+    /// a bigger file is refused from its size before it is read.
+    public static let maximumDocumentBytes = 64 << 20
+    /// The largest page a reader accepts (16 MiB; a page of 256 items is about 400 KB).
+    public static let maximumPageBytes = 16 << 20
+
+    /// Reads `manifest.json` at `url` (which may be a link: it is resolved first); pages are
+    /// read from beside it through `ContainedDirectory`, never through a link below its folder.
     public init(contentsOf url: URL) throws(ManifestError) {
-        let directory = url.deletingLastPathComponent()
+        let directory: ContainedDirectory
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            let (folder, name) = try ContainedDirectory.locate(url.path)
+            directory = folder
+            data = try folder.read(name, limit: Self.maximumDocumentBytes)
         } catch {
             throw .malformed("cannot read \(url.path): \(error.localizedDescription)")
         }
         try self.init(document: ManifestDocument.decode(from: data)) { path in
-            try Data(contentsOf: directory.appendingPathComponent(path))
+            try directory.read(path, limit: Self.maximumPageBytes)
         }
     }
 
-    /// Reads pages through `load` (paths relative to the manifest).
+    /// Reads pages through `load` (paths relative to the manifest; only paths inside `pages/`
+    /// are ever asked for). A document that names one page twice is refused: each page is read
+    /// once per pass, so repeats would multiply the work of every reader.
     public init(document: ManifestDocument, load: @escaping @Sendable (String) throws -> Data) throws(ManifestError) {
         self.document = document
         self.load = load
@@ -36,20 +47,29 @@ public struct ManifestReader: Sendable {
         } catch {
             throw .malformed(error.localizedDescription)
         }
+        var seen = Set<String>()
+        for section in document.sections {
+            for reference in section.pages ?? [] where !seen.insert(reference.path).inserted {
+                throw .malformed("page \(reference.path) is named more than once")
+            }
+        }
+    }
+
+    /// A page's bytes, by a reference that must point inside `pages/`.
+    private func bytes(_ reference: Manifest.PageReference) throws(ManifestError) -> Data {
+        guard Manifest.isContainedRelativePath(reference.path), reference.path.hasPrefix("pages/") else {
+            throw .badPage(path: reference.path, reason: "not a path inside pages/")
+        }
+        do {
+            return try load(reference.path)
+        } catch {
+            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
+        }
     }
 
     /// One page, checked against its reference.
     public func page(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
-        guard Manifest.isContainedRelativePath(reference.path), reference.path.hasPrefix("pages/") else {
-            throw .badPage(path: reference.path, reason: "not a path inside pages/")
-        }
-        let data: Data
-        do {
-            data = try load(reference.path)
-        } catch {
-            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
-        }
-        let page = try ManifestPage.decode(from: data)
+        let page = try ManifestPage.decode(from: try bytes(reference))
         guard page.items.count == reference.count else {
             throw .badPage(path: reference.path, reason: "holds \(page.items.count) items, the manifest says \(reference.count)")
         }
@@ -97,12 +117,7 @@ public struct ManifestReader: Sendable {
             }
             var items: [Entry]
         }
-        let data: Data
-        do {
-            data = try load(reference.path)
-        } catch {
-            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
-        }
+        let data = try bytes(reference)
         guard let paths = try? JSONDecoder().decode(Paths.self, from: data), paths.items.count == reference.count else {
             return try item(at: index).path  // the full check names what is wrong with the page
         }

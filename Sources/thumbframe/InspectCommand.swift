@@ -16,11 +16,11 @@ struct InspectCommand: ParsableCommand {
     var files = false
 
     func run() throws {
-        let directory = (input.manifest as NSString).deletingLastPathComponent
         let reader = try input.open()
         let summary: ManifestSummary
         do {
-            summary = try ManifestSummary(reader, thumbnailRoot: files ? (directory.isEmpty ? "." : directory) : nil)
+            // The folder the manifest really lies in (the named path may be a link to it).
+            summary = try ManifestSummary(reader, thumbnailRoot: files ? try ManifestFile.folder(input.manifest).path : nil)
         } catch {
             throw cliExitCode(for: error)
         }

@@ -132,12 +132,12 @@ struct ConventionTests {
     func exclude() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/photos"
-            for directory in ["/trip/@eaDir", "/private", "/trip/cache"] { try Fixtures.makeDirectory(source + directory) }
-            for path in ["/a.jpg", "/trip/b.jpg", "/trip/@eaDir/b.jpg", "/private/c.jpg", "/trip/cache/d.jpg", "/trip/e.tmp.jpg"] {
+            for directory in ["/trip/Thumbnails", "/private", "/trip/cache"] { try Fixtures.makeDirectory(source + directory) }
+            for path in ["/a.jpg", "/trip/b.jpg", "/trip/Thumbnails/b.jpg", "/private/c.jpg", "/trip/cache/d.jpg", "/trip/e.tmp.jpg"] {
                 try Fixtures.writeImage(to: source + path, width: 40, height: 30)
             }
             let run = try CLITests.run([
-                "build", source, "--out", root + "/out", "--exclude", "@eaDir", "--exclude", "/private",
+                "build", source, "--out", root + "/out", "--exclude", "Thumbnails", "--exclude", "/private",
                 "--exclude", "trip/cache", "--exclude", "*.tmp.jpg",
             ])
             #expect(run.status == 0, "\(run.stderr)")
@@ -147,7 +147,7 @@ struct ConventionTests {
             #expect(deeper.status == 0, "\(deeper.stderr)")
             #expect(
                 try Self.paths(root + "/out2/manifest.json").sorted() == [
-                    "a.jpg", "trip/@eaDir/b.jpg", "trip/cache/d.jpg", "trip/e.tmp.jpg",
+                    "a.jpg", "trip/Thumbnails/b.jpg", "trip/cache/d.jpg", "trip/e.tmp.jpg",
                 ])
             // Excluding more later drops those items from the manifest.
             let narrower = try CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "trip", "--exclude", "private"])

@@ -206,14 +206,14 @@ struct HostileInputTests {
             var options = BuildOptions(source: source, output: root + "/out-follow")
             options.followSymlinks = true
             let (_, manifest) = try await Fixtures.build(options)
-            // A directory reached twice ("again" → "real") is walked once.
-            #expect(
-                Set(manifest.items.map(\.path)) == ["alias.jpg", "real/photo.jpg"]
-                    || Set(manifest.items.map(\.path)) == ["alias.jpg", "again/photo.jpg"])
+            // A directory reached twice ("again" → "real") is walked once, under its real name
+            // whatever order readdir gives: links are followed after the tree without them.
+            #expect(Set(manifest.items.map(\.path)) == ["alias.jpg", "real/photo.jpg"])
             let reasons = Dictionary(uniqueKeysWithValues: manifest.failures.map { ($0.path, $0.reason) })
             #expect(
                 reasons == [
                     "escape.jpg": "symbolic link points outside the source directory",
+                    "up": "symbolic link points outside the source directory",  // a directory, whatever its name
                     "dangling.jpg": "broken symbolic link",
                     "loop-a.jpg": "symbolic link loop",
                     "loop-b.jpg": "symbolic link loop",

@@ -42,6 +42,15 @@ int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int wi
 /// sequentially and without rotating: the shrink-on-load step, chosen by the caller.
 int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int shrink, int fail_on);
 
+/// `tf_jpeg_load_shrunk` for a progressive JPEG, with a deadline the decoder itself obeys.
+/// libjpeg decodes every scan of a progressive file inside its first row request, where no
+/// libvips callback runs; here libjpeg reads its input from a custom source that hands out at
+/// most 1 KiB at a time and ends the input (an early EOI: the decode then fails as truncated)
+/// once `timeout_seconds` (from this call; 0: none) have passed or `*stop` became non-zero.
+/// `data` must stay valid while the image is computed.
+int tf_jpeg_load_shrunk_deadline(
+    const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds, const int *stop);
+
 /// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
 /// An 8-bit image in memory without alpha takes a faster horizontal pass (tf_transpose, an exact

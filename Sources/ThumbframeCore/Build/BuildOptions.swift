@@ -45,6 +45,11 @@ package struct BuildOptions: Sendable, Equatable {
     /// Write nothing; report what a build would change.
     package var check = false
 
+    /// Files processed at once: at least one, at most 1 024 (each holds its decode in memory).
+    package static let jobsRange = 1...1024
+    /// The longest `--decode-timeout`: a day.
+    package static let maximumDecodeTimeout = 86_400.0
+
     /// The default ceiling: 16383², the largest WebP.
     package static let defaultMaxPixels = 268_402_689
 
@@ -93,12 +98,20 @@ package struct BuildOptions: Sendable, Equatable {
         for viewport in viewports where !viewportNames.insert(viewport.name).inserted {
             throw .invalidOptions("viewport name '\(viewport.name)' is given twice")
         }
-        guard jobs >= 1 else { throw .invalidOptions("--jobs must be at least 1") }
-        guard maxPixels >= 1 else { throw .invalidOptions("--max-pixels must be at least 1") }
-        guard limits.maxFileBytes >= 1 else { throw .invalidOptions("--max-file-bytes must be at least 1") }
-        guard limits.maxDecodeBytes >= 1 else { throw .invalidOptions("--max-decode-bytes must be at least 1") }
-        guard limits.decodeTimeout >= 0, limits.decodeTimeout.isFinite else {
-            throw .invalidOptions("--decode-timeout must be 0 (none) or a number of seconds")
+        // Every number has a sane range, checked before anything is opened or created: a value
+        // past it is a one-line usage error, never an overflow deeper in.
+        func within(_ value: Int, _ range: ClosedRange<Int>, _ option: String) throws(ThumbframeError) {
+            guard range.contains(value) else {
+                throw .invalidOptions("\(option) must be from \(range.lowerBound) to \(range.upperBound), not \(value)")
+            }
+        }
+        try within(jobs, Self.jobsRange, "--jobs")
+        try within(maxPixels, 1...(1 << 40), "--max-pixels")
+        try within(limits.maxFileBytes, 1...(1 << 50), "--max-file-bytes")
+        try within(limits.maxDecodeBytes, 1...(1 << 50), "--max-decode-bytes")
+        guard limits.decodeTimeout >= 0, limits.decodeTimeout <= Self.maximumDecodeTimeout else {
+            throw .invalidOptions(
+                "--decode-timeout must be 0 (none) or a number of seconds up to \(Int(Self.maximumDecodeTimeout)) (a day)")
         }
     }
 }

@@ -72,14 +72,23 @@ package struct ShardMerge: Sendable {
         self.events = events
     }
 
+    /// The most shards a merge takes (as `--shard K/N` allows).
+    package static let maximumShards = 10_000
+
     package func run() async throws(ThumbframeError) -> BuildReport {
-        guard count >= 1 else { throw .invalidOptions("--shards must be at least 1") }
+        guard (1...Self.maximumShards).contains(count) else {
+            throw .invalidOptions("--shards must be from 1 to \(Self.maximumShards), not \(count)")
+        }
         guard let path = Builder.realPath(output) else {
             throw .sourceUnreadable(path: output, reason: "no such directory (run the shards first)")
         }
         let out = try OutputDirectory(path, create: false)
         let manifestPath = path + "/" + OutputDirectory.manifestName
         _ = try Builder.refuseForeignManifest(out, manifestPath: manifestPath)
+        // Nothing is created (no lock file) before every shard's index is known to be there: a
+        // mistyped OUT_DIR or N is told at once and left as it was.
+        let absent = (0..<count).filter { out.root.stat(Array(Shard(index: $0, count: count).stateName.utf8)) == nil }
+        if !absent.isEmpty { throw .shardsMissing(Self.missingSentence(absent, count: count, path: path)) }
         // Alone in OUT_DIR: no build, no other merge, and no shard still running.
         let lock = try BuildLock.acquire(in: out.root)
         var shardLocks: [BuildLock] = []
@@ -94,20 +103,28 @@ package struct ShardMerge: Sendable {
                 throw .locked(path: path, holder: "shard \(number)/\(count), still running")
             }
             let opened = try StateIndex.open(out, readOnly: true, name: shard.stateName)
-            guard let index = opened.index, let json = index.meta("shard"),
+            guard let index = opened.index, let json = try? index.meta("shard"),
                 let record = try? JSONDecoder().decode(ShardRecord.self, from: Data(json.utf8)),
                 record.shard == number, record.count == count
             else {
                 missing.append(number)
                 continue
             }
+            // Its rows are checked as a build checks its own before it reuses them: every
+            // thumbnail they name is thumbframe's and on disk (a plain build, a hand, or a
+            // tampered row cannot make the merge publish what is not there).
+            let damaged: String?
+            do {
+                damaged = try index.firstDamagedRow(output: out)
+            } catch {
+                throw .cannotWrite(path: path + "/" + shard.stateName, reason: error.description)
+            }
+            if let damaged {
+                throw .shardsDisagree("shard \(number)/\(count): \(damaged); run that shard again, then merge (nothing merged)")
+            }
             records.append(record)
         }
-        if !missing.isEmpty {
-            throw .shardsMissing(
-                "missing \(missing.count) of \(count) shards in \(path): \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) (run them, then merge)"
-            )
-        }
+        if !missing.isEmpty { throw .shardsMissing(Self.missingSentence(missing, count: count, path: path)) }
         let first = records[0]
         for record in records.dropFirst() where record.agreement != first.agreement {
             let why =
@@ -130,7 +147,7 @@ package struct ShardMerge: Sendable {
         let (opened, problem) = try StateIndex.open(out, readOnly: false)
         if let problem { events(.warning(problem)) }
         guard let index = opened else { throw .cannotWrite(path: path + "/" + StateIndex.name, reason: "cannot open") }
-        let published = Builder.Published(index)
+        let published = try Builder.Published(index)
         let statePath = path + "/" + StateIndex.name
         let merged: Int
         do {
@@ -148,12 +165,24 @@ package struct ShardMerge: Sendable {
         try builder.refuseShrink(published.items, dropped: max(0, published.items - merged))
         let walk = SourceWalker.Result(files: [], failures: first.walkFailures)
         let written = try builder.publish(index: index, output: out, walk: walk, unchanged: false, changed: nil)
-        let prune = ThumbnailPruner(output: out).prune(
-            keeping: try builder.thumbnailPaths(index).union(written.pages ?? Set(published.pages.keys)))
+        if written.manifestWritten,
+            let document = try? ManifestFile.open(manifestPath).document
+        {
+            try ViewerWriter(output: out).refreshData(manifest: document)
+        }
+        let prune = try ThumbnailPruner(output: out).prune(
+            keeping: try builder.keptThumbnails(index, output: out).union(written.pages ?? Set(published.pages.keys)))
         if let note = prune.foreignNote { events(.warning(note)) }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: 0, manifestWritten: written.manifestWritten, pruned: prune.removed, foreign: prune.foreign,
             sectionsAssembled: written.sectionsAssembled)
+    }
+
+    /// One line naming the missing shards: the first ten, then how many more.
+    static func missingSentence(_ missing: [Int], count: Int, path: String) -> String {
+        let named = missing.prefix(10).map { "\($0)/\(count)" }.joined(separator: ", ")
+        let more = missing.count > 10 ? " and \(missing.count - 10) more" : ""
+        return "missing \(missing.count) of \(count) shards in \(path): \(named)\(more) (run them, then merge)"
     }
 }

@@ -62,8 +62,14 @@ package struct Builder: Sendable {
         var state: (index: StateIndex?, problem: String?) = (nil, nil)
         if let output { state = try StateIndex.open(output, readOnly: options.check, name: shard?.stateName ?? StateIndex.name) }
         if let problem = state.problem { events(.warning(problem)) }
-        let published = Published(state.index)
-        if let output, !options.check, shard == nil, hasManifest, published.generator == nil { output.adoptVersion1Thumbnails() }
+        let published = try Published(state.index)
+        if let output, !options.check, shard == nil, hasManifest, published.generator == nil {
+            do {
+                try output.adoptVersion1Thumbnails()
+            } catch {
+                throw .cannotWrite(path: output.path + "/" + OutputDirectory.journalName, reason: error.localizedDescription)
+            }
+        }
         let itemsMatch = published.generator == Self.generator && published.recipes == Self.recipes(options.thumbnails)
 
         var excluded: [FileIdentity] = []
@@ -129,9 +135,18 @@ package struct Builder: Sendable {
         var messageless: [Int] = []
         // Positions whose file fails now but had not failed before (for `--fail-on new`).
         var newlyFailed = Set<Int>()
-        await processAll(plan.work, context: context) { position, timed in
+        let statePath = output.path + "/" + (shard?.stateName ?? StateIndex.name)
+        // Set when OUT_DIR or its index cannot take a write: no file starts after it, and the
+        // run stops with 73, keeping every row it committed before (a full disk is no reason to
+        // lose a night's work, nor to publish every later file as a failure).
+        let halt = Halt()
+        await processAll(plan.work, context: context, halt: halt) { position, timed in
             // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
-            guard cancellation?.signal == nil else { return }
+            guard cancellation?.signal == nil, !halt.isSet else { return }
+            if let reason = timed.outputUnwritable {
+                halt.set(.cannotWrite(path: output.path, reason: reason))
+                return
+            }
             let outcome = timed.outcome
             if let window = timed.window, timed.leftMessage {
                 VipsActivity.shared.record(build: activity, position: nil, window: window)
@@ -150,11 +165,20 @@ package struct Builder: Sendable {
                 // Items that now fail (a disk that went unreadable) count as dropped too.
                 if plan.work[position].wasItem { droppedByFailure += 1 }
             }
-            try? Self.record(outcome, plan.work[position].file, in: index)
+            do {
+                try Self.record(outcome, plan.work[position].file, in: index)
+            } catch {
+                halt.set(.cannotWrite(path: statePath, reason: "\(error)"))
+            }
         }
-        try? index.commit()
+        do {
+            try index.commit()
+        } catch {
+            halt.set(.cannotWrite(path: statePath, reason: error.description))
+        }
         let rediagnosed = Set(VipsActivity.shared.finish(build: activity)).union(messageless).sorted()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
+        if let error = halt.error { throw error }
         for position in rediagnosed {
             let outcome = Self.rediagnose(plan.work[position], context: context)
             if case .item(let item) = outcome {
@@ -162,9 +186,13 @@ package struct Builder: Sendable {
                 if plan.work[position].wasItem { droppedByFailure -= 1 }
                 newlyFailed.remove(position)
             }
-            try? Self.record(outcome, plan.work[position].file, in: index)
+            do {
+                try Self.record(outcome, plan.work[position].file, in: index)
+                try index.commit()
+            } catch {
+                throw .cannotWrite(path: statePath, reason: error.description)
+            }
         }
-        try? index.commit()
         if let shard, let walkDigest {
             return try finishShard(
                 shard, index: index, output: output, walk: walk, walkDigest: walkDigest,
@@ -198,7 +226,7 @@ package struct Builder: Sendable {
         let pruning = ThumbnailPruner(output: output)
         var prune = ThumbnailPruner.Outcome()
         if written.manifestWritten || pruning.isUnsettled {
-            prune = pruning.prune(keeping: try thumbnailPaths(index).union(written.pages ?? Set(published.pages.keys)))
+            prune = try pruning.prune(keeping: try keptThumbnails(index, output: output).union(written.pages ?? Set(published.pages.keys)))
             if let note = prune.foreignNote { events(.warning(note)) }
         }
         if options.viewer {
@@ -206,6 +234,8 @@ package struct Builder: Sendable {
             if let warning = try ViewerWriter(output: output).write(manifest: document, manifestWritten: written.manifestWritten) {
                 events(.warning(warning))
             }
+        } else if written.manifestWritten {
+            try ViewerWriter(output: output).refreshData(manifest: try ManifestFile.open(manifestPath).document)
         }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
@@ -239,13 +269,13 @@ package struct Builder: Sendable {
     /// `onResult` with its position in `work` as it arrives, and is not kept. A cancellation
     /// stops taking files; the decodes in flight are killed.
     private func processAll(
-        _ work: [ReusePlan.Work], context: ProcessingContext, onResult: (Int, ItemProcessor.Timed) -> Void
+        _ work: [ReusePlan.Work], context: ProcessingContext, halt: Halt, onResult: (Int, ItemProcessor.Timed) -> Void
     ) async {
         let cancellation = cancellation
         var done = 0
         events(.progress(done: 0, total: work.count))
         let results = WorkerPool.run(
-            count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil },
+            count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
             work: { index in
                 ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous, known: work[index].placeholder)
             })
@@ -272,6 +302,27 @@ package struct Builder: Sendable {
             return threads
         }
         return max(1, ProcessInfo.processInfo.activeProcessorCount / jobs)
+    }
+
+    /// The first error that stops a run between files (OUT_DIR or its index cannot take a
+    /// write). `@unchecked Sendable`: `first` is only touched while `lock` is held.
+    final class Halt: @unchecked Sendable {
+        private let lock = NSLock()
+        private var first: ThumbframeError?
+
+        func set(_ error: ThumbframeError) {
+            lock.lock()
+            defer { lock.unlock() }
+            if first == nil { first = error }
+        }
+
+        var error: ThumbframeError? {
+            lock.lock()
+            defer { lock.unlock() }
+            return first
+        }
+
+        var isSet: Bool { error != nil }
     }
 
     static func realPath(_ path: String) -> String? {

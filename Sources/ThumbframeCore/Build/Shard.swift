@@ -39,6 +39,16 @@ package struct Shard: Equatable, Sendable {
         return Shard(index: index, count: count)
     }
 
+    /// The shard state indexes in OUT_DIR (`.thumbframe-shard-K-of-N.sqlite`), by name.
+    static func stateNames(in output: OutputDirectory) -> [String] {
+        let names = ((try? output.root.entries()) ?? []).map { String(decoding: $0, as: UTF8.self) }
+        return names.filter { name in
+            guard name.hasPrefix(".thumbframe-shard-"), name.hasSuffix(".sqlite") else { return false }
+            let tag = name.dropFirst(".thumbframe-shard-".count).dropLast(".sqlite".count).split(separator: "-")
+            return tag.count == 3 && tag[1] == "of" && Int(tag[0]) != nil && Int(tag[2]) != nil
+        }.sorted()
+    }
+
     /// `K-of-N`, in the names of the shard's files.
     var tag: String { "\(index)-of-\(count)" }
     var stateName: String { ".thumbframe-shard-\(tag).sqlite" }

@@ -157,6 +157,8 @@ enum TIFFExifBlock {
     /// DateTimeOriginal, DateTimeDigitized, OffsetTime*, SubSecTime*.
     static let exifTags: Set<UInt16> = [0x9003, 0x9004, 0x9010, 0x9011, 0x9012, 0x9290, 0x9291, 0x9292]
     static let exifPointer: UInt16 = 0x8769
+    /// The longest value taken (dates are 20 bytes, a camera's make or model a few dozen).
+    static let maximumValueBytes = 1024
 
     private struct Entry {
         var tag: UInt16
@@ -184,7 +186,10 @@ enum TIFFExifBlock {
         }
         guard u16(2) == 42, let ifd0 = u32(4) else { return nil }
 
-        /// The wanted entries of the IFD at `offset`, and the Exif IFD pointer if it has one.
+        /// The wanted entries of the IFD at `offset` (the first of each tag: a file that repeats
+        /// one entry 65 535 times gives it once), and the Exif IFD pointer if it has one. The
+        /// gathered block is thus at most a dozen values of `maximumValueBytes` each, whatever
+        /// the file declares.
         func entries(at offset: Int, wanted: Set<UInt16>) -> (entries: [Entry], exif: Int?) {
             guard let count = u16(offset) else { return ([], nil) }
             var found: [Entry] = []
@@ -192,10 +197,10 @@ enum TIFFExifBlock {
             for index in 0..<Int(count) {
                 let at = offset + 2 + 12 * index
                 guard let tag = u16(at), let type = u16(at + 2), let components = u32(at + 4) else { break }
-                if tag == exifPointer, let pointer = u32(at + 8) { exif = Int(pointer) }
-                guard wanted.contains(tag) else { continue }
+                if tag == exifPointer, exif == nil, let pointer = u32(at + 8) { exif = Int(pointer) }
+                guard wanted.contains(tag), !found.contains(where: { $0.tag == tag }) else { continue }
                 let sizes: [UInt16: Int] = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8]
-                guard let size = sizes[type], components <= 4096 else { continue }
+                guard let size = sizes[type], size * Int(components) <= maximumValueBytes else { continue }
                 let length = size * Int(components)
                 let start = length <= 4 ? at + 8 : Int(u32(at + 8) ?? UInt32.max)
                 guard start + length <= file.count else { continue }

@@ -11,7 +11,7 @@ extension ItemProcessor {
     private static let failOn = Int32(VIPS_FAIL_ON_TRUNCATED.rawValue)
 
     static func build(
-        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext,
+        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, size: Int, context: ProcessingContext,
         placeholder known: Manifest.Placeholder? = nil
     ) -> Result<ProcessedItem, Problem> {
         // The probe: the header, read from an image that lives only as long as this call.
@@ -61,7 +61,7 @@ extension ItemProcessor {
         return .success(
             ProcessedItem(
                 source: source,
-                file: Manifest.FileInfo(bytes: raw.count, modified: source.stat.modifiedRFC3339, sha256: sha256),
+                file: Manifest.FileInfo(bytes: size, modified: source.stat.modifiedRFC3339, sha256: sha256),
                 image: header.imageInfo,
                 exif: header.exif.isEmpty ? nil : header.exif,
                 thumbnails: thumbnails,
@@ -106,7 +106,10 @@ extension ItemProcessor {
             do {
                 try context.output.write(thumbnail: path, encoded)
             } catch {
-                return .failure(Problem(stage: .write, reason: "cannot write thumbnail \(path): \(error.localizedDescription)"))
+                return .failure(
+                    Problem(
+                        stage: .write, reason: "cannot write thumbnail \(path): \(error.localizedDescription)",
+                        outputUnwritable: error.isOutputUnwritable))
             }
             written[output.recipe.name] = (encoded.count, encoded.withUnsafeBytes(Digest.sha256))
         }
@@ -152,6 +155,7 @@ extension ItemProcessor {
     private static func decode(
         plan: ThumbnailPlan, header: ImageHeader, raw: UnsafeRawBufferPointer, context: ProcessingContext
     ) -> Result<VipsImageHandle, Problem> {
+        let started = DispatchTime.now().uptimeNanoseconds
         let quarterTurn = Orientation.swapsAxes(header.orientation)
         let storedBox = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
         var rotate = false
@@ -163,9 +167,16 @@ extension ItemProcessor {
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
             lazy = step(.decode) { out in
-                header.format == "jpeg"
-                    ? tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)
-                    : tf_image_from_buffer(raw.baseAddress, raw.count, out, failOn)
+                switch (header.format, header.interlaced) {
+                case ("jpeg", false): tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)
+                case ("jpeg", true):
+                    // Progressive: every scan is decoded before the first row; the decoder's
+                    // input ends at the deadline (or a signal), so the decode cannot outlast it.
+                    tf_jpeg_load_shrunk_deadline(
+                        raw.baseAddress, raw.count, out, Int32(shrink), failOn, context.limits.decodeTimeout,
+                        context.cancellation?.pointer)
+                default: tf_image_from_buffer(raw.baseAddress, raw.count, out, failOn)
+                }
             }
             .flatMap { loaded in
                 header.isCMYK ? step(.decode) { tf_to_srgb(loaded.pointer, $0) } : .success(loaded)
@@ -178,7 +189,7 @@ extension ItemProcessor {
                 tf_thumbnail_buffer(raw.baseAddress, raw.count, out, Int32(plan.decodeWidth), Int32(plan.decodeHeight), failOn)
             }
         }
-        return lazy.flatMap { materialize($0, context: context) }.flatMap { decoded in
+        return lazy.flatMap { materialize($0, context: context, started: started) }.flatMap { decoded in
             // The lazy pass may leave the horizontal Lanczos3, which runs on the pixels in memory.
             guard decoded.width != storedBox.0 || decoded.height != storedBox.1 else { return .success(decoded) }
             return step(.decode) { tf_resize_exact(decoded.pointer, $0, Int32(storedBox.0), Int32(storedBox.1), 0) }
@@ -189,17 +200,30 @@ extension ItemProcessor {
             guard turn || decoded.hasProfile || decoded.isCMYK else { return .success(decoded) }
             return (turn ? step(.decode) { tf_autorot(decoded.pointer, $0, Int32(header.orientation)) } : .success(decoded))
                 .flatMap { image in step(.decode) { tf_to_srgb(image.pointer, $0) } }
-                .flatMap { materialize($0, context: context) }
+                .flatMap { materialize($0, context: context, started: started) }
         }
     }
 
     /// Computes an image into memory, under the decode deadline and the build's cancellation.
-    private static func materialize(_ lazy: VipsImageHandle, context: ProcessingContext) -> Result<VipsImageHandle, Problem> {
+    private static func materialize(
+        _ lazy: VipsImageHandle, context: ProcessingContext, started: UInt64
+    ) -> Result<VipsImageHandle, Problem> {
         var stopped: Int32 = 0
         if let decoded = tf_copy_memory_guarded(
             lazy.pointer, context.limits.decodeTimeout, context.cancellation?.pointer, &stopped)
         {
             return .success(VipsImageHandle(decoded))
+        }
+        // A decoder whose input was cut at the deadline or by a signal fails as truncated: the
+        // reason is the deadline or the signal, not the file.
+        if stopped == Int32(TF_STOP_NONE.rawValue) {
+            if context.cancellation?.signal != nil {
+                stopped = Int32(TF_STOP_REQUESTED.rawValue)
+            } else if context.limits.decodeTimeout > 0,
+                Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9 >= context.limits.decodeTimeout
+            {
+                stopped = Int32(TF_STOP_DEADLINE.rawValue)
+            }
         }
         switch stopped {
         case Int32(TF_STOP_DEADLINE.rawValue):
@@ -256,6 +280,7 @@ extension ItemProcessor {
             let buffer
         else { return .failure(.vips(.encode)) }
         defer { g_free(buffer) }
-        return .success(Array(UnsafeRawBufferPointer(start: buffer, count: length)))
+        let encoded = Array(UnsafeRawBufferPointer(start: buffer, count: length))
+        return .success(output.recipe.format == .webp ? MetadataBounds.webpWithoutMetadata(encoded) : encoded)
     }
 }

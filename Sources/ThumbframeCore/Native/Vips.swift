@@ -39,17 +39,17 @@ enum Vips {
         try bytes.withUnsafeBytes { try withImage($0, failOn: failOn, body) }
     }
 
-    /// The pixel size of an image file, from its header; or why it cannot be opened.
-    static func imageSize(atPath path: String) -> Result<(width: Int, height: Int), Unreadable> {
+    /// The pixel size of an image in memory, from its header; or why it cannot be opened.
+    static func imageSize(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), Unreadable> {
         do {
             try start()
         } catch {
             return .failure(Unreadable(error.localizedDescription))
         }
         defer { threadDone() }
-        guard let opened = tf_image_new_from_file(path) else { return .failure(Unreadable("unreadable: " + takeError())) }
-        let image = VipsImageHandle(opened)
-        return .success((image.width, image.height))
+        let size = withImage(bytes, failOn: 0) { image in (image.width, image.height) }
+        guard let size else { return .failure(Unreadable("unreadable: " + takeError())) }
+        return .success(size)
     }
 
     /// Why an image file could not be opened, in a sentence.

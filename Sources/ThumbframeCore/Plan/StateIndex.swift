@@ -54,6 +54,10 @@ final class StateIndex {
             return (
                 try StateIndex(database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly), readOnly: readOnly), nil
             )
+        } catch  where !error.isCorruption {
+            // A full disk, an I/O error, a permission, a lock: the index may be perfectly good
+            // (deleting it would cost the next run a decode of the whole library). Stop, keep it.
+            throw .cannotWrite(path: path, reason: "cannot open the state index (\(error)); it is kept as it is")
         } catch {
             let problem = "state index \(name) cannot be used (\(error)); rebuilding it from the sources"
             if readOnly { return (nil, problem) }
@@ -100,10 +104,10 @@ final class StateIndex {
     // MARK: Meta
 
     /// A value of the `meta` table: what was published and with which settings.
-    func meta(_ key: String) -> String? {
-        guard let statement = try? database.prepare("SELECT value FROM meta WHERE key = ?") else { return nil }
+    func meta(_ key: String) throws(SQLiteError) -> String? {
+        let statement = try database.prepare("SELECT value FROM meta WHERE key = ?")
         statement.bind(1, key)
-        return (try? statement.step()) == true ? statement.string(0) : nil
+        return try statement.step() ? statement.string(0) : nil
     }
 
     func setMeta(_ key: String, _ value: String) throws(SQLiteError) {
@@ -346,6 +350,40 @@ extension StateIndex {
             throw error
         }
         try database.execute("DETACH DATABASE part")
+    }
+
+    /// The first row this index holds that a build would not have written: a path that is not
+    /// a clean relative path, an entry that does not decode, a thumbnail path not of
+    /// thumbframe's shape under `thumbs/`, thumbnails in the entry other than those in the row,
+    /// or a thumbnail that is not on disk with its recorded size. `merge` checks every shard's
+    /// rows with it before importing them, as a build checks its own before reusing them.
+    func firstDamagedRow(output: OutputDirectory) throws(SQLiteError) -> String? {
+        let select = try database.prepare("SELECT path, failed, thumbs, entry FROM files JOIN entries USING (path) ORDER BY path")
+        while try select.step() {
+            let path = select.bytes(0)
+            let shown = TerminalText.safe(String(decoding: path, as: UTF8.self))
+            guard SourceFile.isCleanRelativePath(path) else { return "a row names '\(shown)', not a path inside the source" }
+            let stored = Stored(failed: select.int(1) != 0, json: select.bytes(3))
+            if stored.failed {
+                if stored.failure() == nil { return "the failure of \(shown) cannot be read" }
+                continue
+            }
+            guard let item = stored.item() else { return "the entry of \(shown) cannot be read" }
+            let recorded = Self.thumbnails(select.bytes(2))
+            let named = item.thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
+            guard Set(recorded.map { "\($0.path) \($0.bytes)" }) == Set(named.map { "\($0.0) \($0.1)" }) else {
+                return "the thumbnails of \(shown) differ between its row and its entry"
+            }
+            for (thumbnail, bytes) in named {
+                guard OutputName(thumbnail)?.area == "thumbs" else {
+                    return "\(shown) names '\(TerminalText.safe(thumbnail))', not a thumbnail path of thumbframe's"
+                }
+                guard let stat = output.stat(thumbnail: thumbnail), stat.isRegularFile, stat.size == bytes else {
+                    return "thumbnail \(thumbnail) of \(shown) is missing or changed"
+                }
+            }
+        }
+        return nil
     }
 
     /// Items and failures recorded.

@@ -95,6 +95,9 @@ enum ItemProcessor {
         /// The file was built, yet libvips had left a message in the buffer (an operation that
         /// recovered, or another file's failure in flight); the buffer was emptied.
         var leftMessage = false
+        /// OUT_DIR itself could not take the thumbnail (full disk, quota, read-only, I/O error):
+        /// not this file's failure but the run's, which stops and keeps what it recorded.
+        var outputUnwritable: String?
     }
 
     /// `--verify`'s test of an entry whose source bytes are unchanged, for the build and for
@@ -132,7 +135,11 @@ enum ItemProcessor {
             }
             let opened = Vips.clock()
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            switch build(source, raw, sha256: sha256, context: context, placeholder: placeholder) {
+            let bounded = MetadataBounds.pngWithoutText(raw)
+            let result = bounded.map { bytes in
+                bytes.withUnsafeBytes { build(source, $0, sha256: sha256, size: raw.count, context: context, placeholder: placeholder) }
+            }
+            switch result ?? build(source, raw, sha256: sha256, size: raw.count, context: context, placeholder: placeholder) {
             case .success(let item):
                 let leftMessage = Vips.hasErrors()
                 if leftMessage { Vips.clearErrors() }
@@ -140,7 +147,7 @@ enum ItemProcessor {
             case .failure(let problem):
                 return Timed(
                     outcome: .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips),
-                    window: opened...Vips.clock())
+                    window: opened...Vips.clock(), outputUnwritable: problem.outputUnwritable ? problem.reason : nil)
             }
         }
     }
@@ -150,6 +157,8 @@ enum ItemProcessor {
         var reason: String
         /// The reason is libvips' (shared) error buffer.
         var fromVips = false
+        /// Writing into OUT_DIR failed for a reason of OUT_DIR's, not of this file's.
+        var outputUnwritable = false
 
         static func vips(_ stage: FailureStage, _ prefix: String = "") -> Problem {
             Problem(stage: stage, reason: prefix + Vips.takeError(), fromVips: true)

@@ -40,8 +40,9 @@ struct ThumbnailPruner {
         return (try? output.root.entries())?.contains(where: TemporaryName.matches) ?? false
     }
 
-    /// Removes what thumbframe owns and `keep` (every thumbnail and page the manifest names) does not.
-    func prune(keeping keep: Set<String>) -> Outcome {
+    /// Removes what thumbframe owns and `keep` (every thumbnail and page the manifest names) does
+    /// not; throws when the ledger cannot be written (it is written again by the next run).
+    func prune(keeping keep: Set<String>) throws(ThumbframeError) -> Outcome {
         var outcome = Outcome()
         let candidates = output.ownedThumbnails()
         var emptied: Set<String> = []
@@ -74,7 +75,11 @@ struct ThumbnailPruner {
             }
         }
         for path in emptied { output.removeFanoutIfEmpty(of: path) }
-        try? output.settle(owned: Array(keep))
+        do {
+            try output.settle(owned: Array(keep))
+        } catch {
+            throw .cannotWrite(path: output.path + "/" + OutputDirectory.ledgerName, reason: error.localizedDescription)
+        }
         return outcome
     }
 }

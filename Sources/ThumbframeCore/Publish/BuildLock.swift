@@ -20,7 +20,7 @@ final class BuildLock {
         in output: Directory, name: String = OutputDirectory.lockName, shared: Bool = false
     ) throws(ThumbframeError) -> BuildLock {
         let path = output.path + "/" + name
-        let fd = name.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        let fd = name.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
             let code = errno
             let reason = code == ELOOP ? FileSystemError.symbolicLink.localizedDescription : String(cString: strerror(code))

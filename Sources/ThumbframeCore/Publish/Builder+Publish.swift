@@ -20,21 +20,30 @@ extension Builder {
         /// leaves the index dirty: the next run writes the manifest even if no file changed).
         var clean: Bool
 
-        init(_ index: StateIndex?) {
-            generator = index?.meta("generator")
-            recipes = index?.meta("recipes")
-            settings = index?.meta("settings")
-            walkFailures = index?.meta("walkFailures")
-            for line in (index?.meta("pages") ?? "").split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                if parts.count == 2 { pages[String(parts[0])] = String(parts[1]) }
+        /// Reads what the index recorded; an index that cannot be read stops the run (73) and is kept.
+        init(_ index: StateIndex?) throws(ThumbframeError) {
+            guard let index else {
+                (items, sections, clean) = (0, 0, false)
+                return
             }
-            let manifest = index?.meta("manifest")?.split(separator: " ")
-            manifestStat = manifest?.first.map(String.init)
-            manifestSHA256 = manifest?.last.map(String.init)
-            items = index?.meta("items").flatMap(Int.init) ?? 0
-            sections = index?.meta("sections").flatMap(Int.init) ?? 0
-            clean = index?.meta("dirty") == "0"
+            do {
+                generator = try index.meta("generator")
+                recipes = try index.meta("recipes")
+                settings = try index.meta("settings")
+                walkFailures = try index.meta("walkFailures")
+                for line in (try index.meta("pages") ?? "").split(separator: "\n") {
+                    let parts = line.split(separator: " ")
+                    if parts.count == 2 { pages[String(parts[0])] = String(parts[1]) }
+                }
+                let manifest = try index.meta("manifest")?.split(separator: " ")
+                manifestStat = manifest?.first.map(String.init)
+                manifestSHA256 = manifest?.last.map(String.init)
+                items = try index.meta("items").flatMap(Int.init) ?? 0
+                sections = try index.meta("sections").flatMap(Int.init) ?? 0
+                clean = try index.meta("dirty") == "0"
+            } catch {
+                throw .cannotWrite(path: StateIndex.name, reason: "cannot read the state index: \(error.description)")
+            }
         }
     }
 
@@ -86,7 +95,10 @@ extension Builder {
         // Each page still is the file that was written.
         guard Self.intactPages(published, output: output).count == published.pages.count else { return false }
         guard options.verify else { return true }
-        guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
+        guard
+            let bytes = try? output.root.readFile(
+                Array(OutputDirectory.manifestName.utf8), limit: ManifestReader.maximumDocumentBytes)
+        else { return false }
         return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
     }
 
@@ -99,7 +111,7 @@ extension Builder {
     func publish(
         index: StateIndex, output: OutputDirectory, walk: SourceWalker.Result, unchanged: Bool, changed: Set<[UInt8]>?
     ) throws(ThumbframeError) -> Publication {
-        let published = Published(index)
+        let published = try Published(index)
         let settings = settingsKey()
         let walkFailures = Self.walkFailuresKey(walk)
         let statePath = output.path + "/" + StateIndex.name
@@ -165,6 +177,7 @@ extension Builder {
                     guard let entry else {
                         throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
                     }
+                    try Self.checkThumbnails(entry, of: key.source.relativePath, output: output)
                     let position = first + offset
                     let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
@@ -265,7 +278,10 @@ extension Builder {
     private func unchangedManifest(_ published: Published, output: OutputDirectory) -> Bool {
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else { return true }
         if published.manifestStat == Self.fingerprint(stat) { return true }
-        guard let bytes = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)) else { return false }
+        guard
+            let bytes = try? output.root.readFile(
+                Array(OutputDirectory.manifestName.utf8), limit: ManifestReader.maximumDocumentBytes)
+        else { return false }
         return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
     }
 
@@ -290,7 +306,11 @@ extension Builder {
             throw .cannotWrite(path: path, reason: "cannot encode manifest: \(error)")
         }
         let sha256 = data.withUnsafeBytes(Digest.sha256)
-        if let existing = try? output.root.readFile(Array(OutputDirectory.manifestName.utf8)), existing.elementsEqual(data) {
+        // Compared only when the sizes agree (a damaged manifest.json may be any size).
+        let name = Array(OutputDirectory.manifestName.utf8)
+        if output.root.stat(name)?.size == data.count, let existing = try? output.root.readFile(name, limit: data.count),
+            existing.elementsEqual(data)
+        {
             return (false, sha256)
         }
         do {
@@ -308,6 +328,45 @@ extension Builder {
             return try index.thumbnailPaths()
         } catch {
             throw .cannotWrite(path: StateIndex.name, reason: error.description)
+        }
+    }
+
+    /// Every thumbnail the index's items name, and every one the shard indexes in OUT_DIR name:
+    /// a plain build run between shards and their merge must not prune what the merge will
+    /// publish. (Once a library is no longer built in shards, removing the
+    /// `.thumbframe-shard-*` files lets a build prune what only they named.)
+    func keptThumbnails(_ index: StateIndex, output: OutputDirectory) throws(ThumbframeError) -> Set<String> {
+        var kept = try thumbnailPaths(index)
+        for name in Shard.stateNames(in: output) {
+            let (shard, problem) = try StateIndex.open(output, readOnly: false, name: name)
+            if let problem { events(.warning(problem)) }
+            guard let shard else { continue }
+            do {
+                kept.formUnion(try shard.thumbnailPaths())
+            } catch {
+                throw .cannotWrite(path: output.path + "/" + name, reason: error.description)
+            }
+        }
+        return kept
+    }
+
+    /// The thumbnails of an item about to be published: each of thumbframe's shape under
+    /// `thumbs/` and on disk with its recorded size. A manifest never names a file that is not
+    /// there (a shard's rows whose thumbnails were removed, a row changed behind thumbframe's
+    /// back): nothing is published, and the reason names the file.
+    static func checkThumbnails(_ entry: StateIndex.StoredItem, of path: String, output: OutputDirectory) throws(ThumbframeError) {
+        for (name, thumbnail) in entry.thumbnails.sorted(by: { $0.key < $1.key }) {
+            guard OutputName(thumbnail.path)?.area == "thumbs" else {
+                throw .cannotWrite(
+                    path: output.path,
+                    reason: "the state index names '\(thumbnail.path)' as thumbnail \(name) of \(path); nothing published")
+            }
+            guard let stat = output.stat(thumbnail: thumbnail.path), stat.isRegularFile, thumbnail.bytes.map({ $0 == stat.size }) ?? true
+            else {
+                throw .cannotWrite(
+                    path: output.path + "/" + thumbnail.path,
+                    reason: "thumbnail \(name) of \(path) is missing or changed; nothing published (run the build again)")
+            }
         }
     }
 

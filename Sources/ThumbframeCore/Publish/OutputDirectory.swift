@@ -47,6 +47,15 @@ final class OutputDirectory: @unchecked Sendable {
         }
         thumbs = try area("thumbs")
         pages = try area("pages")
+        // thumbframe's own bookkeeping files are plain files; anything else at their names (a
+        // FIFO would hold every build forever, a link would lead a write elsewhere) stops here.
+        for name in [Self.journalName, Self.ledgerName] {
+            guard let stat = root.stat(Array(name.utf8)) else { continue }
+            guard stat.isRegularFile, stat.links == 1 else {
+                throw .cannotWrite(
+                    path: path + "/" + name, reason: "not a plain file of thumbframe's (a link, FIFO or other kind); remove it")
+            }
+        }
     }
 
     private func area(_ name: OutputName) -> Directory? {
@@ -101,7 +110,7 @@ final class OutputDirectory: @unchecked Sendable {
 
     /// Records as thumbframe's the thumbnails a manifest of thumbframe 0.1 names (it kept no
     /// ledger): once, when a directory of 0.1 gets its first state index, so they can be pruned.
-    func adoptVersion1Thumbnails() {
+    func adoptVersion1Thumbnails() throws(FileSystemError) {
         struct Version1: Decodable {
             struct Item: Decodable {
                 struct Thumbnail: Decodable {
@@ -112,12 +121,13 @@ final class OutputDirectory: @unchecked Sendable {
             var version: Int
             var items: [Item]?
         }
-        guard let bytes = try? root.readFile(Array(Self.manifestName.utf8)),
+        // A damaged manifest may be any size: more than a reader accepts is not 0.1's.
+        guard let bytes = try? root.readFile(Array(Self.manifestName.utf8), limit: ManifestReader.maximumDocumentBytes),
             let manifest = try? JSONDecoder().decode(Version1.self, from: Data(bytes)), manifest.version == 1
         else { return }
         for item in manifest.items ?? [] {
             for thumbnail in item.thumbnails.values where OutputName(thumbnail.path) != nil {
-                try? appendToJournal(thumbnail.path)
+                try appendToJournal(thumbnail.path)
             }
         }
     }
@@ -126,10 +136,16 @@ final class OutputDirectory: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if journal < 0 {
-            journal = Self.journalName.withCString {
-                openat(root.fd, $0, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            // Non-blocking: a FIFO put there since the start must not hold the build.
+            let fd = Self.journalName.withCString {
+                openat(root.fd, $0, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
             }
-            guard journal >= 0 else { throw errno == ELOOP ? .symbolicLink : .posix(errno) }
+            guard fd >= 0 else { throw errno == ELOOP ? .symbolicLink : .posix(errno) }
+            guard OpenFile(fd: dup(fd)).stat()?.isRegularFile == true else {
+                close(fd)
+                throw .notRegular
+            }
+            journal = fd
         }
         // One write per line with O_APPEND: lines never interleave.
         let line = Array((path + "\n").utf8)

@@ -152,7 +152,9 @@ enum ViewerAssets {
           const url = (path) => new URL(path, base).href;
 
           async function load() {
-            const data = window.thumbframeData;
+            // The data script is for file://, where fetch is refused; anywhere else manifest.json
+            // is the truth (a data script left by an older build must never win over it).
+            const data = location.protocol === "file:" ? window.thumbframeData : undefined;
             if (data) return { doc: data.manifest, page: async (path) => data.pages[path] };
             const response = await fetch(url("manifest.json"));
             if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);

@@ -47,12 +47,27 @@ struct ViewerWriter {
         return nil
     }
 
+    /// A build without `--viewer` that writes a new manifest keeps the data script of an earlier
+    /// `--viewer` build current (or removes it past `maximumInlineItems`), so the viewer left in
+    /// OUT_DIR never shows a library that is gone. Only a data script of the viewer's own is touched.
+    func refreshData(manifest: ManifestDocument) throws(ThumbframeError) {
+        let name = Array(Self.dataName.utf8)
+        guard let stat = output.root.stat(name), stat.isRegularFile,
+            String(decoding: output.root.head(name, count: 512), as: UTF8.self).contains(Self.marker)
+        else { return }
+        if manifest.itemCount > Self.maximumInlineItems {
+            _ = output.root.removeFile(name)
+        } else {
+            try replace(Self.dataName, with: try data(manifest))
+        }
+    }
+
     /// `window.thumbframeData = {"manifest": …, "pages": {path: page, …}};` from the files as
     /// written (JSON is a JavaScript expression).
     private func data(_ manifest: ManifestDocument) throws(ThumbframeError) -> [UInt8] {
         func read(_ path: String) throws(ThumbframeError) -> [UInt8] {
             do {
-                return try output.root.readFile(Array(path.utf8)).filter { $0 != 0x0A }
+                return try output.root.readFile(Array(path.utf8), limit: ManifestReader.maximumDocumentBytes).filter { $0 != 0x0A }
             } catch {
                 throw .cannotWrite(path: output.path + "/" + Self.dataName, reason: "cannot read \(path): \(error.localizedDescription)")
             }
@@ -72,7 +87,11 @@ struct ViewerWriter {
     }
 
     private func replace(_ name: String, with bytes: [UInt8]) throws(ThumbframeError) {
-        if let existing = try? output.root.readFile(Array(name.utf8)), existing == bytes { return }
+        if output.root.stat(Array(name.utf8))?.size == bytes.count,
+            let existing = try? output.root.readFile(Array(name.utf8), limit: bytes.count), existing == bytes
+        {
+            return
+        }
         do {
             try output.root.writeAtomically(bytes, to: name, durable: false)
         } catch {

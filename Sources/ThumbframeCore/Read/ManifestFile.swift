@@ -3,30 +3,51 @@ import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.
 package enum ManifestFile {
-    /// Opens the top document at `path`; pages are read from beside it when asked for. With
-    /// `verifyingPages`, a page whose bytes do not hash to its name (changed after it was
-    /// written) is an error when it is read.
+    /// Opens the top document at `path` (a link the user names is resolved); pages are read from
+    /// beside it when asked for, through `ContainedDirectory` (relative, no link followed,
+    /// size-limited), as every reader does. With `verifyingPages`, a page whose bytes do not
+    /// hash to its name (changed after it was written) is an error when it is read.
     package static func open(_ path: String, verifyingPages: Bool = false) throws(ThumbframeError) -> ManifestReader {
-        let bytes: [UInt8]
+        let (folder, data) = try read(path)
         do {
-            bytes = try FileSystem.readFile(path)
-        } catch {
-            throw .manifestUnreadable(path: path, reason: error.localizedDescription)
-        }
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            let document = try ManifestDocument.decode(from: Data(bytes))
+            let document = try ManifestDocument.decode(from: data)
             return try ManifestReader(document: document) { page in
-                let bytes = try FileSystem.readFile((directory.isEmpty ? "." : directory) + "/" + page, limit: 1 << 30)
+                let bytes = try folder.read(page, limit: ManifestReader.maximumPageBytes)
                 if verifyingPages, let name = OutputName(page),
                     !bytes.withUnsafeBytes(Digest.sha256).hasPrefix(String(name.file.prefix(32)))
                 {
                     throw PageChanged()
                 }
-                return Data(bytes)
+                return bytes
             }
         } catch {
             throw .invalidManifest(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// The folder of the manifest at `path`, where its pages and thumbnails are read.
+    package static func folder(_ path: String) throws(ThumbframeError) -> ContainedDirectory {
+        do {
+            return try ContainedDirectory.locate(path).0
+        } catch {
+            throw .manifestUnreadable(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// The top document's bytes (at most `ManifestReader.maximumDocumentBytes`) and its folder.
+    private static func read(_ path: String) throws(ThumbframeError) -> (ContainedDirectory, Data) {
+        let located: (ContainedDirectory, String)
+        do {
+            located = try ContainedDirectory.locate(path)
+        } catch {
+            throw .manifestUnreadable(path: path, reason: error.localizedDescription)
+        }
+        do {
+            return (located.0, try located.0.read(located.1, limit: ManifestReader.maximumDocumentBytes))
+        } catch .tooLarge(let size, let limit) {
+            throw .invalidManifest(path: path, reason: "the top document is \(size) bytes, over the \(limit) a reader accepts")
+        } catch {
+            throw .manifestUnreadable(path: path, reason: error.localizedDescription)
         }
     }
 

@@ -47,7 +47,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             items: manifest.items.count, counts: counts)
         if let thumbnailRoot {
             thumbnailBytes = [:]
-            for item in manifest.items { countFiles(item, thumbnailRoot: thumbnailRoot) }
+            let folder = try? ContainedDirectory(thumbnailRoot)
+            for item in manifest.items { countFiles(item, in: folder) }
         }
     }
 
@@ -62,7 +63,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         thumbnailBytes = [:]
         var summary = self
         do {
-            try reader.forEachItem { summary.countFiles($0, thumbnailRoot: thumbnailRoot) }
+            let folder = try? ContainedDirectory(thumbnailRoot)
+            try reader.forEachItem { summary.countFiles($0, in: folder) }
         } catch {
             throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
         }
@@ -86,10 +88,12 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     }
 
     /// Adds an item's thumbnail files on disk to `thumbnailBytes`, or to `missingThumbnails`.
-    private mutating func countFiles(_ item: Manifest.Item, thumbnailRoot root: String) {
+    /// Files are reached as every reader reaches them (`ContainedDirectory`): a link under
+    /// `thumbs/` counts as missing, never as the size of what it points to.
+    private mutating func countFiles(_ item: Manifest.Item, in folder: ContainedDirectory?) {
         for (name, thumbnail) in item.thumbnails where Manifest.isContainedRelativePath(thumbnail.path) {
-            if let stat = FileStat.lstat(root + "/" + thumbnail.path), stat.isRegularFile {
-                thumbnailBytes[name] = thumbnailBytes[name, default: 0].addingReportingOverflow(stat.size).partialValue
+            if let size = try? folder?.size(of: thumbnail.path) {
+                thumbnailBytes[name] = thumbnailBytes[name, default: 0].addingReportingOverflow(size).partialValue
             } else {
                 missingThumbnails += 1
             }

@@ -15,12 +15,12 @@ package enum ManifestValidator {
         } catch .invalidManifest(_, let reason) {
             return [reason]
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let folder = try ManifestFile.folder(path)
         let document = reader.document
         let header = Manifest(
             generator: document.generator, settings: document.settings, sections: document.sections, items: [],
             failures: document.failures)
-        var checker = Checker(header, thumbnailRoot: directory.isEmpty ? "." : directory, limit: limit)
+        var checker = Checker(header, thumbnails: folder, limit: limit)
         let total = Manifest.itemTotal(document.sections)
         if document.itemCount != total { checker.report("itemCount is \(document.itemCount), but the sections hold \(total)") }
         for (number, section) in document.sections.enumerated() where checker.hasRoom {
@@ -55,7 +55,7 @@ package enum ManifestValidator {
     package static func problems(of manifest: Manifest, thumbnailRoot: String?, limit: Int = 1000) -> [String] {
         var header = manifest
         header.items = []
-        var checker = Checker(header, thumbnailRoot: thumbnailRoot, limit: limit)
+        var checker = Checker(header, thumbnails: thumbnailRoot.flatMap { try? ContainedDirectory($0) }, limit: limit)
         let total = Manifest.itemTotal(manifest.sections)
         if total != manifest.items.count { checker.report("sections count \(total) items, but there are \(manifest.items.count)") }
         for (position, item) in manifest.items.enumerated() where checker.hasRoom {
@@ -69,7 +69,7 @@ package enum ManifestValidator {
     /// check (recipes, viewports, layouts recomputed, thumbnail files).
     struct Checker {
         private let manifest: Manifest
-        private let thumbnailRoot: String?
+        private let thumbnails: ContainedDirectory?
         private let limit: Int
         private var problems: [String]
         private var consistency: Manifest.ItemConsistency
@@ -79,9 +79,9 @@ package enum ManifestValidator {
         /// The counts of the items checked so far (to compare with a top document's summary).
         private(set) var counted = ManifestDocument.Summary()
 
-        init(_ header: Manifest, thumbnailRoot: String?, limit: Int) {
+        init(_ header: Manifest, thumbnails: ContainedDirectory?, limit: Int) {
             manifest = header
-            self.thumbnailRoot = thumbnailRoot
+            self.thumbnails = thumbnails
             self.limit = limit
             // The header's own problems (format, sections, failures) come first.
             problems = header.headerProblems(limit: limit)
@@ -118,7 +118,7 @@ package enum ManifestValidator {
                 report("items[\(index)] has layouts \(item.layouts.keys.sorted()), expected \(viewportNames.sorted())")
             }
             let image = item.image
-            if image.width > 0, image.height > 0, image.width <= 1 << 30, image.height <= 1 << 30 {
+            if image.width > 0, image.height > 0 {
                 let swapped = Orientation.swapsAxes(image.orientation)
                 if (swapped ? (image.storedHeight, image.storedWidth) : (image.storedWidth, image.storedHeight))
                     != (image.width, image.height)
@@ -133,9 +133,9 @@ package enum ManifestValidator {
                     if layout != expected { report("items[\(index)].layouts.\(viewport.name) is not what the layout engine gives") }
                 }
             }
-            guard let root = thumbnailRoot else { return }
+            guard let thumbnails else { return }
             for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) where Manifest.isThumbnailPath(thumbnail.path) {
-                if let problem = ManifestValidator.checkThumbnail(root + "/" + thumbnail.path, thumbnail) {
+                if let problem = ManifestValidator.checkThumbnail(thumbnail, in: thumbnails) {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
@@ -144,19 +144,27 @@ package enum ManifestValidator {
         func finish() -> [String] { problems }
     }
 
-    /// The thumbnail file exists with the recorded byte size and hash, and its header has the
-    /// recorded pixel size.
-    static func checkThumbnail(_ path: String, _ thumbnail: Manifest.Thumbnail) -> String? {
-        guard let stat = FileStat.lstat(path) else { return "missing" }
-        guard stat.isRegularFile else { return "not a regular file" }
-        if let bytes = thumbnail.bytes, bytes != stat.size {
-            return "is \(stat.size) bytes, the manifest says \(bytes) (truncated or replaced)"
+    /// The largest thumbnail `validate` reads (a 65 500-pixel-long JPEG is far below it).
+    static let maximumThumbnailBytes = 256 << 20
+
+    /// The thumbnail file exists below the manifest's folder (reached without links) with the
+    /// recorded byte size and hash, and its header has the recorded pixel size.
+    static func checkThumbnail(_ thumbnail: Manifest.Thumbnail, in folder: ContainedDirectory) -> String? {
+        let data: Data
+        do {
+            data = try folder.read(thumbnail.path, limit: maximumThumbnailBytes)
+        } catch .posix(ENOENT) {
+            return "missing"
+        } catch {
+            return error.localizedDescription
         }
-        if let sha256 = thumbnail.sha256 {
-            guard let data = try? FileSystem.readFile(path, limit: 1 << 30) else { return "unreadable" }
-            if data.withUnsafeBytes(Digest.sha256) != sha256 { return "content differs from its recorded sha256 (replaced)" }
+        if let bytes = thumbnail.bytes, bytes != data.count {
+            return "is \(data.count) bytes, the manifest says \(bytes) (truncated or replaced)"
         }
-        switch Vips.imageSize(atPath: path) {
+        if let sha256 = thumbnail.sha256, data.withUnsafeBytes(Digest.sha256) != sha256 {
+            return "content differs from its recorded sha256 (replaced)"
+        }
+        switch Vips.imageSize(Array(data)) {
         case .failure(let problem):
             return problem.reason
         case .success(let size) where size.width != thumbnail.width || size.height != thumbnail.height:

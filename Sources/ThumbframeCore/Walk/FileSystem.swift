@@ -39,8 +39,17 @@ struct FileStat: Sendable, Equatable {
         return scaled.overflow || sum.overflow ? Int.min &+ modifiedSeconds : sum.partialValue
     }
 
+    /// The earliest and latest times RFC 3339's four-digit years can say (0000-01-01T00:00:00Z
+    /// and 9999-12-31T23:59:59Z, in seconds since 1970).
+    static let representableSeconds = -62_167_219_200...253_402_300_799
+
     /// The modification time as RFC 3339 in UTC with nanoseconds: `2019-06-01T10:00:00.123456789Z`.
+    /// A time outside years 0000–9999 (a file dated 2^40 s) is clamped to the nearest end, so
+    /// the manifest always holds a real date.
     var modifiedRFC3339: String {
+        let range = Self.representableSeconds
+        if modifiedSeconds < range.lowerBound { return "0000-01-01T00:00:00.000000000Z" }
+        if modifiedSeconds > range.upperBound { return "9999-12-31T23:59:59.999999999Z" }
         var seconds = time_t(modifiedSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -113,6 +122,13 @@ enum FileSystemError: LocalizedError, Equatable {
     case tooLarge(size: Int, limit: Int)
     /// The file's size changed between `fstat` and the end of the read.
     case changedWhileReading
+
+    /// The file system cannot take writes at all (full, over quota, read-only, failing): a
+    /// write into OUT_DIR that fails so stops the build rather than failing file after file.
+    var isOutputUnwritable: Bool {
+        guard case .posix(let code) = self else { return false }
+        return [ENOSPC, EDQUOT, EROFS, EIO, EFBIG].contains(code)
+    }
 
     var errorDescription: String? {
         switch self {

@@ -26,6 +26,15 @@ struct SourceFile: Sendable, Equatable {
         self.stat = stat
     }
 
+    /// True for the bytes of a path the walk can give: relative, no empty, `.` or `..`
+    /// component, no NUL.
+    static func isCleanRelativePath(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty, !bytes.contains(0) else { return false }
+        return bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { component in
+            !component.isEmpty && !component.elementsEqual([46]) && !component.elementsEqual([46, 46])
+        }
+    }
+
     /// The manifest's `rawPath`: set only when the path is not valid UTF-8.
     var manifestRawPath: String? { RawPath.encode(rawPath) }
 
@@ -83,6 +92,22 @@ struct SourceWalker {
         var failures: [Manifest.Failure] = []
     }
 
+    /// Directories nested deeper than this below SOURCE_DIR are not entered (a walk failure
+    /// names the first one): the walk holds one open directory per level.
+    static let maximumDepth = 256
+
+    /// A directory being listed: its open descriptor, its entries, the next one to look at, and
+    /// where it is (as named, and as opened when reached through a followed link).
+    private struct Frame {
+        var directory: Directory
+        var entries: [[UInt8]]
+        var next = 0
+        var components: [[UInt8]]
+        var openComponents: [[UInt8]]
+        /// The `.thumbframeignore` files in force here, shallowest first.
+        var ignores: [IgnoreFile]
+    }
+
     func walk() throws(ThumbframeError) -> Result {
         var result = Result()
         guard let rootStat = root.directory.stat(Array(".".utf8)) else {
@@ -94,9 +119,22 @@ struct SourceWalker {
         } catch {
             throw .sourceUnreadable(path: root.path, reason: error.localizedDescription)
         }
+        let ignores = ignoreFiles(in: root.directory, entries: entries, components: [], inherited: [])
         guard !followSymlinks, entries.count > 1 else {
             var visited: Set<FileIdentity> = [rootStat.identity]
-            walk(root.directory, entries: entries, components: [], openComponents: [], visited: &visited, into: &result)
+            // Links are followed only once the whole tree without them is walked, in path order:
+            // a directory also reached through a link keeps its real name, whatever readdir's order.
+            var links: [[UInt8]] = []
+            let root = Frame(
+                directory: root.directory, entries: sortedIfFollowing(entries), components: [], openComponents: [], ignores: ignores)
+            walk(from: root, visited: &visited, links: &links, into: &result)
+            var next = 0
+            while next < links.count {
+                var found: [[UInt8]] = []
+                follow(links[next], visited: &visited, links: &found, into: &result)
+                links += found.sorted { $0.lexicographicallyPrecedes($1) }
+                next += 1
+            }
             return result
         }
         // Without followed links the tree has no loops: the root's entries are walked on all
@@ -109,8 +147,10 @@ struct SourceWalker {
         nonisolated(unsafe) let slots = parts
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             var visited: Set<FileIdentity> = [rootStat.identity]
+            var links: [[UInt8]] = []
             let share = Array(entries[(entries.count * worker / workers)..<(entries.count * (worker + 1) / workers)])
-            walk(root.directory, entries: share, components: [], openComponents: [], visited: &visited, into: &slots[worker])
+            let frame = Frame(directory: root.directory, entries: share, components: [], openComponents: [], ignores: ignores)
+            walk(from: frame, visited: &visited, links: &links, into: &slots[worker])
         }
         for part in parts {
             result.files += part.files
@@ -119,57 +159,135 @@ struct SourceWalker {
         return result
     }
 
+    private func sortedIfFollowing(_ entries: [[UInt8]]) -> [[UInt8]] {
+        followSymlinks ? entries.sorted { $0.lexicographicallyPrecedes($1) } : entries
+    }
+
+    /// A walk failure for the entry `name` under `components`.
+    private static func failure(_ components: [[UInt8]], _ name: [UInt8], _ reason: String) -> Manifest.Failure {
+        let file = SourceFile(directory: components, name: name, stat: .missing)
+        return Manifest.Failure(path: file.relativePath, rawPath: file.manifestRawPath, stage: "read", reason: reason)
+    }
+
+    /// Walks the tree below `start` with a stack of frames, not recursion: a chain of 16 000
+    /// directories costs a failure line, not the process. Links met are collected in `links`
+    /// (their paths) when `followSymlinks`, to be followed after the real tree.
     private func walk(
-        _ directory: Directory, entries: [[UInt8]], components: [[UInt8]], openComponents: [[UInt8]],
-        visited: inout Set<FileIdentity>, into result: inout Result
+        from start: Frame, visited: inout Set<FileIdentity>, links: inout [[UInt8]], into result: inout Result
     ) {
-        for name in entries where name.first != UInt8(ascii: ".") && !rules.excludes(name: name, under: components) {
-            let display = String(decoding: name, as: UTF8.self)
-            func fail(_ reason: String) {
-                let file = SourceFile(directory: components, name: name, stat: .missing)
-                result.failures.append(.init(path: file.relativePath, rawPath: file.manifestRawPath, stage: "read", reason: reason))
+        var stack = [start]
+        while let top = stack.indices.last {
+            guard stack[top].next < stack[top].entries.count else {
+                stack.removeLast()
+                continue
             }
-            guard var stat = directory.stat(name) else { continue }  // vanished since listing
-            var opened: Directory = directory
-            var openName = name
-            var openPrefix = openComponents
+            let name = stack[top].entries[stack[top].next]
+            stack[top].next += 1
+            let frame = stack[top]
+            guard name.first != UInt8(ascii: "."), !rules.excludes(name: name, under: frame.components) else { continue }
+            guard let stat = frame.directory.stat(name) else { continue }  // vanished since listing
             if stat.isSymbolicLink {
-                guard followSymlinks else { continue }
-                switch resolve(components + [name]) {
-                case .failure(let problem):
-                    if FileSignature.hasImageExtension(display) { fail(problem.description) }
-                    continue
-                case .success(let target):
-                    // Reached from the root again, one component at a time without links.
-                    guard let parent = try? root.directory.descend(target.dropLast()), let targetStat = parent.stat(target.last!)
-                    else {
-                        if FileSignature.hasImageExtension(display) { fail("symbolic link changed while it was followed") }
-                        continue
-                    }
-                    (opened, openName, openPrefix, stat) = (parent, target.last!, Array(target.dropLast()), targetStat)
+                if followSymlinks, !frame.ignores.excludes(frame.components + [name], isDirectory: false) {
+                    links.append(Array((frame.components + [name]).joined(separator: [UInt8(ascii: "/")])))
                 }
+                continue
             }
-            if stat.isDirectory {
-                guard !excluded.contains(stat.identity), visited.insert(stat.identity).inserted else { continue }
-                let child: Directory
-                let childEntries: [[UInt8]]
-                do {
-                    child = try opened.subdirectory(openName)
-                    childEntries = try child.entries()
-                } catch {
-                    fail("cannot list directory: \(error.localizedDescription)")
-                    continue
-                }
-                walk(
-                    child, entries: childEntries, components: components + [name], openComponents: openPrefix + [openName],
-                    visited: &visited, into: &result)
-            } else if stat.isRegularFile,
-                FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(opened.head(openName, count: 16))
+            if let child = enter(
+                name, stat: stat, in: frame.directory, components: frame.components, openName: name,
+                openComponents: frame.openComponents, ignores: frame.ignores, depth: stack.count, visited: &visited, into: &result)
             {
-                result.files.append(
-                    SourceFile(
-                        directory: components, name: name,
-                        openPath: Array((openPrefix + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
+                stack.append(child)
+            }
+        }
+    }
+
+    /// What becomes of the entry `openName` of `directory` (named `name` under `components`):
+    /// a directory to walk (returned as its frame), a candidate file (added to `result`), or
+    /// nothing.
+    private func enter(
+        _ name: [UInt8], stat: FileStat, in directory: Directory, components: [[UInt8]], openName: [UInt8],
+        openComponents: [[UInt8]], ignores: [IgnoreFile], depth: Int, visited: inout Set<FileIdentity>, into result: inout Result
+    ) -> Frame? {
+        let path = components + [name]
+        if stat.isDirectory {
+            guard !WalkDefaults.systemFolders.contains(name), !ignores.excludes(path, isDirectory: true),
+                !excluded.contains(stat.identity), visited.insert(stat.identity).inserted
+            else { return nil }
+            guard depth <= Self.maximumDepth else {
+                result.failures.append(
+                    Self.failure(components, name, "directory nested more than \(Self.maximumDepth) levels deep; not entered"))
+                return nil
+            }
+            let child: Directory
+            let entries: [[UInt8]]
+            do {
+                child = try directory.subdirectory(openName)
+                entries = try child.entries()
+            } catch {
+                result.failures.append(Self.failure(components, name, "cannot list directory: \(error.localizedDescription)"))
+                return nil
+            }
+            // Another build's OUT_DIR (its marker files), or a folder that says it holds no media.
+            let marked = entries.contains { entry in
+                entry.first == UInt8(ascii: ".") && (WalkDefaults.outputMarkers.contains(entry) || entry == WalkDefaults.noMediaName)
+            }
+            guard !marked else { return nil }
+            return Frame(
+                directory: child, entries: sortedIfFollowing(entries), components: path, openComponents: openComponents + [openName],
+                ignores: ignoreFiles(in: child, entries: entries, components: path, inherited: ignores))
+        }
+        guard stat.isRegularFile, !ignores.excludes(path, isDirectory: false) else { return nil }
+        let display = String(decoding: name, as: UTF8.self)
+        if FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(directory.head(openName, count: 16)) {
+            result.files.append(
+                SourceFile(
+                    directory: components, name: name,
+                    openPath: Array((openComponents + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
+        }
+        return nil
+    }
+
+    /// The ignore files in force in a directory: the inherited ones, and its own
+    /// `.thumbframeignore` if it has one (a plain file, never a link).
+    private func ignoreFiles(in directory: Directory, entries: [[UInt8]], components: [[UInt8]], inherited: [IgnoreFile]) -> [IgnoreFile] {
+        guard entries.contains(WalkDefaults.ignoreFileName),
+            let text = try? directory.readFile(WalkDefaults.ignoreFileName, limit: WalkDefaults.maximumIgnoreFileBytes)
+        else { return inherited }
+        return inherited + [IgnoreFile(base: components, text: text)]
+    }
+
+    /// Follows the link at `path` (after the real tree was walked): a file becomes a candidate
+    /// under the link's name, a directory not walked yet is walked under it; a link that leads
+    /// out of SOURCE_DIR, nowhere or in a loop is a failure when it names an image or a directory.
+    private func follow(_ path: [UInt8], visited: inout Set<FileIdentity>, links: inout [[UInt8]], into result: inout Result) {
+        var components = path.split(separator: UInt8(ascii: "/")).map(Array.init)
+        let name = components.removeLast()
+        let display = String(decoding: name, as: UTF8.self)
+        switch resolve(components + [name]) {
+        case .failure(let problem):
+            if FileSignature.hasImageExtension(display) || problem.isDirectory {
+                result.failures.append(Self.failure(components, name, problem.description))
+            }
+        case .success(let target):
+            // Reached from the root again, one component at a time without links.
+            guard let parent = try? root.directory.descend(target.dropLast()), let stat = parent.stat(target.last!) else {
+                if FileSignature.hasImageExtension(display) {
+                    result.failures.append(Self.failure(components, name, "symbolic link changed while it was followed"))
+                }
+                return
+            }
+            // The ignore files of the link's own place are those of its parent directories.
+            var ignores: [IgnoreFile] = []
+            for depth in 0...components.count {
+                let prefix = Array(components.prefix(depth))
+                guard let directory = try? root.directory.descend(prefix), let entries = try? directory.entries() else { continue }
+                ignores = ignoreFiles(in: directory, entries: entries, components: prefix, inherited: ignores)
+            }
+            if let frame = enter(
+                name, stat: stat, in: parent, components: components, openName: target.last!, openComponents: Array(target.dropLast()),
+                ignores: ignores, depth: components.count + 1, visited: &visited, into: &result)
+            {
+                walk(from: frame, visited: &visited, links: &links, into: &result)
             }
         }
     }
@@ -188,14 +306,22 @@ struct SourceWalker {
         let resolved = Array(UnsafeRawBufferPointer(start: target, count: strlen(target)))
         let prefix = Array((root.path + "/").utf8)
         guard resolved.starts(with: prefix) else {
-            return .failure(LinkProblem("symbolic link points outside the source directory"))
+            let fd = open(target, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC)
+            let isDirectory = fd >= 0
+            if fd >= 0 { close(fd) }
+            return .failure(LinkProblem("symbolic link points outside the source directory", isDirectory: isDirectory))
         }
         return .success(resolved.dropFirst(prefix.count).split(separator: UInt8(ascii: "/")).map(Array.init))
     }
 
     private struct LinkProblem: Error, CustomStringConvertible {
         var description: String
-        init(_ description: String) { self.description = description }
+        /// The link leads to a directory (outside SOURCE_DIR): a failure whatever its name.
+        var isDirectory = false
+        init(_ description: String, isDirectory: Bool = false) {
+            self.description = description
+            self.isDirectory = isDirectory
+        }
     }
 }
 

@@ -1,0 +1,108 @@
+import CThumbframeShim
+import Foundation
+import Testing
+import ThumbframeCore
+import ThumbframeManifest
+import ThumbframeTestSupport
+
+/// What no output may carry, and where no reader may go: the metadata of originals in
+/// thumbnails of every format, and files outside the manifest's folder reached through its
+/// page paths or links below it.
+@Suite("Privacy and reading inside OUT_DIR", .serialized)
+struct PrivacyTests {
+    /// Metadata groups (exiftool's family 0) that no thumbnail may hold.
+    static let forbiddenGroups: Set<String> = ["EXIF", "XMP", "IPTC", "ICC_Profile", "MakerNotes", "Photoshop", "PNG", "APP1"]
+
+    @Test("no thumbnail of any format carries EXIF, GPS, XMP, IPTC, an ICC profile or a comment (exiftool)")
+    func thumbnailsCarryNoMetadata() async throws {
+        guard let exiftool = Processes.tool("exiftool") else {
+            print("skipped: exiftool is not installed (scripts/bootstrap --test installs it)")
+            return
+        }
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Fixtures.makeDirectory(source)
+            try Fixtures.writeImage(to: source + "/gps.jpg", width: 320, height: 240)
+            try Fixtures.writeImage(to: source + "/text.png", width: 120, height: 90, format: TF_FORMAT_PNG)
+            for file in ["gps.jpg", "text.png"] {
+                let tagged = try Processes.run(
+                    exiftool,
+                    [
+                        "-q", "-overwrite_original", "-GPSLatitude=48.137", "-GPSLatitudeRef=N", "-GPSLongitude=11.575",
+                        "-GPSLongitudeRef=E", "-Make=Secret Camera", "-Model=Model X", "-DateTimeOriginal=2020:01:02 03:04:05",
+                        "-XMP-dc:Title=private title", "-IPTC:City=Munich", "-Comment=private comment", source + "/" + file,
+                    ])
+                #expect(tagged.status == 0, "\(tagged.stderr)")
+            }
+            let run = try CLITests.run([
+                "build", source, "--out", root + "/out", "--thumb", "j=100x100:jpeg", "--thumb", "w=100x100:cover:webp",
+                "--thumb", "a=100x100:avif",
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.count == 2)
+            for item in manifest.items {
+                for (name, thumbnail) in item.thumbnails {
+                    let dump = try Processes.run(exiftool, ["-j", "-a", "-G0", "-n", root + "/out/" + thumbnail.path])
+                    let tags = try #require(
+                        (try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]])?.first)
+                    let groups = Set(tags.keys.compactMap { $0.split(separator: ":").first.map(String.init) })
+                    #expect(groups.isDisjoint(with: Self.forbiddenGroups), "\(item.path) \(name): \(groups.sorted())")
+                    let text = dump.stdout
+                    for secret in ["48.137", "Secret Camera", "private title", "Munich", "private comment", "2020:01:02"] {
+                        #expect(!text.contains(secret), "\(item.path) \(name) still says \(secret)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("readers open pages and thumbnails only below the manifest's folder, never through a link; the manifest itself may be a link")
+    func readersStayInside() async throws {
+        try await SafetyTests.withBuiltLibrary(3) { root, _, out in
+            let manifestPath = out + "/manifest.json"
+            let document = try ManifestFile.open(manifestPath).document
+            let page = try #require(document.sections.first?.pages?.first)
+            let item = try #require(try ManifestFile.load(manifestPath).items.first)
+            let fanout = String(try #require(item.thumbnails["grid"]?.path.split(separator: "/")[1]))
+
+            // The manifest named through a link works (its folder is the link's target's).
+            try FileManager.default.createSymbolicLink(atPath: root + "/current.json", withDestinationPath: manifestPath)
+            for command in [["inspect", "--files"], ["validate"], ["lookup", "--index", "0"], ["show", "--index", "1"]] {
+                let run = try CLITests.run([command[0], root + "/current.json"] + command.dropFirst())
+                #expect(run.status == 0, "\(command) through a link: \(run.stderr)")
+            }
+
+            // A thumbnail fan-out directory swapped for a link to another folder holding the same
+            // files: validate and inspect --files do not look through it.
+            try FileManager.default.moveItem(atPath: out + "/thumbs/" + fanout, toPath: root + "/elsewhere")
+            try FileManager.default.createSymbolicLink(atPath: out + "/thumbs/" + fanout, withDestinationPath: root + "/elsewhere")
+            let validate = try CLITests.run(["validate", manifestPath])
+            #expect(validate.status == 65 && validate.stdout.contains("symbolic link"), "\(validate.stdout)")
+            let inspect = try CLITests.run(["inspect", "--files", "--json", manifestPath])
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])
+            #expect((summary["missingThumbnails"] as? Int ?? 0) >= 1, "\(inspect.stdout)")
+
+            // The pages folder swapped for a link: no reader reads a page through it.
+            try FileManager.default.moveItem(atPath: out + "/pages", toPath: root + "/pages-elsewhere")
+            try FileManager.default.createSymbolicLink(atPath: out + "/pages", withDestinationPath: root + "/pages-elsewhere")
+            for command in [["lookup", "--index", "0"], ["show", "--index", "0"], ["diff", manifestPath]] {
+                let run = try CLITests.run([command[0], manifestPath] + command.dropFirst())
+                #expect(run.status == 65, "\(command) read a page through a link: \(run.stdout) \(run.stderr)")
+            }
+            #expect(throws: (any Error).self) { try ManifestReader(contentsOf: URL(fileURLWithPath: manifestPath)).path(at: 0) }
+
+            // A top document naming a page outside pages/ (here the same bytes one folder up):
+            // the Swift library's path(at:), lookup's route, refuses it.
+            try FileManager.default.removeItem(atPath: out + "/pages")
+            try FileManager.default.moveItem(atPath: root + "/pages-elsewhere", toPath: out + "/pages")
+            try Fixtures.write(Array(try Data(contentsOf: URL(fileURLWithPath: out + "/" + page.path))), to: root + "/outside.json")
+            let text = try String(contentsOfFile: manifestPath, encoding: .utf8)
+            try text.replacingOccurrences(of: page.path, with: "pages/../../outside.json")
+                .write(toFile: manifestPath, atomically: false, encoding: .utf8)
+            let reader = try ManifestReader(contentsOf: URL(fileURLWithPath: manifestPath))
+            #expect(throws: ManifestError.self) { try reader.path(at: 0) }
+            #expect(try CLITests.run(["lookup", manifestPath, "--index", "0"]).status == 65)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+
+@testable import ThumbframeCore
+
+/// Correctness at the edges of a library: what the walk leaves out (other builds' OUT_DIRs,
+/// NAS folders, ignore files), links followed in one order whatever readdir says, dates no
+/// calendar has, and a viewer that never shows a library that is gone.
+@Suite("Walk and output edges", .serialized)
+struct WalkEdgeTests {
+    static func paths(_ manifest: String) throws -> [String] {
+        try ManifestFile.load(manifest).items.map(\.path).sorted()
+    }
+
+    @Test("another build's OUT_DIR inside SOURCE_DIR, NAS system folders, .nomedia folders and .thumbframeignore patterns are not walked")
+    func leftOut() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            let photos = [
+                "a.jpg", "@eaDir/a.jpg/SYNOPHOTO_THUMB_XL.jpg", "#recycle/old.jpg", "trip/#snapshot/b.jpg", "trip/b.jpg",
+                "cache/x.jpg", "private/p.jpg", "drafts/d.tmp.jpg", "drafts/keep.tmp.jpg",
+                "drafts/sub/e.jpg", "deep/er/raw/f.jpg", "deep/g.jpg",
+            ]
+            for path in photos {
+                try Fixtures.makeDirectory(source + "/" + (path as NSString).deletingLastPathComponent)
+                try Fixtures.writeImage(to: source + "/" + path, width: 40 + path.count, height: 30)
+            }
+            try Fixtures.write([], to: source + "/cache/.nomedia")
+            try Fixtures.write(
+                Array("# left out\nprivate/\n*.tmp.jpg\n!keep.tmp.jpg\n/drafts/sub\n**/raw\n".utf8), to: source + "/.thumbframeignore")
+            // A first build into a folder of SOURCE_DIR (never scanned by that build).
+            #expect(try CLITests.run(["build", source, "--out", source + "/site"]).status == 0)
+            // A second build, elsewhere, must not take the first one's thumbnails for photos.
+            let run = try CLITests.run(["build", source, "--out", root + "/out"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try Self.paths(root + "/out/manifest.json") == ["a.jpg", "deep/g.jpg", "drafts/keep.tmp.jpg", "trip/b.jpg"])
+        }
+    }
+
+    @Test(
+        "--follow-symlinks names a folder reached also through a link after its real path, whatever readdir's order; a directory link out of SOURCE_DIR is a failure"
+    )
+    func linksInOneOrder() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            for folder in [source + "/zz-real", root + "/elsewhere"] { try Fixtures.makeDirectory(folder) }
+            try Fixtures.writeImage(to: source + "/zz-real/photo.jpg", width: 40, height: 30)
+            try Fixtures.writeImage(to: root + "/elsewhere/secret.jpg", width: 40, height: 30)
+            // Links that sort before and after the real folder, and one out of SOURCE_DIR.
+            for name in ["aa-link", "zzz-link"] {
+                try FileManager.default.createSymbolicLink(atPath: source + "/" + name, withDestinationPath: "zz-real")
+            }
+            try FileManager.default.createSymbolicLink(atPath: source + "/gallery", withDestinationPath: root + "/elsewhere")
+            for attempt in 0..<3 {
+                let out = root + "/out\(attempt)"
+                let run = try CLITests.run(["build", source, "--out", out, "--follow-symlinks"])
+                #expect(run.status == 1, "\(run.stderr)")
+                let manifest = try ManifestFile.load(out + "/manifest.json")
+                #expect(manifest.items.map(\.path) == ["zz-real/photo.jpg"])
+                #expect(manifest.failures.map(\.path) == ["gallery"])
+                #expect(manifest.failures.first?.reason == "symbolic link points outside the source directory")
+            }
+        }
+    }
+
+    @Test("file times no calendar has (±2^40 s, 2^62 s) become the nearest representable date; validate checks dates and large layouts")
+    func impossibleDates() async throws {
+        // The clamp itself, whatever the file system below can store.
+        for (seconds, expected) in [
+            (1 << 40, "9999-12-31T23:59:59.999999999Z"), (-(1 << 40), "0000-01-01T00:00:00.000000000Z"),
+            (1 << 62, "9999-12-31T23:59:59.999999999Z"), (0, "1970-01-01T00:00:00.000000000Z"),
+        ] {
+            var stat = FileStat.missing
+            stat.modifiedSeconds = seconds
+            #expect(stat.modifiedRFC3339 == expected)
+        }
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            // ext4 clamps such times itself (to 1901–2446); tmpfs keeps them as given.
+            if let reason = try DataKeptTests.mountSmallFileSystem(source, kilobytes: 4096) {
+                print("the sources of this test lie on the temporary directory's file system (\(reason))")
+            }
+            defer { _ = try? Processes.run("/bin/umount", ["-l", source]) }
+            for (name, seconds) in [("far.jpg", 1 << 40), ("past.jpg", -(1 << 40)), ("huge.jpg", 1 << 62)] {
+                try Fixtures.writeImage(to: source + "/" + name, width: 40 + name.count, height: 30)
+                var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+                let changed = utimensat(AT_FDCWD, source + "/" + name, &times, 0)
+                if changed != 0 {
+                    print("skipped \(name): this file system does not take that time (\(String(cString: strerror(errno))))")
+                    try FileManager.default.removeItem(atPath: source + "/" + name)
+                }
+            }
+            let run = try CLITests.run(["build", source, "--out", root + "/out", "--sections", "date"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let manifestPath = root + "/out/manifest.json"
+            let manifest = try ManifestFile.load(manifestPath)
+            for item in manifest.items {
+                #expect(Manifest.isTimestamp(item.file.modified, utcNanoseconds: true), "\(item.path): \(item.file.modified)")
+            }
+            #expect(try CLITests.run(["validate", manifestPath]).status == 0)
+
+            // validate checks what the schema says of dates, and layouts of any size.
+            var bad = manifest
+            bad.items[0].file.modified = "109626219-01-00T00:00:00.000000000Z"
+            bad.items[0].exif = Manifest.ExifInfo(capturedAt: "2019-02-30T10:00:00")
+            let problems = ManifestValidator.problems(of: bad, thumbnailRoot: nil)
+            #expect(problems.contains { $0.contains("file.modified") }, "\(problems)")
+            #expect(problems.contains { $0.contains("capturedAt") }, "\(problems)")
+            var large = manifest
+            large.items[0].image.width = 1 << 31
+            large.items[0].image.storedWidth = 1 << 31  // upright fixtures: stored = displayed
+            let layoutProblems = ManifestValidator.problems(of: large, thumbnailRoot: nil)
+            #expect(layoutProblems.contains { $0.contains("layout engine") }, "\(layoutProblems)")
+        }
+    }
+
+    @Test("a build without --viewer keeps an earlier viewer's data script current; over HTTP the viewer reads manifest.json")
+    func viewerDataStaysCurrent() async throws {
+        try await SafetyTests.withBuiltLibrary(3) { root, source, out in
+            #expect(try CLITests.run(["build", source, "--out", out, "--viewer"]).status == 0)
+            let data = out + "/thumbframe-viewer-data.js"
+            #expect(try String(contentsOfFile: data, encoding: .utf8).contains("IMG_2.jpg"))
+            try FileManager.default.removeItem(atPath: source + "/album/IMG_2.jpg")
+            for index in 0..<4 { try Fixtures.writeImage(to: source + "/album/NEW_\(index).jpg", width: 70 + index, height: 30) }
+            #expect(try CLITests.run(["build", source, "--out", out]).status == 0)
+            let text = try String(contentsOfFile: data, encoding: .utf8)
+            #expect(!text.contains("IMG_2.jpg") && (0..<4).allSatisfy { text.contains("NEW_\($0).jpg") }, "data script is stale")
+            let script = try String(contentsOfFile: out + "/thumbframe-viewer.js", encoding: .utf8)
+            #expect(script.contains(#"location.protocol === "file:" ? window.thumbframeData"#))
+            _ = root
+        }
+    }
+}
