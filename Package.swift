@@ -67,7 +67,21 @@ let package = Package(
         ),
         .testTarget(
             name: "ThumbframeCLITests",
-            dependencies: ["thumbframe", "ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport"]
+            dependencies: [
+                "thumbframe", "ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
     ]
 )
+
+// Upcoming language features for every Swift target: `any` spelled out for existentials, imports
+// internal unless a file says otherwise, and members visible only through the modules a file imports.
+for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CThumbframeShim" {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+        ]
+}

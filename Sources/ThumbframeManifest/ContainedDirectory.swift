@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A directory whose files are read without ever leaving it: every path is relative, taken one
 /// component at a time with `openat` and `O_NOFOLLOW` (so no link below the directory is

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Maps a flat item index (a pager's page) to its (section, item) position (a sectioned grid's
 /// index path) and back, in O(log sections). Empty sections are allowed and simply hold no index.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The top document of a paged manifest (`manifest.json`, version 2): settings, sections with
 /// their page files, and failures — a few KB whatever the library's size. Items live in pages

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Errors of the manifest layer: reading manifests and parsing option values.
 public enum ManifestError: LocalizedError, Equatable, Sendable {

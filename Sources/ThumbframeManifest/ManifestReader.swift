@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads a paged manifest on demand: the top document at once (a few KB), a page when an item
 /// of it is asked for. An iOS app opens a library of a million photos by reading the top
@@ -13,9 +13,10 @@ public struct ManifestReader: Sendable {
     /// Loads a page's bytes by its path relative to the manifest (a file, a URL session, a bundle).
     private let load: @Sendable (String) throws -> Data
 
-    /// The largest top document a reader accepts (64 MiB; a million photos take under 1 MB):
+    /// The largest top document a reader accepts (32 MiB; a million photos take under 1 MB;
+    /// decoding 32 MiB keeps `inspect` under the README's 256 MiB):
     /// a bigger file is refused from its size before it is read.
-    public static let maximumDocumentBytes = 64 << 20
+    public static let maximumDocumentBytes = 32 << 20
     /// The largest page a reader accepts (16 MiB; a page of 256 items is about 400 KB).
     public static let maximumPageBytes = 16 << 20
 

@@ -1,7 +1,7 @@
-import ArgumentParser
-import Foundation
-import ThumbframeCore
-import ThumbframeManifest
+public import ArgumentParser
+package import Foundation
+package import ThumbframeCore
+public import ThumbframeManifest
 
 extension ThumbnailRecipe: ExpressibleByArgument {
     public init?(argument: String) {

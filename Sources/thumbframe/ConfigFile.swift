@@ -70,7 +70,7 @@ enum ConfigFile {
         case list([Value])
         case other
 
-        init(from decoder: Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let flag = try? container.decode(Bool.self) {
                 self = .bool(flag)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ThumbframeCore
+import ThumbframeManifest
 
 /// `thumbframe inspect MANIFEST`: a summary of a manifest.
 struct InspectCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ThumbframeCore
+import ThumbframeManifest
 
 /// How diagnostics are written on stderr.
 enum LogFormat: String, ExpressibleByArgument, CaseIterable {

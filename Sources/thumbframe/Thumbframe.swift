@@ -29,7 +29,7 @@ struct Thumbframe: AsyncParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try parseAsRoot(try ConfigFile.expand(arguments))
-            if var asyncCommand = command as? AsyncParsableCommand {
+            if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()

@@ -1,3 +1,4 @@
+import ArgumentParser
 import CThumbframeShim
 import Foundation
 import Testing

@@ -221,7 +221,7 @@ struct ExhaustionTests {
             try Fixtures.write(damaged, to: manifestPath)
             #expect(truncate(manifestPath, 1_500_000_000) == 0)
             let inspect = try Self.bounded(["inspect", manifestPath], seconds: 30)
-            #expect(inspect.status == 65 && inspect.stderr.contains("over the 67108864"), "\(inspect.stderr)")
+            #expect(inspect.status == 65 && inspect.stderr.contains("over the 33554432"), "\(inspect.stderr)")
             for name in [".thumbframe-state.sqlite", ".thumbframe-state.sqlite-wal", ".thumbframe-state.sqlite-shm"] {
                 try? FileManager.default.removeItem(atPath: out + "/" + name)
             }

@@ -1,8 +1,8 @@
-import CThumbframeShim
-import CVips
-import Foundation
-import ThumbframeCore
-import ThumbframeManifest
+public import CThumbframeShim
+public import CVips
+public import Foundation
+package import ThumbframeCore
+public import ThumbframeManifest
 
 /// Images synthesized with libvips for tests: nothing binary is committed.
 public enum Fixtures {
@@ -209,6 +209,9 @@ public enum Fixtures {
             // Top documents and their pages (a schema covers both).
             let isPage = relative.hasSuffix(".json") && (relative.hasPrefix("pages/") || relative.contains("/pages/"))
             guard (relative as NSString).lastPathComponent == "manifest.json" || isPage else { continue }
+            // A file past what readers accept is a test's deliberately damaged one (sparse, huge).
+            let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + relative)[.size] as? Int) ?? 0
+            guard size <= ManifestReader.maximumDocumentBytes else { continue }
             try? FileManager.default.copyItem(
                 atPath: directory + "/" + relative, toPath: archive + "/\(UUID().uuidString).json")
         }

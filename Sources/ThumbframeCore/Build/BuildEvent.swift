@@ -1,4 +1,4 @@
-import ThumbframeManifest
+package import ThumbframeManifest
 
 /// What a build reports while it runs, for people (text) or machines (JSON lines).
 package enum BuildEvent: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// Everything `thumbframe build` is asked to do.
 package struct BuildOptions: Sendable, Equatable {

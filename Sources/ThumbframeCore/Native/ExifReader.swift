@@ -1,5 +1,6 @@
 internal import CExif
 internal import CThumbframeShim
+import Foundation
 import ThumbframeManifest
 
 /// What thumbframe takes from an EXIF block.

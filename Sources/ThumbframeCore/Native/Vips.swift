@@ -1,7 +1,7 @@
 internal import CThumbframeShim
 internal import CVips
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// libvips, started once per process before any worker runs.
 enum Vips {

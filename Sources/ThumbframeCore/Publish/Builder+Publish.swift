@@ -206,6 +206,12 @@ extension Builder {
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
         }
+        if stat.size > ManifestReader.maximumDocumentBytes {
+            events(
+                .warning(
+                    "manifest.json is \(stat.size) bytes, over the \(ManifestReader.maximumDocumentBytes) that readers accept "
+                        + "(\(sections.count) sections, \(failures.count) failures): inspect, show and the Swift library will refuse it"))
+        }
         do {
             try index.replaceSections(stored)
             try index.setMeta("manifest", "\(Self.fingerprint(stat)) \(sha256)")

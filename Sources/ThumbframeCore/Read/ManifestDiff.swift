@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// `thumbframe diff A B`: what changed from one manifest to another, by item path.
 package struct ManifestDiff: Codable, Equatable, Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.
 package enum ManifestFile {

@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// The answers of `lookup`, `show` and `layout`: finding items in a manifest and describing
 /// them and their layouts for people.

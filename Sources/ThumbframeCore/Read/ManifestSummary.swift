@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// What `thumbframe inspect` reports about a manifest.
 package struct ManifestSummary: Codable, Equatable, Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import ThumbframeManifest
+package import Foundation
+package import ThumbframeManifest
 
 /// `thumbframe validate`: the contract checked in code, beyond what a schema can say. Items are
 /// checked one at a time as pages are read, so validating a library of any size holds one page

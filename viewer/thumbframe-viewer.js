@@ -1,0 +1,464 @@
+// thumbframe viewer: written by `thumbframe build --viewer`; reads manifest.json and its pages
+// (or thumbframe-viewer-data.js, which the build writes for file:// use), paints a justified
+// grid from the placeholders first, and opens a lightbox laid out with the manifest's frames.
+"use strict";
+// The viewer's arithmetic, apart from the page so that node can test it (viewer/test/).
+const thumbframeViewerCore = (() => {
+  // ThumbHash decoder, from Evan Wallace's published algorithm (as ThumbHash.decode in Swift).
+  function thumbHashToRGBA(hash) {
+    const { PI, min, max, cos, round } = Math;
+    const header24 = hash[0] | (hash[1] << 8) | (hash[2] << 16);
+    const header16 = hash[3] | (hash[4] << 8);
+    const lDC = (header24 & 63) / 63, pDC = ((header24 >> 6) & 63) / 31.5 - 1, qDC = ((header24 >> 12) & 63) / 31.5 - 1;
+    const lScale = ((header24 >> 18) & 31) / 31, hasAlpha = header24 >> 23;
+    const pScale = ((header16 >> 3) & 63) / 63, qScale = ((header16 >> 9) & 63) / 63, isLandscape = header16 >> 15;
+    const lx = max(3, isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7);
+    const ly = max(3, isLandscape ? header16 & 7 : (hasAlpha ? 5 : 7));
+    const aDC = hasAlpha ? (hash[5] & 15) / 15 : 1, aScale = (hash[5] >> 4) / 15;
+    const acStart = hasAlpha ? 6 : 5;
+    let acIndex = 0;
+    const channel = (nx, ny, scale) => {
+      const ac = [];
+      for (let cy = 0; cy < ny; cy++)
+        for (let cx = cy ? 0 : 1; cx * ny < nx * (ny - cy); cx++)
+          ac.push((((hash[acStart + (acIndex >> 1)] >> ((acIndex++ & 1) << 2)) & 15) / 7.5 - 1) * scale);
+      return ac;
+    };
+    const lAC = channel(lx, ly, lScale), pAC = channel(3, 3, pScale * 1.25), qAC = channel(3, 3, qScale * 1.25);
+    const aAC = hasAlpha ? channel(5, 5, aScale) : null;
+    const rx = isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7, ry = isLandscape ? header16 & 7 : (hasAlpha ? 5 : 7);
+    const ratio = rx / ry;
+    const w = round(ratio > 1 ? 32 : 32 * ratio), h = round(ratio > 1 ? 32 / ratio : 32);
+    const rgba = new Uint8ClampedArray(w * h * 4), fx = [], fy = [];
+    for (let y = 0, i = 0; y < h; y++) {
+      for (let x = 0; x < w; x++, i += 4) {
+        let l = lDC, p = pDC, q = qDC, a = aDC;
+        for (let c = 0, n = max(lx, hasAlpha ? 5 : 3); c < n; c++) fx[c] = cos((PI / w) * (x + 0.5) * c);
+        for (let c = 0, n = max(ly, hasAlpha ? 5 : 3); c < n; c++) fy[c] = cos((PI / h) * (y + 0.5) * c);
+        for (let cy = 0, j = 0; cy < ly; cy++)
+          for (let cx = cy ? 0 : 1, fy2 = fy[cy] * 2; cx * ly < lx * (ly - cy); cx++, j++) l += lAC[j] * fx[cx] * fy2;
+        for (let cy = 0, j = 0; cy < 3; cy++)
+          for (let cx = cy ? 0 : 1, fy2 = fy[cy] * 2; cx < 3 - cy; cx++, j++) {
+            const f = fx[cx] * fy2;
+            p += pAC[j] * f;
+            q += qAC[j] * f;
+          }
+        if (aAC)
+          for (let cy = 0, j = 0; cy < 5; cy++)
+            for (let cx = cy ? 0 : 1, fy2 = fy[cy] * 2; cx < 5 - cy; cx++, j++) a += aAC[j] * fx[cx] * fy2;
+        const b = l - (2 / 3) * p, r = (3 * l - b + q) / 2, g = r - q;
+        rgba[i] = max(0, 255 * min(1, r));
+        rgba[i + 1] = max(0, 255 * min(1, g));
+        rgba[i + 2] = max(0, 255 * min(1, b));
+        rgba[i + 3] = max(0, 255 * min(1, a));
+      }
+    }
+    return { w, h, rgba };
+  }
+
+  // The manifest's layout engine (LayoutEngine in Swift), for a window no viewport matches.
+  function layoutFor(w, h, screenW, screenH, scale, preset) {
+    const fitted = (k) => {
+      const width = w * k, height = h * k;
+      return {
+        frame: { x: Math.max(0, (screenW - width) / 2), y: Math.max(0, (screenH - height) / 2), width, height },
+        contentSize: { width, height }, fill: Math.max(screenW / width, screenH / height),
+      };
+    };
+    if (preset === "photoswipe") {
+      const fit = Math.min(1, screenW / w, screenH / h), secondary = Math.min(Math.min(1, 3 * fit), 4000 / w);
+      const cw = w * fit, ch = h * fit;
+      return {
+        frame: { x: Math.round((screenW - cw) / 2), y: Math.round((screenH - ch) / 2), width: cw, height: ch },
+        contentSize: { width: cw, height: ch }, maxOffset: { x: 0, y: 0 }, long: false,
+        zoom: { min: fit, max: Math.max(fit, secondary, Math.max(1, 4 * fit)), doubleTap: secondary, native: 1 / scale },
+      };
+    }
+    if (preset === "jx4") {
+      const f = fitted(Math.min(screenW / w, screenH / h));
+      return { frame: f.frame, contentSize: f.contentSize, maxOffset: { x: 0, y: 0 }, long: false,
+        zoom: { min: 1, max: 3, doubleTap: f.fill, native: w / (f.frame.width * scale) } };
+    }
+    const long = screenW < screenH && h / w > screenH / screenW;
+    const f = fitted(long ? screenW / w : Math.min(screenW / w, screenH / h));
+    const native = w / (f.frame.width * scale);
+    const maxZoom = preset === "pixel" ? Math.max(2, native) : 2;
+    const doubleTap = preset === "pixel" ? Math.min(maxZoom, Math.max(2, f.fill)) : 2;
+    return { frame: f.frame, contentSize: f.contentSize, long,
+      maxOffset: { x: Math.max(0, f.frame.width - screenW), y: Math.max(0, f.frame.height - screenH) },
+      zoom: { min: 1, max: maxZoom, doubleTap, native } };
+  }
+  return { thumbHashToRGBA, layoutFor };
+})();
+if (typeof module === "object" && module.exports) module.exports = thumbframeViewerCore;
+else (function ({ thumbHashToRGBA, layoutFor }) {
+  const $ = (id) => document.getElementById(id);
+
+
+  const placeholderURLs = new Map();
+  function placeholderURL(item) {
+    const key = item.placeholder && item.placeholder.thumbhash;
+    if (!key) return null;
+    if (!placeholderURLs.has(key)) {
+      const bytes = Uint8Array.from(atob(key), (c) => c.charCodeAt(0));
+      const { w, h, rgba } = thumbHashToRGBA(bytes);
+      const canvas = document.createElement("canvas");
+      canvas.width = w;
+      canvas.height = h;
+      canvas.getContext("2d").putImageData(new ImageData(rgba, w, h), 0, 0);
+      placeholderURLs.set(key, canvas.toDataURL());
+    }
+    return placeholderURLs.get(key);
+  }
+  function paintPlaceholder(element, item) {
+    if (!item.placeholder) return;
+    element.style.backgroundColor = item.placeholder.color;
+    element.style.backgroundImage = `url("${placeholderURL(item)}")`;
+    element.dataset.placeholder = "painted";
+  }
+
+
+  let manifest, settings, items = [], base = new URL("./", location.href);
+  const url = (path) => new URL(path, base).href;
+
+  async function load() {
+    // The data script is for file://, where fetch is refused; anywhere else manifest.json
+    // is the truth (a data script left by an older build must never win over it).
+    const data = location.protocol === "file:" ? window.thumbframeData : undefined;
+    if (data) return { doc: data.manifest, page: async (path) => data.pages[path] };
+    const response = await fetch(url("manifest.json"));
+    if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);
+    return { doc: await response.json(), page: async (path) => (await fetch(url(path))).json() };
+  }
+
+  // The file the lightbox loads, and the pixel size the manifest's layouts are for.
+  function loaded(item) {
+    if (settings.originalURL)
+      return { src: settings.originalURL + item.path.split("/").map(encodeURIComponent).join("/"),
+        width: item.image.width, height: item.image.height, layoutSize: [item.image.width, item.image.height] };
+    const thumbnail = item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
+    const photoswipe = settings.preset === "photoswipe";
+    return { src: url(thumbnail.path), width: thumbnail.width, height: thumbnail.height,
+      layoutSize: photoswipe ? [thumbnail.width, thumbnail.height] : [item.image.width, item.image.height] };
+  }
+
+  function layout(item) {
+    const viewport = settings.viewports.find((v) => v.width === innerWidth && v.height === innerHeight);
+    if (viewport && item.layouts[viewport.name]) return { ...item.layouts[viewport.name], viewport: viewport.name };
+    const [w, h] = loaded(item).layoutSize;
+    return { ...layoutFor(w, h, innerWidth, innerHeight, devicePixelRatio || 1, settings.preset), viewport: null };
+  }
+
+  // ---- grid: justified rows per section, placeholders first -------------------------------
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      const cell = entry.target, item = items[+cell.dataset.index];
+      observer.unobserve(cell);
+      paintPlaceholder(cell, item);
+      const img = cell.querySelector("img");
+      const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
+      if (family.length) {
+        img.srcset = family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
+        img.sizes = `${Math.ceil(parseFloat(cell.style.width))}px`;
+      }
+      img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
+    }
+  }, { rootMargin: "400px" });
+
+  // Each section is a title and one block per manifest page, sized by an estimate until the
+  // page comes near the screen; then its items are fetched and laid out in justified rows
+  // (rows break at page boundaries). A library of a million photos loads what is looked at.
+  const rowTarget = () => (innerWidth < 600 ? 110 : 200);
+  const gridWidth = () => $("tf-grid").clientWidth - 8;
+  let source = null;
+  const pagesLoaded = new Map();  // page path -> Promise of its items
+
+  function loadPage(section, page) {
+    if (!pagesLoaded.has(page.path)) {
+      pagesLoaded.set(page.path, source.page(page.path).then((loadedPage) => {
+        for (const item of loadedPage.items) {
+          item.flat = section.start + item.item;
+          items[item.flat] = item;
+        }
+        return loadedPage.items;
+      }));
+    }
+    return pagesLoaded.get(page.path);
+  }
+
+  const pageObserver = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      pageObserver.unobserve(entry.target);
+      const { section, page } = entry.target.tfPage;
+      loadPage(section, page).then((pageItems) => renderPage(entry.target, pageItems));
+    }
+  }, { rootMargin: "1200px 0px" });
+
+  function renderSections() {
+    const perRow = Math.max(1, gridWidth() / (rowTarget() * 1.3));
+    for (const section of manifest.sections) {
+      const element = document.createElement("section");
+      element.className = "tf-section";
+      const title = document.createElement("h2");
+      title.textContent = section.title;
+      element.append(title);
+      for (const page of section.pages) {
+        const block = document.createElement("div");
+        block.className = "tf-page";
+        block.tfPage = { section, page };
+        block.style.minHeight = `${Math.ceil(page.count / perRow) * (rowTarget() + 4)}px`;
+        element.append(block);
+        pageObserver.observe(block);
+      }
+      $("tf-grid").append(element);
+    }
+  }
+
+  function renderPage(block, pageItems) {
+    const width = gridWidth(), gap = 4, target = rowTarget();
+    let row = [];
+    const flush = (last) => {
+      if (!row.length) return;
+      const aspects = row.map((item) => item.image.width / item.image.height);
+      const sum = aspects.reduce((a, b) => a + b, 0);
+      const height = last ? Math.min(target, (width - gap * (row.length - 1)) / sum) : (width - gap * (row.length - 1)) / sum;
+      const rowElement = document.createElement("div");
+      rowElement.className = "tf-row";
+      row.forEach((item, k) => {
+        const cell = document.createElement("button");
+        cell.className = "tf-cell";
+        cell.type = "button";
+        cell.dataset.index = item.flat;
+        cell.style.width = `${(aspects[k] * height).toFixed(2)}px`;
+        cell.style.height = `${height.toFixed(2)}px`;
+        cell.setAttribute("aria-label", item.path);
+        const img = document.createElement("img");
+        img.alt = "";
+        img.decoding = "async";
+        img.addEventListener("load", () => img.classList.add("tf-loaded"));
+        cell.append(img);
+        cell.addEventListener("click", () => open(item.flat));
+        rowElement.append(cell);
+        observer.observe(cell);
+      });
+      block.append(rowElement);
+      row = [];
+    };
+    let aspectSum = 0;
+    for (const item of pageItems) {
+      row.push(item);
+      aspectSum += item.image.width / item.image.height;
+      if (aspectSum * target + gap * (row.length - 1) >= width) {
+        flush(false);
+        aspectSum = 0;
+      }
+    }
+    flush(true);
+    block.style.minHeight = "";
+    block.dataset.rendered = "true";
+  }
+
+  // The item at a flat index, fetching its page when it has not been seen yet.
+  async function itemAt(index) {
+    if (items[index]) return items[index];
+    const section = sectionOf(index);
+    const offset = index - section.start;
+    await loadPage(section, section.pages.find((p) => offset >= p.start && offset < p.start + p.count));
+    return items[index];
+  }
+
+  // ---- lightbox ----------------------------------------------------------------------------
+  const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
+  let current = -1, zoom = 1, frame = null, currentLayout = null;
+
+  function sectionOf(index) {
+    let lo = 0, hi = manifest.sections.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (manifest.sections[mid].start <= index) lo = mid; else hi = mid - 1;
+    }
+    return manifest.sections[lo];
+  }
+
+  function place() {
+    const L = currentLayout;
+    const w = L.frame.width * zoom, h = L.frame.height * zoom;
+    const cw = Math.max(innerWidth, L.contentSize.width * zoom), ch = Math.max(L.long ? L.contentSize.height * zoom : innerHeight, h);
+    content.style.width = `${zoom === 1 ? Math.max(innerWidth, L.contentSize.width) : cw}px`;
+    content.style.height = `${zoom === 1 ? Math.max(innerHeight, L.contentSize.height) : ch}px`;
+    const x = zoom === 1 ? L.frame.x : Math.max(0, (cw - w) / 2), y = zoom === 1 ? L.frame.y : Math.max(0, (ch - h) / 2);
+    Object.assign(image.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
+    image.dataset.zoom = `${zoom}`;
+    scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
+  }
+
+  async function show(index) {
+    const count = manifest.itemCount;
+    const wanted = ((index % count) + count) % count;
+    const item = await itemAt(wanted);
+    current = wanted;
+    currentLayout = layout(item);
+    zoom = 1;
+    image.removeAttribute("src");
+    image.style.backgroundImage = "";
+    paintPlaceholder(image, item);
+    image.dataset.viewport = currentLayout.viewport || "";
+    image.dataset.index = current;
+    image.alt = item.path;
+    place();
+    scroller.scrollTop = 0;  // long images start at the top
+    scroller.scrollLeft = 0;
+    image.src = loaded(item).src;
+    const section = sectionOf(current);
+    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}`;
+    resetDrag();
+  }
+
+  async function open(index) {
+    box.hidden = false;
+    document.body.style.overflow = "hidden";
+    await show(index);
+    $("tf-close").focus();
+  }
+
+  function close() {
+    box.hidden = true;
+    document.body.style.overflow = "";
+    const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
+    if (cell) cell.focus();
+  }
+
+  // Zoom: jx presets count from 1 (the fitted frame); PhotoSwipe in image pixels per CSS pixel,
+  // where the fitted frame is `min`.
+  function relative(value) { return value / (currentLayout.zoom.min || 1); }
+  function toggleZoom(clientX, clientY) {
+    const target = zoom === 1 ? Math.min(relative(currentLayout.zoom.doubleTap), relative(currentLayout.zoom.max)) : 1;
+    if (target <= 1 && zoom === 1) return;
+    zoomTo(target, clientX, clientY);
+  }
+  // Zooms to `target` (relative to the fitted frame, within the preset's limits) keeping the
+  // image point under (clientX, clientY) where it is.
+  function zoomTo(target, clientX, clientY) {
+    const rect = image.getBoundingClientRect();
+    const fx = (clientX - rect.left) / rect.width, fy = (clientY - rect.top) / rect.height;
+    zoom = Math.min(Math.max(target, 1), Math.max(1, relative(currentLayout.zoom.max)));
+    place();
+    const after = image.getBoundingClientRect();
+    scroller.scrollLeft += after.left + fx * after.width - clientX;
+    scroller.scrollTop += after.top + fy * after.height - clientY;
+  }
+  image.dataset.zoom = "1";
+
+  // Pointer: double tap zooms, horizontal swipe pages, pulling down dismisses (scale and fade
+  // by the preset's rule).
+  // Pinch (two pointers) and ctrl+wheel (a trackpad's pinch) zoom between the fitted frame and
+  // the preset's maximum.
+  const pointers = new Map();
+  let pinch = null;
+  scroller.addEventListener("wheel", (event) => {
+    if (!event.ctrlKey || box.hidden) return;
+    event.preventDefault();
+    zoomTo(zoom * Math.exp(-event.deltaY / 200), event.clientX, event.clientY);
+  }, { passive: false });
+  function pinchDistance() {
+    const [a, b] = [...pointers.values()];
+    return { d: Math.hypot(a.x - b.x, a.y - b.y), x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+  }
+  scroller.addEventListener("pointerdown", (event) => {
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pointers.size === 2) {
+      resetDrag();
+      pinch = { start: pinchDistance().d, zoom };
+    }
+  });
+  scroller.addEventListener("pointermove", (event) => {
+    if (!pointers.has(event.pointerId)) return;
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pinch && pointers.size === 2) {
+      const now = pinchDistance();
+      zoomTo(pinch.zoom * now.d / Math.max(1, pinch.start), now.x, now.y);
+    }
+  });
+  const lift = (event) => {
+    pointers.delete(event.pointerId);
+    if (pointers.size < 2) pinch = null;
+  };
+  scroller.addEventListener("pointerup", lift);
+  scroller.addEventListener("pointercancel", lift);
+
+  let drag = null, lastTap = 0;
+  function resetDrag() {
+    drag = null;
+    image.style.transform = "";
+    $("tf-mask").style.opacity = "1";
+  }
+  scroller.addEventListener("pointerdown", (event) => {
+    if (zoom !== 1 || pointers.size > 1) return;
+    drag = { x: event.clientX, y: event.clientY, dx: 0, dy: 0, vy: 0, t: event.timeStamp, top: scroller.scrollTop };
+  });
+  scroller.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+    drag.vy = dy - drag.dy;
+    drag.dx = dx;
+    drag.dy = dy;
+    if (dy > 0 && Math.abs(dy) > Math.abs(dx) && drag.top === 0) {
+      const rule = settings.frontend.dismiss;
+      const scale = rule ? Math.min(1, Math.max(rule.minScale, 1 - dy / innerHeight)) : 1;
+      const alpha = rule ? Math.pow(scale, rule.maskAlphaExponent) : Math.max(0, 1 - dy / innerHeight);
+      image.style.transform = `translate(${dx}px, ${dy}px) scale(${scale})`;
+      $("tf-mask").style.opacity = `${alpha}`;
+    }
+  });
+  scroller.addEventListener("pointerup", (event) => {
+    const d = drag;
+    resetDrag();
+    if (!d) return;
+    if (d.dy > 40 && d.vy >= 0 && Math.abs(d.dy) > Math.abs(d.dx) && d.top === 0) return close();
+    if (Math.abs(d.dx) > 50 && Math.abs(d.dx) > Math.abs(d.dy)) return show(current + (d.dx < 0 ? 1 : -1));
+    if (Math.abs(d.dx) < 8 && Math.abs(d.dy) < 8) {
+      if (event.timeStamp - lastTap < 300) {
+        lastTap = 0;
+        toggleZoom(event.clientX, event.clientY);
+      } else lastTap = event.timeStamp;
+    }
+  });
+  scroller.addEventListener("dblclick", (event) => event.preventDefault());
+  $("tf-prev").addEventListener("click", () => show(current - 1));
+  $("tf-next").addEventListener("click", () => show(current + 1));
+  $("tf-close").addEventListener("click", close);
+  document.addEventListener("keydown", (event) => {
+    if (box.hidden) return;
+    if (event.key === "ArrowRight") show(current + 1);
+    else if (event.key === "ArrowLeft") show(current - 1);
+    else if (event.key === "Escape") close();
+    else if (event.key === "+" || event.key === "=" || event.key === "-")
+      toggleZoom(innerWidth / 2, innerHeight / 2);
+    else return;
+    event.preventDefault();
+  });
+  addEventListener("resize", () => { if (!box.hidden) show(current); });
+
+  // ---- start -------------------------------------------------------------------------------
+  (async () => {
+    try {
+      source = await load();
+      manifest = source.doc;
+      settings = manifest.settings;
+      document.title = manifest.sections.length ? manifest.sections[0].title : "Photos";
+      renderSections();
+      document.body.dataset.ready = "true";
+    } catch (error) {
+      const message = document.createElement("p");
+      message.id = "tf-error";
+      message.textContent = `Cannot read the manifest (${error.message}). From file://, rebuild with --viewer; or serve this folder (python3 -m http.server).`;
+      $("tf-grid").append(message);
+      document.body.dataset.ready = "error";
+    }
+  })();
+  window.thumbframeViewer = { open, show, close, items: () => items, itemAt, zoomTo, zoom: () => zoom, layout: (i) => layout(items[i]),
+    thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+      return [r.w, r.h, Array.from(r.rgba)]; } };
+})(thumbframeViewerCore);
