@@ -56,7 +56,7 @@ struct ShardTests {
             try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [0, 2])
             await #expect(
                 throws: ThumbframeError.shardsMissing(
-                    "missing 1 of 3 shards in \(Builder.realPath(root + "/out")!): 1/3 (run them, then merge)")
+                    "missing 1 of 3 shards in \(FileSystem.realPath(root + "/out")!): 1/3 (run them, then merge)")
             ) {
                 _ = try await ShardMerge(output: root + "/out", count: 3).run()
             }
@@ -95,7 +95,7 @@ struct ShardTests {
         try await Fixtures.withTemporaryDirectory { root in
             try Self.makeLibrary(root + "/lib")
             try await Self.buildShards(root + "/lib", root + "/out", count: 2)
-            let output = try OutputDirectory(Builder.realPath(root + "/out")!, create: false)
+            let output = try OutputDirectory(FileSystem.realPath(root + "/out")!, create: false)
             // A shard in progress: OUT_DIR's lock shared and its own lock held.
             let shared = try BuildLock.acquire(in: output.root, shared: true)
             let own = try BuildLock.acquire(in: output.root, name: Shard(index: 1, count: 2).lockName)

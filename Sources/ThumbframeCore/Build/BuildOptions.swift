@@ -148,9 +148,3 @@ package struct BuildReport: Sendable, Equatable {
     /// With `check`: what a build would change, one line each (empty when up to date).
     package var stale: [String] = []
 }
-
-/// The thumbframe version written into manifests.
-package enum ThumbframeVersion {
-    /// Semantic version of this build of thumbframe.
-    package static let current = "0.3.0"
-}

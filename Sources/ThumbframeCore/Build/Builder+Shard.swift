@@ -79,7 +79,7 @@ package struct ShardMerge: Sendable {
         guard (1...Self.maximumShards).contains(count) else {
             throw .invalidOptions("--shards must be from 1 to \(Self.maximumShards), not \(count)")
         }
-        guard let path = Builder.realPath(output) else {
+        guard let path = FileSystem.realPath(output) else {
             throw .sourceUnreadable(path: output, reason: "no such directory (run the shards first)")
         }
         let out = try OutputDirectory(path, create: false)

@@ -38,7 +38,7 @@ package struct Builder: Sendable {
                 throw .cannotWrite(path: options.output, reason: error.localizedDescription)
             }
         }
-        let outputPath = Self.realPath(options.output)
+        let outputPath = FileSystem.realPath(options.output)
         if let outputPath { try Self.refuseOverlap(source: source, output: outputPath) }
         // --check on an OUT_DIR that does not exist yet: nothing to open, everything is stale.
         let existing = try outputPath.map { path throws(ThumbframeError) in try OutputDirectory(path, create: false) }
@@ -325,9 +325,4 @@ package struct Builder: Sendable {
         var isSet: Bool { error != nil }
     }
 
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
 }

@@ -227,28 +227,6 @@ final class OpenFile {
     }
 }
 
-/// Names of temporary files: `.tf-tmp-` and 16 random hex digits. Only names of exactly this
-/// shape are ever cleaned up as leftovers of an interrupted run.
-enum TemporaryName {
-    static let prefix = ".tf-tmp-"
-
-    static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
-        let hex = String(value, radix: 16)
-        return prefix + String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    /// True for a name `make()` could have given.
-    static func matches(_ name: [UInt8]) -> Bool {
-        let prefixBytes = Array(prefix.utf8)
-        guard name.count == prefixBytes.count + 16, name.starts(with: prefixBytes) else { return false }
-        return name.dropFirst(prefixBytes.count).allSatisfy(isLowerHex)
-    }
-
-    static func isLowerHex(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (97...102).contains(byte) }
-}
-
 extension Array where Element == UInt8 {
     /// Calls `body` with the bytes as a NUL-terminated C string.
     func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {

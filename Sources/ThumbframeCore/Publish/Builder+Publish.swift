@@ -416,12 +416,3 @@ extension Builder {
         return true
     }
 }
-
-extension SourceFile {
-    /// A file known only by its path's bytes (from the state index).
-    init(path: [UInt8]) {
-        var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-        let name = components.removeLast()
-        self.init(directory: components, name: name, stat: .missing)
-    }
-}

@@ -99,6 +99,13 @@ enum FileSystem {
         return try file.read(limit: limit)
     }
 
+    /// The path with every link and `.`/`..` resolved (realpath(3)), or nil with errno set.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Creates a directory and its parents (mode 0755); fine when it exists. The path may be or
     /// pass through symbolic links: the user named it.
     static func makeDirectories(_ path: String) throws(FileSystemError) {

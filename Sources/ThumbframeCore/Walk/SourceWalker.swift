@@ -26,6 +26,13 @@ struct SourceFile: Sendable, Equatable {
         self.stat = stat
     }
 
+    /// A file known only by its path's bytes (from the state index).
+    init(path: [UInt8]) {
+        var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        let name = components.removeLast()
+        self.init(directory: components, name: name, stat: .missing)
+    }
+
     /// True for the bytes of a path the walk can give: relative, no empty, `.` or `..`
     /// component, no NUL.
     static func isCleanRelativePath(_ bytes: [UInt8]) -> Bool {
@@ -55,7 +62,7 @@ struct SourceRoot: Sendable {
 
     /// Opens SOURCE_DIR (the user may name it through a link), or says why not.
     static func open(_ path: String) throws(ThumbframeError) -> SourceRoot {
-        guard let resolved = Builder.realPath(path) else {
+        guard let resolved = FileSystem.realPath(path) else {
             throw .sourceUnreadable(path: path, reason: FileStat.lastErrorDescription(default: "cannot resolve"))
         }
         do {
