@@ -1,6 +1,6 @@
 public import ArgumentParser
-package import Foundation
-package import ThumbframeCore
+import Foundation
+import ThumbframeCore
 public import ThumbframeManifest
 
 extension ThumbnailRecipe: ExpressibleByArgument {

@@ -1,8 +1,8 @@
 public import CThumbframeShim
-public import CVips
+import CVips
 public import Foundation
 package import ThumbframeCore
-public import ThumbframeManifest
+package import ThumbframeManifest
 
 /// Images synthesized with libvips for tests: nothing binary is committed.
 public enum Fixtures {

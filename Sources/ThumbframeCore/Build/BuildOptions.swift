@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// Everything `thumbframe build` is asked to do.

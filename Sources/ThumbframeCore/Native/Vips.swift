@@ -1,6 +1,6 @@
 internal import CThumbframeShim
 internal import CVips
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// libvips, started once per process before any worker runs.

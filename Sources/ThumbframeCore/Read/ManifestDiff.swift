@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// `thumbframe diff A B`: what changed from one manifest to another, by item path.

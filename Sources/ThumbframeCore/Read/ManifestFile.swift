@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// Reading a manifest from disk for the inspection commands.

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// The answers of `lookup`, `show` and `layout`: finding items in a manifest and describing

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// What `thumbframe inspect` reports about a manifest.

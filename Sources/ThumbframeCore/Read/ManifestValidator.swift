@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import ThumbframeManifest
 
 /// `thumbframe validate`: the contract checked in code, beyond what a schema can say. Items are
