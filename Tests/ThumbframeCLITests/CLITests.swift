@@ -328,8 +328,7 @@ struct ManifestToolsCLITests {
 
 @Suite("Example manifest")
 struct ExampleManifestTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let repository = Fixtures.packageRoot
 
     /// manifests/sample/ (manifest.json and its pages) is what `thumbframe build` writes for the library
     /// scripts/sample-library generates (built by the executable, as a user would).

@@ -50,8 +50,7 @@ struct ShardCLITests {
         }
     }
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = Fixtures.packageRoot
     /// Whether a one-node Slurm cluster starts here (scripts/slurm-test --probe starts one and
     /// stops it); asked once, and only when the Slurm test is to run.
     static let slurmStarts: Bool = {

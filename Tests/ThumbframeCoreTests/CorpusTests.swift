@@ -11,9 +11,7 @@ import ThumbframeTestSupport
 @Suite("Real-image corpus")
 struct CorpusTests {
     static let corpus: String = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent("../shared/corpus/exif-samples").standardized.path
+        return URL(fileURLWithPath: Fixtures.packageRoot + "/../shared/corpus/exif-samples").standardized.path
     }()
 
     static var available: Bool {

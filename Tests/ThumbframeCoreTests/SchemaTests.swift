@@ -10,8 +10,7 @@ import ThumbframeTestSupport
 /// by an independent validator (Python's jsonschema, installed by scripts/bootstrap --test).
 @Suite("JSON Schema")
 struct SchemaTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let repository = Fixtures.packageRoot
     static let schema = repository + "/manifests/thumbframe-manifest.v2.schema.json"
 
     static var jsonschemaAvailable: Bool {

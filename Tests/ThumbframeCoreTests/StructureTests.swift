@@ -1,12 +1,12 @@
 import Foundation
 import Testing
+import ThumbframeTestSupport
 
 /// The shape of the sources, kept by tests: the stages of a build as folders of ThumbframeCore,
 /// and C behind one of them.
 @Suite("Source structure")
 struct StructureTests {
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources").path
+    static let sources = Fixtures.packageRoot + "/Sources"
     static let cModules = ["CVips", "CExif", "CCrypto", "CSQLite", "CThumbframeShim"]
     /// ThumbframeCore's folders, in the order a build runs through them (then the readers, and
     /// what all of them share).

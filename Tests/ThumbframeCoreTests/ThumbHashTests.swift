@@ -5,8 +5,7 @@ import ThumbframeTestSupport
 
 @Suite("ThumbHash")
 struct ThumbHashTests {
-    static let oracle = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../scripts/thumbhash-oracle.py").standardized.path
+    static let oracle = Fixtures.packageRoot + "/scripts/thumbhash-oracle.py"
     /// The python3 on PATH: the one scripts/bootstrap installs thumbhash-python into.
     static let available =
         (try? Processes.run("/usr/bin/env", ["python3", "-c", "import thumbhash.encode"]))

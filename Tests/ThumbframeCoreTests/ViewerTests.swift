@@ -7,8 +7,7 @@ import ThumbframeTestSupport
 
 @Suite("Web viewer")
 struct ViewerTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let packageRoot = Fixtures.packageRoot
     static let browserAvailable =
         ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
         && ((try? Processes.run("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)

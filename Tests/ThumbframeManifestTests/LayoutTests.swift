@@ -210,8 +210,7 @@ struct ViewportTests {
 /// this guards the sources.
 @Test("ThumbframeManifest imports only Foundation")
 func manifestLibraryIsPureSwift() throws {
-    let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Sources/ThumbframeManifest").standardized
+    let sources = URL(fileURLWithPath: Fixtures.packageRoot + "/Sources/ThumbframeManifest")
     let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
     #expect(files.count >= 5)
     for file in files {

@@ -6,6 +6,11 @@ package import ThumbframeManifest
 
 /// Images synthesized with libvips for tests: nothing binary is committed.
 public enum Fixtures {
+    /// The package's root folder (this file is Tests/ThumbframeTestSupport/Fixtures.swift): the one
+    /// place the tests find the repository's scripts, sources, README and viewer from.
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
     /// libvips for the fixtures themselves (the product starts it the same way).
     static let started: Bool = tf_vips_start("thumbframe-tests") == 0
 
