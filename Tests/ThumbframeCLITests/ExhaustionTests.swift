@@ -187,7 +187,7 @@ struct ExhaustionTests {
 
     @Test("readers refuse oversized documents and pages, and a top document naming one page many times, at once (65)")
     func readerLimits() async throws {
-        try await SafetyTests.withBuiltLibrary(3) { root, source, out in
+        try await SafetyTests.withBuiltLibrary(3) { _, source, out in
             let manifestPath = out + "/manifest.json"
             let original = try String(contentsOfFile: manifestPath, encoding: .utf8)
             let document = try ManifestFile.open(manifestPath).document
@@ -227,7 +227,6 @@ struct ExhaustionTests {
             }
             let rebuilt = try Self.bounded(["build", source, "--out", out], seconds: 60)
             #expect(rebuilt.status == 0, "status \(rebuilt.status): \(rebuilt.stderr.suffix(400))")
-            _ = root
         }
     }
 

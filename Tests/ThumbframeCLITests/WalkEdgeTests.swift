@@ -118,7 +118,7 @@ struct WalkEdgeTests {
 
     @Test("a build without --viewer keeps an earlier viewer's data script current; over HTTP the viewer reads manifest.json")
     func viewerDataStaysCurrent() async throws {
-        try await SafetyTests.withBuiltLibrary(3) { root, source, out in
+        try await SafetyTests.withBuiltLibrary(3) { _, source, out in
             #expect(try CLITests.run(["build", source, "--out", out, "--viewer"]).status == 0)
             let data = out + "/thumbframe-viewer-data.js"
             #expect(try String(contentsOfFile: data, encoding: .utf8).contains("IMG_2.jpg"))
@@ -129,7 +129,6 @@ struct WalkEdgeTests {
             #expect(!text.contains("IMG_2.jpg") && (0..<4).allSatisfy { text.contains("NEW_\($0).jpg") }, "data script is stale")
             let script = try String(contentsOfFile: out + "/thumbframe-viewer.js", encoding: .utf8)
             #expect(script.contains(#"location.protocol === "file:" ? window.thumbframeData"#))
-            _ = root
         }
     }
 }
