@@ -472,45 +472,25 @@ int tf_flatten_white(VipsImage *in, VipsImage **out) {
     return result;
 }
 
-/* A copy of `in` that carries no metadata at all: every item of the image's meta table (EXIF,
- * XMP, IPTC, ICC profile, comments, GPS inside EXIF, the loader's own fields) is removed, so no
- * saver can write any of it. libvips 8.14's webpsave ignores "strip" and writes the EXIF and
- * XMP blocks it finds: stripping by option alone is not enough. */
-static int tf_without_metadata(VipsImage *in, VipsImage **out) {
-    if (vips_copy(in, out, NULL))
-        return -1;
-    gchar **fields = vips_image_get_fields(*out);
-    for (int i = 0; fields[i]; i++)
-        (void) vips_image_remove(*out, fields[i]);  /* header fields are not in the table: a no-op */
-    g_strfreev(fields);
-    return 0;
-}
-
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length) {
-    VipsImage *bare;
-    if (tf_without_metadata(in, &bare))
-        return -1;
-    int result = -1;
+    /* "strip" keeps every piece of metadata out of JPEG and AVIF. libvips 8.14's webpsave writes
+     * an EXIF block whatever it is told; ItemProcessor removes WebP's metadata chunks from the
+     * file (MetadataBounds.webpWithoutMetadata). */
     switch (format) {
     case TF_FORMAT_JPEG:
-        result = vips_jpegsave_buffer(bare, buffer, length,
+        return vips_jpegsave_buffer(in, buffer, length,
             "Q", quality, "strip", TRUE, "interlace", interlace ? TRUE : FALSE, NULL);
-        break;
     case TF_FORMAT_WEBP:
-        result = vips_webpsave_buffer(bare, buffer, length, "Q", quality, "strip", TRUE, NULL);
-        break;
+        return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
     case TF_FORMAT_AVIF:
-        result = vips_heifsave_buffer(bare, buffer, length,
+        return vips_heifsave_buffer(in, buffer, length,
             "Q", quality, "strip", TRUE,
             "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
-        break;
     case TF_FORMAT_PNG:
-        /* not a thumbnail format; fixtures write PNG with tf_save_file */
-        vips_error("thumbframe", "unknown output format %d", (int) format);
-        break;
+        break;  /* not a thumbnail format; fixtures write PNG with tf_save_file */
     }
-    g_object_unref(bare);
-    return result;
+    vips_error("thumbframe", "unknown output format %d", (int) format);
+    return -1;
 }
 
 int tf_write_to_file(VipsImage *in, const char *path_with_options) {

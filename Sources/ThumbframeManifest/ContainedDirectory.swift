@@ -56,12 +56,8 @@ public final class ContainedDirectory: @unchecked Sendable {
     /// The bytes of the regular file at `relativePath`, refusing one over `limit` bytes (from
     /// its size, before reading) and one that changes size while it is read.
     public func read(_ relativePath: String, limit: Int) throws(ContainedFileError) -> Data {
-        let file = try openFile(relativePath)
+        let (file, size) = try openFile(relativePath)
         defer { close(file) }
-        var info = stat()
-        guard fstat(file, &info) == 0 else { throw .posix(errno) }
-        guard UInt32(info.st_mode) & 0o170000 == 0o100000 else { throw .notRegularFile }
-        let size = Int(info.st_size)
         guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
         var data = Data(count: size)
         var failure: Int32 = 0
@@ -87,17 +83,15 @@ public final class ContainedDirectory: @unchecked Sendable {
 
     /// The size of the regular file at `relativePath`, reached as `read` reaches it.
     public func size(of relativePath: String) throws(ContainedFileError) -> Int {
-        let file = try openFile(relativePath)
-        defer { close(file) }
-        var info = stat()
-        guard fstat(file, &info) == 0 else { throw .posix(errno) }
-        guard UInt32(info.st_mode) & 0o170000 == 0o100000 else { throw .notRegularFile }
-        return Int(info.st_size)
+        let (file, size) = try openFile(relativePath)
+        close(file)
+        return size
     }
 
     /// Opens the last component for reading after descending through the others, each without
-    /// following a link; non-blocking, so a FIFO put there cannot hold the reader.
-    private func openFile(_ relativePath: String) throws(ContainedFileError) -> Int32 {
+    /// following a link; non-blocking, so a FIFO put there cannot hold the reader. Returns the
+    /// descriptor (the caller closes it) and the size of what must be a regular file.
+    private func openFile(_ relativePath: String) throws(ContainedFileError) -> (Int32, Int) {
         guard let parts = Self.components(relativePath) else { throw .notContained(relativePath) }
         var current = fd
         defer { if current != fd { close(current) } }
@@ -109,7 +103,17 @@ public final class ContainedDirectory: @unchecked Sendable {
         }
         let file = openat(current, parts[parts.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard file >= 0 else { throw Self.failure(errno) }
-        return file
+        var info = stat()
+        guard fstat(file, &info) == 0 else {
+            let code = errno
+            close(file)
+            throw .posix(code)
+        }
+        guard UInt32(info.st_mode) & 0o170000 == 0o100000 else {
+            close(file)
+            throw .notRegularFile
+        }
+        return (file, Int(info.st_size))
     }
 
     /// ELOOP (last component a link) and ENOTDIR (a directory component a link, or a file)

@@ -165,11 +165,6 @@ package struct ShardMerge: Sendable {
         try builder.refuseShrink(published.items, dropped: max(0, published.items - merged))
         let walk = SourceWalker.Result(files: [], failures: first.walkFailures)
         let written = try builder.publish(index: index, output: out, walk: walk, unchanged: false, changed: nil)
-        if written.manifestWritten,
-            let document = try? ManifestFile.open(manifestPath).document
-        {
-            try ViewerWriter(output: out).refreshData(manifest: document)
-        }
         let prune = try ThumbnailPruner(output: out).prune(
             keeping: try builder.keptThumbnails(index, output: out).union(written.pages ?? Set(published.pages.keys)))
         if let note = prune.foreignNote { events(.warning(note)) }

@@ -231,11 +231,7 @@ package struct Builder: Sendable {
         }
         if options.viewer {
             let document = try ManifestFile.open(manifestPath).document
-            if let warning = try ViewerWriter(output: output).write(manifest: document, manifestWritten: written.manifestWritten) {
-                events(.warning(warning))
-            }
-        } else if written.manifestWritten {
-            try ViewerWriter(output: output).refreshData(manifest: try ManifestFile.open(manifestPath).document)
+            if let warning = try ViewerWriter(output: output).write(manifest: document) { events(.warning(warning)) }
         }
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,

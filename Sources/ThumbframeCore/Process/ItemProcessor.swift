@@ -135,11 +135,12 @@ enum ItemProcessor {
             }
             let opened = Vips.clock()
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            let bounded = MetadataBounds.pngWithoutText(raw)
-            let result = bounded.map { bytes in
-                bytes.withUnsafeBytes { build(source, $0, sha256: sha256, size: raw.count, context: context, placeholder: placeholder) }
+            func built(_ decodable: UnsafeRawBufferPointer) -> Result<ProcessedItem, Problem> {
+                build(source, decodable, sha256: sha256, size: raw.count, context: context, placeholder: placeholder)
             }
-            switch result ?? build(source, raw, sha256: sha256, size: raw.count, context: context, placeholder: placeholder) {
+            // The decoder gets a PNG without its text chunks; the hash and size stay the file's.
+            let bounded = MetadataBounds.pngWithoutText(raw)
+            switch bounded.map({ $0.withUnsafeBytes(built) }) ?? built(raw) {
             case .success(let item):
                 let leftMessage = Vips.hasErrors()
                 if leftMessage { Vips.clearErrors() }

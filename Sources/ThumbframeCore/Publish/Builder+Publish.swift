@@ -177,7 +177,6 @@ extension Builder {
                     guard let entry else {
                         throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
                     }
-                    try Self.checkThumbnails(entry, of: key.source.relativePath, output: output)
                     let position = first + offset
                     let item = Manifest.Item(
                         index: start + position, section: number, item: position, path: key.source.relativePath,
@@ -203,6 +202,9 @@ extension Builder {
             generator: .current, settings: options.settings,
             sections: sections, itemCount: start, summary: summary, failures: failures)
         let (written, sha256) = try Self.writeManifest(document, to: output)
+        // A viewer left in OUT_DIR by an earlier --viewer build (or merge) shows this manifest,
+        // never one that is gone.
+        if written { try ViewerWriter(output: output).refreshData(manifest: document) }
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
         }
@@ -354,26 +356,6 @@ extension Builder {
             }
         }
         return kept
-    }
-
-    /// The thumbnails of an item about to be published: each of thumbframe's shape under
-    /// `thumbs/` and on disk with its recorded size. A manifest never names a file that is not
-    /// there (a shard's rows whose thumbnails were removed, a row changed behind thumbframe's
-    /// back): nothing is published, and the reason names the file.
-    static func checkThumbnails(_ entry: StateIndex.StoredItem, of path: String, output: OutputDirectory) throws(ThumbframeError) {
-        for (name, thumbnail) in entry.thumbnails.sorted(by: { $0.key < $1.key }) {
-            guard OutputName(thumbnail.path)?.area == "thumbs" else {
-                throw .cannotWrite(
-                    path: output.path,
-                    reason: "the state index names '\(thumbnail.path)' as thumbnail \(name) of \(path); nothing published")
-            }
-            guard let stat = output.stat(thumbnail: thumbnail.path), stat.isRegularFile, thumbnail.bytes.map({ $0 == stat.size }) ?? true
-            else {
-                throw .cannotWrite(
-                    path: output.path + "/" + thumbnail.path,
-                    reason: "thumbnail \(name) of \(path) is missing or changed; nothing published (run the build again)")
-            }
-        }
     }
 
     /// Records one file's outcome in the index.

@@ -141,7 +141,8 @@ final class OutputDirectory: @unchecked Sendable {
                 openat(root.fd, $0, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
             }
             guard fd >= 0 else { throw errno == ELOOP ? .symbolicLink : .posix(errno) }
-            guard OpenFile(fd: dup(fd)).stat()?.isRegularFile == true else {
+            var info = Foundation.stat()
+            guard fstat(fd, &info) == 0, FileStat(info).isRegularFile else {
                 close(fd)
                 throw .notRegular
             }

@@ -24,8 +24,10 @@ struct ViewerWriter {
         ]
     }
 
-    /// Writes what changed; returns a warning when a file in the way is not the viewer's.
-    func write(manifest: ManifestDocument, manifestWritten: Bool) throws(ThumbframeError) -> String? {
+    /// Writes what changed; returns a warning when a file in the way is not the viewer's. The
+    /// data script is written here when it is missing; a new manifest refreshes an existing one
+    /// as it is published (`refreshData`).
+    func write(manifest: ManifestDocument) throws(ThumbframeError) -> String? {
         // Anything at one of these names (of any size or kind: a link, a directory) that is not
         // a plain file beginning with the viewer's marker is someone else's.
         for name in Self.assets.map(\.name) + [Self.dataName] {
@@ -38,17 +40,16 @@ struct ViewerWriter {
         for (name, text) in Self.assets {
             try replace(name, with: Array(text.utf8))
         }
-        let dataMissing = (try? output.root.readFile(Array(Self.dataName.utf8), limit: 16)) == nil
         if manifest.itemCount > Self.maximumInlineItems {
             _ = output.root.removeFile(Array(Self.dataName.utf8))
-        } else if manifestWritten || dataMissing {
+        } else if output.root.stat(Array(Self.dataName.utf8)) == nil {
             try replace(Self.dataName, with: try data(manifest))
         }
         return nil
     }
 
-    /// A build without `--viewer` that writes a new manifest keeps the data script of an earlier
-    /// `--viewer` build current (or removes it past `maximumInlineItems`), so the viewer left in
+    /// Every build or merge that writes a new manifest keeps an existing data script current (or
+    /// removes it past `maximumInlineItems`), with or without `--viewer`, so a viewer left in
     /// OUT_DIR never shows a library that is gone. Only a data script of the viewer's own is touched.
     func refreshData(manifest: ManifestDocument) throws(ThumbframeError) {
         let name = Array(Self.dataName.utf8)

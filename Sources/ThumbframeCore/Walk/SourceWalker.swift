@@ -132,9 +132,9 @@ struct SourceWalker {
             // Links are followed only once the whole tree without them is walked, in path order:
             // a directory also reached through a link keeps its real name, whatever readdir's order.
             var links: [[UInt8]] = []
-            let root = Frame(
+            let top = Frame(
                 directory: root.directory, entries: sortedIfFollowing(entries), components: [], openComponents: [], ignores: ignores)
-            walk(from: root, visited: &visited, links: &links, into: &result)
+            walk(from: top, visited: &visited, links: &links, into: &result)
             var next = 0
             while next < links.count {
                 var found: [[UInt8]] = []
