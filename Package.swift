@@ -38,46 +38,68 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        // Fixed-argument wrappers for what Swift cannot call: variadic vips_* calls and libexif macros.
-        .target(name: "CThumbframeShim", dependencies: ["CVips", "CExif"]),
-
+        // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
+        // measures them against libvips' reduceh.
+        .target(name: "CThumbframeKernels"),
+        // What Swift cannot call in libvips and libexif: variadic vips_* calls, GObject signals,
+        // atomics and libexif's macros, as fixed-argument functions.
         .target(
-            name: "ThumbframeCore",
-            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CCrypto", "CSQLite", "CThumbframeShim"]
+            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CThumbframeKernels"],
+            cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
+        // The only Swift code that touches libvips, libexif or the shim: decoders with Swift values
+        // in and out (the build checks that no other target imports them: scripts/swiftpm.sh).
+        .target(
+            name: "ThumbframeImaging", dependencies: ["ThumbframeManifest", "CVips", "CExif", "CThumbframeShim"],
+            cSettings: [.define("THUMBFRAME_IMAGING")]
+        ),
+
+        .target(name: "ThumbframeCore", dependencies: ["ThumbframeManifest", "ThumbframeImaging", "CCrypto", "CSQLite"]),
         .executableTarget(
             name: "thumbframe",
             dependencies: [
-                "ThumbframeCore",
+                "ThumbframeCore", "ThumbframeImaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
+        // The tests' own C: fixed-argument wrappers of libvips calls that make fixtures and measure pixels.
+        .target(
+            name: "CThumbframeTestShim", dependencies: ["CVips", "CThumbframeShim"], path: "Tests/CThumbframeTestShim",
+            cSettings: [.define("THUMBFRAME_IMAGING")]
+        ),
         // Images synthesized with libvips for the tests, and the build-and-load helper (the C APIs
-        // and ThumbframeCore's public API: no testable imports).
+        // and ThumbframeCore's package API: no testable imports).
         .target(
             name: "ThumbframeTestSupport",
-            dependencies: ["CVips", "CThumbframeShim", "ThumbframeCore", "ThumbframeManifest"],
-            path: "Tests/ThumbframeTestSupport"
+            dependencies: ["CVips", "CThumbframeShim", "CThumbframeTestShim", "ThumbframeCore", "ThumbframeImaging", "ThumbframeManifest"],
+            path: "Tests/ThumbframeTestSupport",
+            cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
         .testTarget(name: "ThumbframeManifestTests", dependencies: ["ThumbframeManifest", "ThumbframeTestSupport"]),
         .testTarget(
             name: "ThumbframeCoreTests",
-            dependencies: ["ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport", "CVips", "CThumbframeShim"]
+            dependencies: [
+                "ThumbframeCore", "ThumbframeImaging", "ThumbframeManifest", "ThumbframeTestSupport", "CVips", "CThumbframeShim",
+                "CThumbframeTestShim",
+            ],
+            cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
         .testTarget(
             name: "ThumbframeCLITests",
             dependencies: [
-                "thumbframe", "ThumbframeCore", "ThumbframeManifest", "ThumbframeTestSupport",
+                "thumbframe", "ThumbframeCore", "ThumbframeImaging", "ThumbframeManifest", "ThumbframeTestSupport",
+                "CThumbframeShim", "CThumbframeTestShim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
     ]
 )
 
 // Upcoming language features for every Swift target: `any` spelled out for existentials, imports
 // internal unless a file says otherwise, and members visible only through the modules a file imports.
-for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CThumbframeShim" {
+for target in package.targets where [.regular, .executable, .test].contains(target.type) && !target.name.hasPrefix("C") {
     target.swiftSettings =
         (target.swiftSettings ?? []) + [
             .enableUpcomingFeature("ExistentialAny"),

@@ -1,14 +1,10 @@
-#define _GNU_SOURCE
 #include "tf_shim.h"
+#include "tf_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <libexif/exif-utils.h>
 
@@ -58,10 +54,6 @@ int tf_page_size(const void *data, size_t length, int page, int *width, int *hei
     *height = image->Ysize;
     g_object_unref(image);
     return 0;
-}
-
-VipsImage *tf_image_new_from_file(const char *path) {
-    return vips_image_new_from_file(path, NULL);
 }
 
 int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int width, int height, int fail_on) {
@@ -142,16 +134,16 @@ int tf_jpeg_load_shrunk_deadline(
 }
 
 /* Lanczos3 the fast way for 8-bit images without alpha. libvips 8.14 vectorises its vertical
- * reduction (reducev, through ORC) but not its horizontal one (reduceh, a plain C loop that
- * costs several times as much on a thumbnail's decode). So the vertical pass stays libvips'
- * (lazily, as the decoder streams rows), and the horizontal pass runs on the pixels in memory
- * as: transpose, a vertical Lanczos3 in exact 32-bit arithmetic two rows at a time (SSE2 where
- * there is SSE2), transpose back: about four times as fast as reduceh (10 against 45 ms on one
- * 24 MP decode's rows, measured by hand), and never further from a floating-point Lanczos3
- * than vips_resize (the pixel test "the fast Lanczos3 …" holds it to
- * that). libvips' reducev on the transpose would be as fast but is less exact (its 16-bit
- * passes cost 1.5-3 dB against a floating-point Lanczos3, which showed in the bench's quality
- * table as grids below vipsthumbnail's). */
+ * reduction (reducev, through ORC) but not its horizontal one (reduceh, a plain C loop). So the
+ * vertical pass stays libvips' (lazily, as the decoder streams rows), and the horizontal pass
+ * runs on the pixels in memory through CThumbframeKernels: transpose, a vertical Lanczos3 in
+ * exact 32-bit arithmetic two rows at a time (SSE2 where there is SSE2), transpose back.
+ * scripts/kernel-speed measures it against reduceh on the same pixels, one thread each: 2.0-2.6x
+ * as fast on this project's machine (3000 x 853 -> 1280: 15.6 against 30.6 ms), and within one
+ * step of 255 of it. It is never further from a floating-point Lanczos3 than vips_resize (the
+ * pixel test "the fast Lanczos3 …" holds it to that). libvips' reducev on the transpose would be
+ * as fast but is less exact (its 16-bit passes cost 1.5-3 dB against a floating-point Lanczos3,
+ * which showed in the bench's quality table as grids below vipsthumbnail's). */
 static gboolean tf_lanczos_fast(VipsImage *in) {
     return in->BandFmt == VIPS_FORMAT_UCHAR && in->Coding == VIPS_CODING_NONE && in->Bands <= 4 &&
         !vips_image_hasalpha(in);
@@ -159,28 +151,6 @@ static gboolean tf_lanczos_fast(VipsImage *in) {
 
 static gboolean tf_in_memory(VipsImage *in) {
     return (in->dtype == VIPS_IMAGE_SETBUF || in->dtype == VIPS_IMAGE_SETBUF_FOREIGN) && in->data;
-}
-
-/* Pixels of `bands` bytes, width x height, into height x width: in 32 x 32 blocks (reads and
- * writes stay in cache), each output row written in order. Inlined with a constant `bands`, so
- * a pixel is one small copy. */
-static inline __attribute__((always_inline)) void tf_transpose_pixels(
-    const VipsPel *in, VipsPel *out, int width, int height, const int bands
-) {
-    const size_t in_line = (size_t) width * bands;
-    const size_t out_line = (size_t) height * bands;
-    for (int x0 = 0; x0 < width; x0 += 32) {
-        const int x1 = VIPS_MIN(x0 + 32, width);
-        for (int y0 = 0; y0 < height; y0 += 32) {
-            const int y1 = VIPS_MIN(y0 + 32, height);
-            for (int x = x0; x < x1; x++) {
-                const VipsPel *p = in + (size_t) y0 * in_line + (size_t) x * bands;
-                VipsPel *q = out + (size_t) x * out_line + (size_t) y0 * bands;
-                for (int y = y0; y < y1; y++, p += in_line, q += bands)
-                    memcpy(q, p, bands);
-            }
-        }
-    }
 }
 
 /* A new image in memory with `in`'s format and metadata and the given size, its pixels
@@ -210,12 +180,7 @@ int tf_transpose(VipsImage *in, VipsImage **out) {
         return -1;
     t->Xres = in->Yres;
     t->Yres = in->Xres;
-    switch (in->Bands) {
-    case 1: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, 1); break;
-    case 2: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, 2); break;
-    case 3: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, 3); break;
-    default: tf_transpose_pixels(in->data, t->data, in->Xsize, in->Ysize, in->Bands); break;
-    }
+    tfk_transpose(in->data, t->data, in->Xsize, in->Ysize, in->Bands);
     *out = t;
     return 0;
 }
@@ -258,88 +223,17 @@ static int tf_reducev_exact(VipsImage *in, VipsImage **out, int height, double s
     return result;
 }
 
-static double tf_lanczos3(double x) {
-    if (x == 0.0)
-        return 1.0;
-    if (x <= -3.0 || x >= 3.0)
-        return 0.0;
-    const double px = M_PI * x;
-    return 3.0 * sin(px) * sin(px / 3.0) / (px * px);
-}
-
-/* acc[i] += w0 * r0[i] + w1 * r1[i] for i < n. */
-static inline void tf_madd_rows(int32_t *acc, const VipsPel *r0, const VipsPel *r1, int16_t w0, int16_t w1, size_t n) {
-    size_t i = 0;
-#if defined(__SSE2__)
-    // Bytes of the two rows interleaved and widened to 16-bit pairs (a, b); pmaddwd multiplies
-    // each pair by (w0, w1) and adds: four 32-bit sums per instruction.
-    const __m128i weights = _mm_set1_epi32((int32_t) ((uint32_t) (uint16_t) w0 | ((uint32_t) (uint16_t) w1 << 16)));
-    const __m128i zero = _mm_setzero_si128();
-    for (; i + 16 <= n; i += 16) {
-        const __m128i a = _mm_loadu_si128((const __m128i *) (r0 + i));
-        const __m128i b = _mm_loadu_si128((const __m128i *) (r1 + i));
-        const __m128i low = _mm_unpacklo_epi8(a, b);
-        const __m128i high = _mm_unpackhi_epi8(a, b);
-        const __m128i pairs[4] = {
-            _mm_unpacklo_epi8(low, zero), _mm_unpackhi_epi8(low, zero),
-            _mm_unpacklo_epi8(high, zero), _mm_unpackhi_epi8(high, zero),
-        };
-        for (int k = 0; k < 4; k++) {
-            __m128i *sum = (__m128i *) (acc + i) + k;
-            _mm_storeu_si128(sum, _mm_add_epi32(_mm_loadu_si128(sum), _mm_madd_epi16(pairs[k], weights)));
-        }
-    }
-#endif
-    for (; i < n; i++)
-        acc[i] += w0 * r0[i] + w1 * r1[i];
-}
-
 /* Lanczos3 down the columns of an 8-bit image in memory, reducing by `scale` into exactly
- * `height` rows: the output rows span height * scale input rows centred on the input (as
- * libvips places them), the weights normalised and held in 14 bits, the edge row repeated past
- * the edge. */
+ * `height` rows (tfk_lanczos3_rows). */
 static int tf_lanczos_rows(VipsImage *in, VipsImage **out, int height, double scale) {
     VipsImage *t = tf_memory_like(in, in->Xsize, height);
     if (!t)
         return -1;
-    const int rows = in->Ysize;
-    const size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
-    const double support = 3.0 * scale;
-    const int most = 2 * (int) ceil(support) + 2;
-    double *exact = g_new(double, most);
-    int16_t *weights = g_new(int16_t, most);
-    int32_t *acc = g_new(int32_t, line);
-    for (int i = 0; i < height; i++) {
-        const double centre = (i + 0.5) * scale - 0.5 - (height * scale - rows) / 2.0;
-        const int first = (int) floor(centre - support) + 1;
-        int taps = (int) floor(centre + support) - first + 1;
-        double sum = 0.0;
-        for (int k = 0; k < taps; k++)
-            sum += exact[k] = tf_lanczos3((first + k - centre) / scale);
-        int total = 0, largest = 0;
-        for (int k = 0; k < taps; k++) {
-            weights[k] = (int16_t) lrint(exact[k] / sum * 16384.0);
-            total += weights[k];
-            if (abs(weights[k]) > abs(weights[largest]))
-                largest = k;
-        }
-        weights[largest] += 16384 - total;  // the weights sum to exactly 1
-        if (taps & 1)
-            weights[taps++] = 0;
-        for (size_t x = 0; x < line; x++)
-            acc[x] = 8192;  // rounds the final shift
-        for (int k = 0; k < taps; k += 2) {
-            const int r0 = VIPS_CLIP(0, first + k, rows - 1);
-            const int r1 = VIPS_CLIP(0, first + k + 1, rows - 1);
-            tf_madd_rows(acc, in->data + r0 * line, in->data + r1 * line, weights[k], weights[k + 1], line);
-        }
-        VipsPel *q = t->data + (size_t) i * line;
-        for (size_t x = 0; x < line; x++)
-            q[x] = (VipsPel) VIPS_CLIP(0, acc[x] >> 14, 255);
+    if (tfk_lanczos3_rows(in->data, VIPS_IMAGE_SIZEOF_LINE(in), in->Ysize, t->data, height, scale)) {
+        g_object_unref(t);
+        vips_error("thumbframe", "out of memory");
+        return -1;
     }
-    g_free(exact);
-    g_free(weights);
-    g_free(acc);
     *out = t;
     return 0;
 }
@@ -493,27 +387,6 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
     return -1;
 }
 
-int tf_write_to_file(VipsImage *in, const char *path_with_options) {
-    return vips_image_write_to_file(in, path_with_options, NULL);
-}
-
-int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality) {
-    // Unlike tf_save_buffer this keeps metadata, so a fixture can carry its orientation tag.
-    switch (format) {
-    case TF_FORMAT_JPEG:
-        return vips_jpegsave(in, path, "Q", quality, NULL);
-    case TF_FORMAT_WEBP:
-        return vips_webpsave(in, path, "Q", quality, NULL);
-    case TF_FORMAT_AVIF:
-        return vips_heifsave(in, path, "Q", quality,
-            "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
-    case TF_FORMAT_PNG:
-        return vips_pngsave(in, path, NULL);
-    }
-    vips_error("thumbframe", "unknown output format %d", (int) format);
-    return -1;
-}
-
 ExifData *tf_exif_load(const unsigned char *data, unsigned int length) {
     ExifData *exif = exif_data_new();
     if (!exif)
@@ -584,14 +457,6 @@ int tf_image_sizeof_band(VipsImage *image) {
     return (int) vips_format_sizeof(vips_image_get_format(image));
 }
 
-int tf_syncfs(int fd) {
-#ifdef __linux__
-    return syncfs(fd);
-#else
-    return fsync(fd);
-#endif
-}
-
 int tf_to_srgb(VipsImage *in, VipsImage **out) {
     gboolean tagged = vips_image_get_typeof(in, VIPS_META_ICC_NAME) != 0;
     gboolean cmyk = tf_is_cmyk(in);
@@ -634,29 +499,3 @@ done:
     return result;
 }
 
-int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile,
-    int embedded, int depth) {
-    return vips_icc_transform(in, out, output_profile,
-        "input_profile", input_profile,
-        "embedded", embedded ? TRUE : FALSE,
-        "intent", VIPS_INTENT_RELATIVE,
-        "depth", depth,
-        NULL);
-}
-
-int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out) {
-    VipsImage *la = NULL, *lb = NULL;
-    int result = -1;
-    if (!vips_colourspace(a, &la, VIPS_INTERPRETATION_LAB, NULL) &&
-        !vips_colourspace(b, &lb, VIPS_INTERPRETATION_LAB, NULL))
-        result = vips_dE00(la, lb, out, NULL);
-    if (la)
-        g_object_unref(la);
-    if (lb)
-        g_object_unref(lb);
-    return result;
-}
-
-int tf_cast_double(VipsImage *in, VipsImage **out) {
-    return vips_cast(in, out, VIPS_FORMAT_DOUBLE, NULL);
-}

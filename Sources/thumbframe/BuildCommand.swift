@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import ThumbframeCore
+import ThumbframeImaging
 public import ThumbframeManifest
 
 extension ThumbnailRecipe: ExpressibleByArgument {

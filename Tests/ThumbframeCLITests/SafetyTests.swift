@@ -5,6 +5,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 /// Unattended runs never harm data: what thumbframe will not write, follow or delete, and the
 /// single files that must not abort or wedge a run. Each test builds the situation first.

@@ -5,6 +5,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 /// Real camera and phone files from `../shared/corpus/exif-samples`, checked against
 /// `exiftool -n` (sizes, orientation, EXIF text) and the `vips` CLI (what cannot be decoded).

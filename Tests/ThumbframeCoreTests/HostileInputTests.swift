@@ -5,6 +5,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 /// Every kind of bad input of SPEC §8 becomes one failure with a one-line reason, and every
 /// good file beside it is still built.

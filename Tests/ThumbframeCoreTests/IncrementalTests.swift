@@ -4,6 +4,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 @Suite("Incremental builds")
 struct IncrementalTests {

@@ -5,6 +5,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 /// Every EXIF orientation must give the right display size and upright thumbnails: the marker
 /// picture (red top-left, green top-right, blue bottom) must come out where a viewer shows it.

@@ -1,4 +1,5 @@
 import CThumbframeShim
+import CThumbframeTestShim
 import CVips
 import Foundation
 import Testing

@@ -3,11 +3,10 @@ import Testing
 import ThumbframeTestSupport
 
 /// The shape of the sources, kept by tests: the stages of a build as folders of ThumbframeCore,
-/// and C behind one of them.
+/// and the C image libraries behind ThumbframeImaging.
 @Suite("Source structure")
 struct StructureTests {
     static let sources = Fixtures.packageRoot + "/Sources"
-    static let cModules = ["CVips", "CExif", "CCrypto", "CSQLite", "CThumbframeShim"]
     /// ThumbframeCore's folders, in the order a build runs through them (then the readers, and
     /// what all of them share).
     static let coreFolders = ["Build", "Walk", "Plan", "Process", "Native", "Assemble", "Publish", "Prune", "Read", "Support"]
@@ -28,17 +27,50 @@ struct StructureTests {
         }
     }
 
-    @Test("only ThumbframeCore/Native imports the C modules; the CLI and the manifest library import none")
-    func cBehindOneFolder() throws {
-        let core = try Self.imports(of: "ThumbframeCore")
-        #expect(core.count > 30)
-        for (file, modules) in core where !file.hasPrefix("Native/") {
-            #expect(Set(modules).isDisjoint(with: Self.cModules), "ThumbframeCore/\(file) imports \(modules)")
+    @Test(
+        "the compiler refuses libvips, libexif and the shim to every Swift target but ThumbframeImaging: the same call type-checks only with its define"
+    )
+    func cBehindImaging() async throws {
+        let flags = try Processes.run("/usr/bin/env", ["pkg-config", "--cflags", "vips", "libexif"])
+        #expect(flags.status == 0)
+        let includes = flags.stdout.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("-I") }.flatMap { ["-Xcc", String($0)] }
+        try await Fixtures.withTemporaryDirectory { directory in
+            let probes = [
+                ("CVips", "_ = vips_version_string()"), ("CExif", "_ = exif_data_new()"),
+                ("CThumbframeShim", "_ = tf_flag_get(nil)"),
+            ]
+            for (module, call) in probes {
+                let file = directory + "/Probe\(module).swift"
+                try "import \(module)\n\(call)\n".write(toFile: file, atomically: true, encoding: .utf8)
+                let maps = ["CVips", "CExif"].map { "-fmodule-map-file=\(Self.sources)/\($0)/module.modulemap" }
+                var arguments = ["swiftc", "-typecheck", "-module-cache-path", directory + "/cache", file]
+                arguments += maps.flatMap { ["-Xcc", $0] } + includes + ["-I", Self.sources + "/CThumbframeShim/include"]
+                arguments += ["-Xcc", "-I" + Self.sources + "/CThumbframeKernels/include"]
+                if module == "CThumbframeShim" {
+                    // The shim is a C target: SwiftPM makes its module map; here, one like it.
+                    let map = directory + "/shim.modulemap"
+                    try "module CThumbframeShim { header \"\(Self.sources)/CThumbframeShim/include/tf_shim.h\" export * }\n"
+                        .write(toFile: map, atomically: true, encoding: .utf8)
+                    arguments += ["-Xcc", "-fmodule-map-file=" + map]
+                }
+                let refused = try Processes.run("/usr/bin/env", arguments)
+                #expect(refused.status != 0 && refused.stderr.contains("cannot find"), "\(module): \(refused.stderr.prefix(400))")
+                let allowed = try Processes.run("/usr/bin/env", arguments + ["-Xcc", "-DTHUMBFRAME_IMAGING"])
+                #expect(allowed.status == 0, "\(module) with THUMBFRAME_IMAGING: \(allowed.stderr.prefix(400))")
+            }
         }
-        #expect(core.contains { $0.file.hasPrefix("Native/") && $0.modules.contains("CVips") })
-        for (file, modules) in try Self.imports(of: "thumbframe") {
-            #expect(Set(modules).isDisjoint(with: Self.cModules), "thumbframe/\(file) imports \(modules)")
+        let package = try String(contentsOfFile: Fixtures.packageRoot + "/Package.swift", encoding: .utf8)
+        for product in ["ThumbframeCore", "thumbframe", "ThumbframeManifest"] {
+            // No product target defines the switch for itself.
+            let declaration = try #require(package.range(of: "name: \"\(product)\""))
+            let rest = package[declaration.upperBound...]
+            let end = rest.range(of: "\n        ),")?.lowerBound ?? rest.endIndex
+            #expect(!rest[..<end].contains("THUMBFRAME_IMAGING"), "\(product) defines THUMBFRAME_IMAGING")
         }
+    }
+
+    @Test("the manifest library imports Foundation alone: an app links no C library through it")
+    func manifestFoundationOnly() throws {
         for (file, modules) in try Self.imports(of: "ThumbframeManifest") {
             #expect(modules.allSatisfy { $0 == "Foundation" }, "ThumbframeManifest/\(file) imports \(modules): Foundation only")
         }

@@ -5,6 +5,7 @@ import ThumbframeManifest
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
+@testable import ThumbframeImaging
 
 @Suite("Natural order")
 struct NaturalOrderTests {

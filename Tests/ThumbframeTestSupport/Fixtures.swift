@@ -1,4 +1,5 @@
 public import CThumbframeShim
+public import CThumbframeTestShim
 import CVips
 public import Foundation
 package import ThumbframeCore

@@ -1,10 +1,18 @@
 #ifndef TF_SHIM_H
 #define TF_SHIM_H
 
-// Fixed-argument wrappers around the parts of libvips and libexif that Swift cannot call:
-// variadic `vips_*(..., NULL)` operations, VIPS_INIT, and libexif's macros and struct fields.
-// Every function returns 0 on success and -1 on failure (libvips' convention); on failure the
-// reason is in libvips' error buffer, which the caller reads with vips_error_buffer_copy().
+// What Swift cannot call in libvips and libexif, as fixed-argument functions: variadic
+// `vips_*(..., NULL)` operations, VIPS_INIT, GObject signals and callbacks (the decode guard, the
+// deadline-bound JPEG source), C11 atomics, and libexif's macros and struct fields. Only
+// ThumbframeImaging imports it (the tests' own C is CThumbframeTestShim). The resampling kernels
+// are CThumbframeKernels'; tf_resize_exact wraps them.
+//
+// Functions returning `int` status return 0 on success and -1 on failure (libvips' convention),
+// the reason then in libvips' error buffer (vips_error_buffer_copy()); the others say what they
+// return.
+
+// Declared to ThumbframeImaging alone, as CVips and CExif are (THUMBFRAME_IMAGING).
+#ifdef THUMBFRAME_IMAGING
 
 #include <stddef.h>
 #include <vips/vips.h>
@@ -15,7 +23,7 @@ typedef enum {
     TF_FORMAT_JPEG = 0,
     TF_FORMAT_WEBP = 1,
     TF_FORMAT_AVIF = 2,
-    TF_FORMAT_PNG = 3,
+    TF_FORMAT_PNG = 3,  ///< fixtures only (CThumbframeTestShim's tf_save_file)
 } TFFormat;
 
 /// Starts libvips once per process for batch work: operation cache off, untrusted loaders blocked.
@@ -30,9 +38,6 @@ int tf_image_from_buffer(const void *data, size_t length, VipsImage **out, int f
 
 /// The size of one page of a multi-page image (TIFF, HEIF, ...), from its header.
 int tf_page_size(const void *data, size_t length, int page, int *width, int *height);
-
-/// Opens an image from a file for its header only.
-VipsImage *tf_image_new_from_file(const char *path);
 
 /// Decodes `data` once to exactly width x height (display orientation), auto-rotated by its
 /// orientation tag, with the loader's shrink-on-load or the pyramid level that covers the box.
@@ -92,24 +97,6 @@ int tf_flatten_white(VipsImage *in, VipsImage **out);
 /// Encodes to memory without metadata. The buffer is freed with g_free().
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length);
 
-/// Writes an image to a file whose name may carry libvips save options, e.g. "x.jpg[interlace]"
-/// (used by tests and fixtures).
-int tf_write_to_file(VipsImage *in, const char *path_with_options);
-
-/// Writes an image as a file of a given format, keeping its metadata (used by tests and fixtures).
-int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
-
-/// vips_icc_transform, relative colorimetric (used by tests to make and check colour fixtures).
-int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile,
-    int embedded, int depth);
-
-/// CIEDE2000 colour difference per pixel of two images of one size, each first taken to CIELAB
-/// from its interpretation (used by tests).
-int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
-
-/// Casts to double-precision bands (used by tests to read measurements).
-int tf_cast_double(VipsImage *in, VipsImage **out);
-
 /// Reads the EXIF block with libexif, without libexif "fixing" it to the specification
 /// (that would invent default entries that are not in the file).
 ExifData *tf_exif_load(const unsigned char *data, unsigned int length);
@@ -140,8 +127,5 @@ void tf_flag_set(int *flag, int value);
 /// Bytes per band of the image's pixel format (1 for uchar, 2 for ushort, ...).
 int tf_image_sizeof_band(VipsImage *image);
 
-/// Flushes the file system holding `fd` (syncfs on Linux, fsync elsewhere): one call makes every
-/// thumbnail durable before the manifest that names them is renamed into place.
-int tf_syncfs(int fd);
-
+#endif  // THUMBFRAME_IMAGING
 #endif

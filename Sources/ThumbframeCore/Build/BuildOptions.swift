@@ -1,4 +1,5 @@
 import Foundation
+package import ThumbframeImaging
 package import ThumbframeManifest
 
 /// Everything `thumbframe build` is asked to do.
@@ -143,7 +144,7 @@ package struct BuildReport: Sendable, Equatable {
     /// `--fail-on new` exits 1 for.
     package var newFailures: Int = 0
     /// Failures decoded a second time because their libvips message may have mixed with another
-    /// file's (`VipsActivity`).
+    /// file's (`ErrorWindows`).
     package var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     package var stale: [String] = []

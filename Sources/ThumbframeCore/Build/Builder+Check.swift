@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 import ThumbframeManifest
 
 extension Builder {

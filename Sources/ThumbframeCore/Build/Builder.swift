@@ -1,4 +1,5 @@
 import Foundation
+package import ThumbframeImaging
 import ThumbframeManifest
 
 /// Runs `thumbframe build`: walk, reuse what the state index already knows, process the rest in
@@ -27,8 +28,11 @@ package struct Builder: Sendable {
     /// problems of the whole run; files that fail are in the report's `failures`.
     package func run() async throws(ThumbframeError) -> BuildReport {
         try options.validate()
-        try Vips.start()
-        Vips.setThreads(Self.vipsThreads(jobs: options.jobs))
+        do {
+            try Decoders.start(threadsPerImage: Self.vipsThreads(jobs: options.jobs))
+        } catch {
+            throw .vipsStart(error.reason)
+        }
 
         let source = try SourceRoot.open(options.source)
         if !options.check {
@@ -130,7 +134,7 @@ package struct Builder: Sendable {
         var thumbnailsWritten = 0
         var droppedByFailure = 0
         // When libvips worked on files that failed in it, or left a message while succeeding.
-        let activity = VipsActivity.shared.begin()
+        let activity = ErrorWindows.shared.begin()
         // Failures in libvips whose message was taken by someone else (found empty).
         var messageless: [Int] = []
         // Positions whose file fails now but had not failed before (for `--fail-on new`).
@@ -149,15 +153,15 @@ package struct Builder: Sendable {
             }
             let outcome = timed.outcome
             if let window = timed.window, timed.leftMessage {
-                VipsActivity.shared.record(build: activity, position: nil, window: window)
+                ErrorWindows.shared.record(build: activity, position: nil, window: window)
             }
             switch outcome {
             case .item(let item): thumbnailsWritten += item.thumbnailsWritten
             case .failed(_, let fromVips):
                 if fromVips, let window = timed.window {
-                    VipsActivity.shared.record(build: activity, position: position, window: window)
+                    ErrorWindows.shared.record(build: activity, position: position, window: window)
                 }
-                if fromVips, case .failed(let failure, _) = outcome, failure.reason.hasSuffix(Vips.noMessage) {
+                if fromVips, case .failed(let failure, _) = outcome, failure.reason.hasSuffix(Decoders.noMessage) {
                     messageless.append(position)
                 }
                 let unit = plan.work[position]
@@ -176,7 +180,7 @@ package struct Builder: Sendable {
         } catch {
             halt.set(.cannotWrite(path: statePath, reason: error.description))
         }
-        let rediagnosed = Set(VipsActivity.shared.finish(build: activity)).union(messageless).sorted()
+        let rediagnosed = Set(ErrorWindows.shared.finish(build: activity)).union(messageless).sorted()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
         if let error = halt.error { throw error }
         for position in rediagnosed {
@@ -282,10 +286,10 @@ package struct Builder: Sendable {
         }
     }
 
-    /// A failure whose message may have mixed with other libvips work's (`VipsActivity`),
+    /// A failure whose message may have mixed with other libvips work's (`ErrorWindows`),
     /// decoded once more from a clear buffer while this build runs nothing else.
     static func rediagnose(_ unit: ReusePlan.Work, context: ProcessingContext) -> FileOutcome {
-        Vips.clearErrors()
+        Decoders.clearMessages()
         return ItemProcessor.process(unit.file, context: context)
     }
 

@@ -1,4 +1,3 @@
-internal import CThumbframeShim
 import Foundation
 
 /// An open directory: every name below it is reached with `openat`/`fstatat` relative to this
@@ -165,10 +164,23 @@ final class Directory: @unchecked Sendable {
         _ = name.withCString { unlinkat(fd, $0, AT_REMOVEDIR) }
     }
 
-    /// Makes every write on this directory's file system durable.
+    /// Makes every write on this directory's file system durable: one `syncfs` on Linux (every
+    /// thumbnail before the manifest that names them is renamed into place), `fsync` of the
+    /// directory where there is none.
     func syncFileSystem() throws(FileSystemError) {
-        guard tf_syncfs(fd) == 0 else { throw .posix(errno) }
+        guard (Self.syncfs.map { $0(fd) } ?? fsync(fd)) == 0 else { throw .posix(errno) }
     }
+
+    /// glibc's `syncfs`, which Swift's Glibc module does not declare (a `_GNU_SOURCE` function):
+    /// looked up once by name.
+    private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+        #if os(Linux)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        #else
+            return nil
+        #endif
+    }()
 
     /// ELOOP (and, for `O_DIRECTORY`, ENOTDIR on a link) become `.symbolicLink`.
     private static func linkAware(_ code: Int32, at directory: Directory, _ name: [UInt8]) -> FileSystemError {

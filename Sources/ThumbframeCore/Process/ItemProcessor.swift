@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 import ThumbframeManifest
 
 /// What the per-file work needs to know; shared read-only by every worker.
@@ -66,6 +67,15 @@ enum FailureStage: String {
     /// Whether an unchanged file that failed at this stage is tried again by the next build. A
     /// file libvips cannot probe or decode stays broken until it changes; reading, encoding or
     /// writing can fail for a moment (a permission, memory, a full disk) and is worth another try.
+    init(_ stage: DecodeFailure.Stage) {
+        self =
+            switch stage {
+            case .probe: .probe
+            case .decode: .decode
+            case .encode: .encode
+            }
+    }
+
     var isRetried: Bool {
         switch self {
         case .probe, .decode: false
@@ -84,9 +94,9 @@ enum ItemProcessor {
         timed(source, context: context, previous: previous).outcome
     }
 
-    /// A file's outcome, and when its libvips work ran (on `Vips.clock`): libvips keeps one error
-    /// buffer for the whole process, so a failure's message is its own only if no other libvips
-    /// work that left a message there ran at the same time (see `VipsActivity`).
+    /// A file's outcome, and when its libvips work ran (on `ErrorWindows.clock`): libvips keeps
+    /// one error buffer for the whole process, so a failure's message is its own only if no other
+    /// libvips work that left a message there ran at the same time (see `ErrorWindows`).
     struct Timed: Sendable {
         var outcome: FileOutcome
         /// From just before the image was opened to just after its outcome was known; nil when
@@ -115,7 +125,7 @@ enum ItemProcessor {
         _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil,
         known: ReusePlan.KnownPlaceholder? = nil
     ) -> Timed {
-        defer { Vips.threadDone() }
+        defer { Decoders.threadDone() }
         let bytes: [UInt8]
         do {
             bytes = try context.source.read(source, limit: context.limits.maxFileBytes)
@@ -133,37 +143,72 @@ enum ItemProcessor {
                 // A thumbnail was replaced behind thumbframe's back: write them all again.
                 context.overwrite = true
             }
-            let opened = Vips.clock()
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            func built(_ decodable: UnsafeRawBufferPointer) -> Result<ProcessedItem, Problem> {
-                build(source, decodable, sha256: sha256, size: raw.count, context: context, placeholder: placeholder)
-            }
-            // The decoder gets a PNG without its text chunks; the hash and size stay the file's.
-            let bounded = MetadataBounds.pngWithoutText(raw)
-            switch bounded.map({ $0.withUnsafeBytes(built) }) ?? built(raw) {
-            case .success(let item):
-                let leftMessage = Vips.hasErrors()
-                if leftMessage { Vips.clearErrors() }
-                return Timed(outcome: .item(item), window: opened...Vips.clock(), leftMessage: leftMessage)
-            case .failure(let problem):
-                return Timed(
-                    outcome: .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips),
-                    window: opened...Vips.clock(), outputUnwritable: problem.outputUnwritable ? problem.reason : nil)
-            }
+            return make(source, raw, sha256: sha256, context: context, placeholder: placeholder)
         }
     }
 
-    struct Problem: Error {
-        var stage: FailureStage
-        var reason: String
-        /// The reason is libvips' (shared) error buffer.
-        var fromVips = false
-        /// Writing into OUT_DIR failed for a reason of OUT_DIR's, not of this file's.
-        var outputUnwritable = false
-
-        static func vips(_ stage: FailureStage, _ prefix: String = "") -> Problem {
-            Problem(stage: stage, reason: prefix + Vips.takeError(), fromVips: true)
+    /// Probes and (for what is missing) decodes the file, writes the thumbnails it lacked, and
+    /// makes the item.
+    private static func make(
+        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext,
+        placeholder known: Manifest.Placeholder?
+    ) -> Timed {
+        var thumbnails: [String: Manifest.Thumbnail] = [:]
+        var missing: [(output: ThumbnailPlan.Output, path: String)] = []
+        let decoder = Decoders.decoder(for: raw)
+        let decoded = decoder.decode(raw, limits: context.limits, cancellation: context.cancellation) { header in
+            let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
+            for output in plan.outputs {
+                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe)
+                var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
+                if !context.overwrite, let existing = existingThumbnail(path, context: context) {
+                    (entry.bytes, entry.sha256) = (existing.bytes, existing.sha256)
+                } else {
+                    missing.append((output, path))
+                }
+                thumbnails[output.recipe.name] = entry
+            }
+            // One decode serves the missing thumbnails and the placeholder, which every item
+            // carries: a file whose thumbnails all exist under their content address is still
+            // decoded once, unless the placeholder of the same bytes is known (a touched file).
+            if missing.isEmpty, known != nil { return nil }
+            return RenderRequest(plan: plan, outputs: missing.map(\.output))
         }
+        var timed = Timed(outcome: .failed(failure(source, .probe, "")), window: decoded.window, leftMessage: decoded.leftMessage)
+        switch decoded.result {
+        case .failure(let problem):
+            timed.outcome = .failed(failure(source, FailureStage(problem.stage), problem.reason), fromVips: problem.fromLibrary)
+        case .success(let (header, rendering)):
+            for (encoded, (output, path)) in zip(rendering?.encoded ?? [], missing) {
+                do {
+                    try context.output.write(thumbnail: path, encoded)
+                } catch {
+                    let reason = "cannot write thumbnail \(path): \(error.localizedDescription)"
+                    timed.outcome = .failed(failure(source, .write, reason))
+                    if error.isOutputUnwritable { timed.outputUnwritable = reason }
+                    return timed
+                }
+                thumbnails[output.recipe.name]?.bytes = encoded.count
+                thumbnails[output.recipe.name]?.sha256 = encoded.withUnsafeBytes(Digest.sha256)
+            }
+            let file = Manifest.FileInfo(bytes: raw.count, modified: source.stat.modifiedRFC3339, sha256: sha256)
+            timed.outcome = .item(
+                ProcessedItem(
+                    source: source, file: file, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
+                    thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, thumbnailsWritten: missing.count))
+        }
+        return timed
+    }
+
+    /// A thumbnail already at its content address: taken when it still has the size the state
+    /// index recorded, or (written by a run killed before it recorded it) when it can be read
+    /// now; its hash is taken from its bytes. Anything else is written again.
+    private static func existingThumbnail(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
+        guard let stat = context.output.stat(thumbnail: path), stat.isRegularFile, stat.size > 0 else { return nil }
+        if let bytes = context.recorded[path], bytes != stat.size { return nil }
+        guard let bytes = context.output.read(thumbnail: path), bytes.count == stat.size else { return nil }
+        return (bytes.count, bytes.withUnsafeBytes(Digest.sha256))
     }
 
     static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {

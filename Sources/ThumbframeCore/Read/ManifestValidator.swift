@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 package import ThumbframeManifest
 
 /// `thumbframe validate`: the contract checked in code, beyond what a schema can say. Items are
@@ -164,7 +165,7 @@ package enum ManifestValidator {
         if let sha256 = thumbnail.sha256, data.withUnsafeBytes(Digest.sha256) != sha256 {
             return "content differs from its recorded sha256 (replaced)"
         }
-        switch Vips.imageSize(Array(data)) {
+        switch Decoders.imageSize(Array(data)) {
         case .failure(let problem):
             return problem.reason
         case .success(let size) where size.width != thumbnail.width || size.height != thumbnail.height:

@@ -2,17 +2,24 @@ import Foundation
 
 /// libvips work that left a message in libvips' process-wide error buffer — every failure in
 /// libvips, and every built file that left one (an operation that recovered) — from every build
-/// running in this process, on `Vips.clock`. A failure's message is its own unless another such
-/// window overlapped it; those failures are decoded once more (`Builder.rediagnose`).
-final class VipsActivity: @unchecked Sendable {
+/// running in this process, on `ErrorWindows.clock`. A failure's message is its own unless
+/// another such window overlapped it; those failures are decoded once more, alone.
+package final class ErrorWindows: @unchecked Sendable {
     // @unchecked: every field is read and written with `lock` held.
-    static let shared = VipsActivity()
+    /// The buffer is one per process, and so are its windows.
+    package static let shared = ErrorWindows()
 
-    struct Window {
+    package struct Window {
         var build: Int
         /// The failure's position in its build's work list; nil for a built file that left a message.
         var position: Int?
         var window: ClosedRange<UInt64>
+
+        package init(build: Int, position: Int?, window: ClosedRange<UInt64>) {
+            self.build = build
+            self.position = position
+            self.window = window
+        }
     }
 
     private let lock = NSLock()
@@ -22,15 +29,15 @@ final class VipsActivity: @unchecked Sendable {
     private var lastBuild = 0
 
     /// Registers a build; returns its number.
-    func begin() -> Int {
+    package func begin() -> Int {
         lock.lock()
         defer { lock.unlock() }
         lastBuild += 1
-        running[lastBuild] = Vips.clock()
+        running[lastBuild] = Self.clock()
         return lastBuild
     }
 
-    func record(build: Int, position: Int?, window: ClosedRange<UInt64>) {
+    package func record(build: Int, position: Int?, window: ClosedRange<UInt64>) {
         lock.lock()
         defer { lock.unlock() }
         windows.append(Window(build: build, position: position, window: window))
@@ -38,7 +45,7 @@ final class VipsActivity: @unchecked Sendable {
 
     /// The build's failures (positions, in order) that another window overlapped; forgets the
     /// build, and the windows no running build can overlap any more.
-    func finish(build: Int) -> [Int] {
+    package func finish(build: Int) -> [Int] {
         lock.lock()
         defer { lock.unlock() }
         let mixed = Self.mayHaveMixed(windows, build: build)
@@ -48,10 +55,22 @@ final class VipsActivity: @unchecked Sendable {
         return mixed
     }
 
+    /// A process-wide counter: each call returns a larger value, so the calls of all threads are
+    /// ordered (a window of libvips work is the pair of values around it).
+    static func clock() -> UInt64 {
+        ticks.lock()
+        defer { ticks.unlock() }
+        tick += 1
+        return tick
+    }
+
+    private static let ticks = NSLock()
+    nonisolated(unsafe) private static var tick: UInt64 = 0
+
     /// The positions of `build`'s failures that overlap any other window: sorted by start, a
     /// window overlaps an earlier one when it starts before the furthest end so far, and a later
     /// one when the next start comes before its end.
-    static func mayHaveMixed(_ windows: [Window], build: Int) -> [Int] {
+    package static func mayHaveMixed(_ windows: [Window], build: Int) -> [Int] {
         let sorted = windows.sorted { $0.window.lowerBound < $1.window.lowerBound }
         var mixed: [Int] = []
         var reach: UInt64 = 0

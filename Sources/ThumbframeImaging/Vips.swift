@@ -1,17 +1,16 @@
 internal import CThumbframeShim
 internal import CVips
 import Foundation
-package import ThumbframeManifest
 
 /// libvips, started once per process before any worker runs.
 enum Vips {
-    private static let started: Result<Void, ThumbframeError> = {
-        guard tf_vips_start("thumbframe") == 0 else { return .failure(.vipsStart(takeError())) }
+    private static let started: Result<Void, DecodeFailure> = {
+        guard tf_vips_start("thumbframe") == 0 else { return .failure(DecodeFailure(stage: .probe, reason: takeError())) }
         return .success(())
     }()
 
     /// Starts libvips (idempotent): cache off, untrusted loaders blocked.
-    static func start() throws(ThumbframeError) {
+    static func start() throws(DecodeFailure) {
         try started.get()
     }
 
@@ -40,22 +39,16 @@ enum Vips {
     }
 
     /// The pixel size of an image in memory, from its header; or why it cannot be opened.
-    static func imageSize(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), Unreadable> {
+    static func imageSize(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), DecodeFailure> {
         do {
             try start()
         } catch {
-            return .failure(Unreadable(error.localizedDescription))
+            return .failure(error)
         }
         defer { threadDone() }
         let size = withImage(bytes, failOn: 0) { image in (image.width, image.height) }
-        guard let size else { return .failure(Unreadable("unreadable: " + takeError())) }
+        guard let size else { return .failure(DecodeFailure(stage: .probe, reason: "unreadable: " + takeError(), fromLibrary: true)) }
         return .success(size)
-    }
-
-    /// Why an image file could not be opened, in a sentence.
-    struct Unreadable: Error {
-        var reason: String
-        init(_ reason: String) { self.reason = reason }
     }
 
     /// The libvips version string, e.g. `8.14.1`.
@@ -80,18 +73,6 @@ enum Vips {
     static func hasErrors() -> Bool {
         vips_error_buffer().map { $0.pointee != 0 } ?? false
     }
-
-    /// A process-wide counter: each call returns a larger value, so the calls of all threads are
-    /// ordered (a window of libvips work is the pair of values around it).
-    static func clock() -> UInt64 {
-        ticks.lock()
-        defer { ticks.unlock() }
-        tick += 1
-        return tick
-    }
-
-    private static let ticks = NSLock()
-    nonisolated(unsafe) private static var tick: UInt64 = 0
 
     /// Empties libvips' error buffer (lines left by operations that recovered).
     static func clearErrors() {
@@ -158,16 +139,4 @@ final class VipsImageHandle {
         }
         return Array(UnsafeRawBufferPointer(start: data, count: length))
     }
-}
-
-extension Manifest.Generator {
-    /// This thumbframe and the libvips it runs on (which decides what it can decode and how the
-    /// pixels come out): the one identity written into manifests, kept in the state index, and
-    /// printed by `--version`.
-    package static var current: Manifest.Generator { Manifest.Generator(version: ThumbframeVersion.current, libvips: Vips.version) }
-}
-
-extension ThumbframeVersion {
-    /// `--version`: `0.3.0 (libvips 8.14.1)`.
-    package static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
 }

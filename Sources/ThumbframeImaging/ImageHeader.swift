@@ -1,30 +1,30 @@
 internal import CThumbframeShim
-import ThumbframeManifest
+package import ThumbframeManifest
 
 /// Header facts of one image, read without decoding pixels, as Swift values.
-struct ImageHeader: Equatable {
-    var format: String
-    var storedWidth: Int
-    var storedHeight: Int
+package struct ImageHeader: Sendable, Equatable {
+    package var format: String
+    package var storedWidth: Int
+    package var storedHeight: Int
     /// The orientation a viewer applies to the decoded pixels (1 for HEIF/AVIF: libheif has
     /// already applied the container's rotation, and rotating again would be wrong).
-    var orientation: Int
+    package var orientation: Int
     /// libvips' own reading of the orientation, kept to check it against libexif's.
-    var vipsOrientation: Int?
+    package var vipsOrientation: Int?
     /// libexif's IFD0 Orientation.
-    var exifOrientation: Int?
-    var pages: Int
-    var hasAlpha: Bool
+    package var exifOrientation: Int?
+    package var pages: Int
+    package var hasAlpha: Bool
     /// CMYK pixels (converted to sRGB before any resize).
-    var isCMYK: Bool
-    var interlaced: Bool
-    var exif: Manifest.ExifInfo
+    package var isCMYK: Bool
+    package var interlaced: Bool
+    package var exif: Manifest.ExifInfo
 
     /// Orientations 5–8 turn the image a quarter, swapping width and height.
-    var displayWidth: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).width }
-    var displayHeight: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).height }
+    package var displayWidth: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).width }
+    package var displayHeight: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).height }
 
-    var imageInfo: Manifest.ImageInfo {
+    package var imageInfo: Manifest.ImageInfo {
         Manifest.ImageInfo(
             format: format, width: displayWidth, height: displayHeight, storedWidth: storedWidth,
             storedHeight: storedHeight, orientation: orientation, pages: pages, hasAlpha: hasAlpha,
@@ -83,7 +83,7 @@ struct ImageHeader: Equatable {
     }
 
     /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.
-    static func decoderApplies(format: String) -> Bool {
+    package static func decoderApplies(format: String) -> Bool {
         format == "heic" || format == "avif" || format == "heif"
     }
 

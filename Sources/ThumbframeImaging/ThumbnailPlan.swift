@@ -1,25 +1,25 @@
-import ThumbframeManifest
+package import ThumbframeManifest
 
 /// The geometry of every thumbnail of one image, worked out from its display size alone: the
 /// size to decode once (the largest any recipe needs) and each recipe's output and crop.
-struct ThumbnailPlan: Equatable {
+package struct ThumbnailPlan: Sendable, Equatable {
     /// One recipe's output.
-    struct Output: Equatable {
-        var recipe: ThumbnailRecipe
+    package struct Output: Sendable, Equatable {
+        package var recipe: ThumbnailRecipe
         /// Pixel size of the written thumbnail.
-        var width: Int
-        var height: Int
+        package var width: Int
+        package var height: Int
         /// For cover recipes, the visible part of the displayed image, normalized.
-        var crop: Manifest.Rect?
+        package var crop: Manifest.Rect?
     }
 
     /// Box to decode into (display orientation), with shrink-on-load.
-    var decodeWidth: Int
-    var decodeHeight: Int
-    var outputs: [Output]
+    package var decodeWidth: Int
+    package var decodeHeight: Int
+    package var outputs: [Output]
 
     /// Plans thumbnails for an image of `width` × `height` display pixels. Never enlarges.
-    init(width: Int, height: Int, recipes: [ThumbnailRecipe]) {
+    package init(width: Int, height: Int, recipes: [ThumbnailRecipe]) {
         precondition(width > 0 && height > 0)
         let w = Double(width)
         let h = Double(height)
@@ -64,7 +64,7 @@ struct ThumbnailPlan: Equatable {
     /// factor)), so a real Lanczos reduction follows the DCT scaling instead of taking its
     /// aliased output as the thumbnail. libvips' thumbnail keeps a margin of 2. `quarterTurn`
     /// when the orientation swaps the stored sides for display.
-    func jpegShrink(storedWidth: Int, storedHeight: Int, quarterTurn: Bool, margin: Double = ThumbnailPlan.jpegMargin) -> Int {
+    package func jpegShrink(storedWidth: Int, storedHeight: Int, quarterTurn: Bool, margin: Double = ThumbnailPlan.jpegMargin) -> Int {
         let needW = Double(quarterTurn ? decodeHeight : decodeWidth) * margin
         let needH = Double(quarterTurn ? decodeWidth : decodeHeight) * margin
         for factor in [8, 4, 2] {
@@ -78,5 +78,5 @@ struct ThumbnailPlan: Equatable {
     /// At least this much reduction is left for Lanczos3 after the DCT scaling. With 1 (the
     /// smallest scale that covers) an exact 2× preview was the raw DCT-scaled decode: zone plate
     /// PSNR 21.6 dB against 37.6 dB now (scripts/bench), for about 15 % more cold-build time.
-    static let jpegMargin = 2.0
+    package static let jpegMargin = 2.0
 }

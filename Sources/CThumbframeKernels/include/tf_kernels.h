@@ -1,0 +1,24 @@
+#ifndef TF_KERNELS_H
+#define TF_KERNELS_H
+
+// Resampling kernels on plain 8-bit pixel buffers: no libvips, no allocation the caller does not
+// see. CThumbframeShim wraps them into libvips images (tf_resize_exact's fast horizontal pass:
+// transpose, Lanczos3 down the columns, transpose back). scripts/kernel-speed measures them
+// against libvips' reduceh.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Copies `width` x `height` pixels of `bands` bytes (rows of width * bands bytes, no padding)
+/// into `out` as `height` x `width` (x and y swapped), in 32 x 32 blocks.
+void tfk_transpose(const uint8_t *in, uint8_t *out, int width, int height, int bands);
+
+/// Lanczos3 down the columns of `rows_in` rows of `line` bytes each, reducing by `scale` (> 0,
+/// input rows per output row) into exactly `rows_out` rows of `out`: the output rows span
+/// rows_out * scale input rows centred on the input (as libvips places them), the weights
+/// normalised and held in 14 bits (exact 32-bit sums, two rows at a time; SSE2 where there is
+/// SSE2), the edge row repeated past the edge. Returns 0, or -1 when it cannot allocate its
+/// scratch rows.
+int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out, int rows_out, double scale);
+
+#endif

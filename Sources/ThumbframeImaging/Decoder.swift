@@ -1,0 +1,110 @@
+package import ThumbframeManifest
+
+/// Turns the bytes of one file into what an item needs: its header (size, orientation, EXIF)
+/// and, once the caller has said which thumbnails it lacks, those thumbnails encoded and the
+/// placeholder, from one decode. Swift values in and out; every C handle stays inside.
+///
+/// libvips is the one decoder today (`VipsDecoder`); a video or RAW decoder plugs in beside it,
+/// chosen by `Decoders.decoder(for:)` from the file's first bytes.
+package protocol ImageDecoder: Sendable {
+    /// Whether this decoder takes the file, from its first bytes (a signature, not its name).
+    func recognizes(_ file: UnsafeRawBufferPointer) -> Bool
+
+    /// Probes the file, refuses it when it would cost more than `limits` allow, asks `request`
+    /// which thumbnails to make for that header (nil: none, nor a placeholder), and makes them.
+    /// Never throws: a file that cannot be made is a `DecodeFailure` in the result.
+    func decode(
+        _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
+        request: (ImageHeader) -> RenderRequest?
+    ) -> Decoded
+}
+
+/// The thumbnails one decode should make.
+package struct RenderRequest: Sendable {
+    /// The geometry of every thumbnail of the image (the decode box is the largest).
+    package var plan: ThumbnailPlan
+    /// The outputs to encode (those not already on disk), in order.
+    package var outputs: [ThumbnailPlan.Output]
+
+    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output]) {
+        self.plan = plan
+        self.outputs = outputs
+    }
+}
+
+/// What one decode made.
+package struct Rendering: Sendable {
+    /// One encoded file per requested output, in the request's order.
+    package var encoded: [[UInt8]]
+    package var placeholder: Manifest.Placeholder
+}
+
+/// Where and why a file could not be made into an item.
+package struct DecodeFailure: Error, Sendable, Equatable {
+    package enum Stage: String, Sendable {
+        case probe, decode, encode
+    }
+
+    package var stage: Stage
+    package var reason: String
+    /// The reason is the decoding library's process-wide message buffer, which parallel decodes
+    /// can mix (see `ErrorWindows`).
+    package var fromLibrary = false
+
+    package init(stage: Stage, reason: String, fromLibrary: Bool = false) {
+        self.stage = stage
+        self.reason = reason
+        self.fromLibrary = fromLibrary
+    }
+}
+
+/// The outcome of one `ImageDecoder.decode`, with when the library worked on it.
+package struct Decoded: Sendable {
+    /// The header, and what was rendered (nil when the request asked for nothing).
+    package var result: Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure>
+    /// From just before the file was opened to just after its outcome was known, on
+    /// `ErrorWindows.clock`.
+    package var window: ClosedRange<UInt64>
+    /// The file was made, yet the library had left a message in its buffer (an operation that
+    /// recovered, or another file's failure in flight); the buffer was emptied.
+    package var leftMessage = false
+}
+
+/// The decoders thumbframe has, in the order they are asked.
+package enum Decoders {
+    package static let all: [any ImageDecoder] = [VipsDecoder()]
+
+    /// The first decoder that recognizes the file; libvips (which names what it cannot open)
+    /// for everything else.
+    package static func decoder(for file: UnsafeRawBufferPointer) -> any ImageDecoder {
+        all.first { $0.recognizes(file) } ?? VipsDecoder()
+    }
+
+    /// Starts every decoding library (idempotent), with `threads` worker threads per image.
+    package static func start(threadsPerImage threads: Int) throws(DecodeFailure) {
+        try Vips.start()
+        Vips.setThreads(threads)
+    }
+
+    /// The libraries that decide how pixels come out, for the manifest's `generator`.
+    package static var libvipsVersion: String { Vips.version }
+
+    /// Frees a decoding library's per-thread state on a thread it did not create, before the
+    /// thread takes other work.
+    package static func threadDone() {
+        Vips.threadDone()
+    }
+
+    /// Empties the libraries' message buffers (before a failure is decoded again alone).
+    package static func clearMessages() {
+        Vips.clearErrors()
+    }
+
+    /// What a failure from a library says when its buffer held nothing (another thread took it).
+    package static var noMessage: String { Vips.noMessage }
+
+    /// The pixel size of an encoded image from its header, or why it cannot be opened.
+    package static func imageSize(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), DecodeFailure> {
+        Vips.imageSize(bytes)
+    }
+}

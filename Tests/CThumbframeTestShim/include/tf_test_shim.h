@@ -1,0 +1,31 @@
+#ifndef TF_TEST_SHIM_H
+#define TF_TEST_SHIM_H
+
+// The tests' own fixed-argument wrappers of variadic libvips calls: making fixtures and measuring
+// pixels. Nothing in the product links them.
+
+#include <vips/vips.h>
+#include "tf_shim.h"
+
+/// Opens an image from a file for its header only.
+VipsImage *tf_image_new_from_file(const char *path);
+
+/// Writes an image to a file whose name may carry libvips save options, e.g. "x.jpg[interlace]".
+int tf_write_to_file(VipsImage *in, const char *path_with_options);
+
+/// Writes an image as a file of a given format, keeping its metadata (unlike tf_save_buffer), so
+/// a fixture can carry its orientation tag.
+int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
+
+/// vips_icc_transform, relative colorimetric: makes and checks colour fixtures.
+int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile,
+    int embedded, int depth);
+
+/// CIEDE2000 colour difference per pixel of two images of one size, each first taken to CIELAB
+/// from its interpretation.
+int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
+
+/// Casts to double-precision bands (to read measurements).
+int tf_cast_double(VipsImage *in, VipsImage **out);
+
+#endif
