@@ -9,7 +9,9 @@ struct StructureTests {
     static let sources = Fixtures.packageRoot + "/Sources"
     /// ThumbframeCore's folders, in the order a build runs through them (then the readers, and
     /// what all of them share).
-    static let coreFolders = ["Build", "Walk", "Plan", "Process", "Native", "Assemble", "Publish", "Prune", "Read", "Support"]
+    static let coreFolders = [
+        "Build", "Walk", "Plan", "Process", "Assemble", "Publish", "Prune", "Read", "Store", "FileSystem", "Support",
+    ]
 
     /// Every `.swift` file under `Sources/<target>`, relative to it, with the modules it imports.
     static func imports(of target: String) throws -> [(file: String, modules: [String])] {

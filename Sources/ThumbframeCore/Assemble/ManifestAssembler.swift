@@ -90,11 +90,3 @@ struct ManifestAssembler {
         }
     }
 }
-
-extension ProcessedItem {
-    /// When the photo was taken, `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's
-    /// modification time in UTC (what a camera-less image has).
-    var captureTime: String {
-        exif?.capturedAt ?? String(file.modified.prefix(19))
-    }
-}

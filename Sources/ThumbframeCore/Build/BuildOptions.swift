@@ -73,6 +73,9 @@ package struct BuildOptions: Sendable, Equatable {
     }
 
     /// The manifest's `settings` for these options.
+    /// The source directory's name: the root section's title.
+    var sourceTitle: String { (source as NSString).lastPathComponent }
+
     package var settings: Manifest.Settings {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,

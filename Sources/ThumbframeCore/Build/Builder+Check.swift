@@ -3,12 +3,11 @@ import ThumbframeImaging
 import ThumbframeManifest
 
 extension Builder {
-    /// `--check`: names what a build would change, writing nothing. `index` is nil when there
-    /// is none or its rows were made with other recipes or another thumbframe or libvips.
-    func check(
-        walk: SourceWalker.Result, plan: ReusePlan, index: StateIndex?, problem: String?, hasManifest: Bool,
-        published: Published, source: SourceRoot, output: OutputDirectory?, manifestPath: String
-    ) throws(ThumbframeError) -> BuildReport {
+    /// `--check`: names what a build would change, writing nothing. The index counts only when
+    /// its rows were made with these recipes and this thumbframe and libvips (`itemsMatch`).
+    func check(walk: SourceWalker.Result, plan: ReusePlan, site: BuildSite, itemsMatch: Bool) throws(ThumbframeError) -> BuildReport {
+        let (index, problem, published) = (itemsMatch ? site.index : nil, site.problem, site.published)
+        let (source, output, hasManifest) = (site.source, site.output, site.hasManifest)
         var stale: [String] = []
         if let problem {
             stale.append(problem)
@@ -49,16 +48,19 @@ extension Builder {
             } catch {
                 throw .manifestUnreadable(path: output.path + "/" + StateIndex.name, reason: error.description)
             }
+            let publisher = Publisher(
+                index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
+                verify: options.verify, events: events)
             if stale.isEmpty,
-                published.settings != settingsKey() || published.walkFailures != Self.walkFailuresKey(walk) || !published.clean
-                    || !manifestIntact(published, output: output)
+                published.settings != options.settings.canonicalKey || published.walkFailures != walk.failuresKey
+                    || !published.clean || !publisher.manifestIntact(published)
             {
                 stale.append("manifest.json differs from what a build would write")
             }
         }
         return BuildReport(
-            manifestPath: manifestPath, items: stale.isEmpty ? published.items : 0,
-            sections: stale.isEmpty ? published.sections : 0, failures: Self.ordered(failures), thumbnailsWritten: 0,
+            manifestPath: site.manifestPath, items: stale.isEmpty ? published.items : 0,
+            sections: stale.isEmpty ? published.sections : 0, failures: Manifest.Failure.ordered(failures), thumbnailsWritten: 0,
             manifestWritten: false, reused: reused, stale: stale)
     }
 }

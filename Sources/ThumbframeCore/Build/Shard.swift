@@ -39,16 +39,6 @@ package struct Shard: Equatable, Sendable {
         return Shard(index: index, count: count)
     }
 
-    /// The shard state indexes in OUT_DIR (`.thumbframe-shard-K-of-N.sqlite`), by name.
-    static func stateNames(in output: OutputDirectory) -> [String] {
-        let names = ((try? output.root.entries()) ?? []).map { String(decoding: $0, as: UTF8.self) }
-        return names.filter { name in
-            guard name.hasPrefix(".thumbframe-shard-"), name.hasSuffix(".sqlite") else { return false }
-            let tag = name.dropFirst(".thumbframe-shard-".count).dropLast(".sqlite".count).split(separator: "-")
-            return tag.count == 3 && tag[1] == "of" && Int(tag[0]) != nil && Int(tag[2]) != nil
-        }.sorted()
-    }
-
     /// `K-of-N`, in the names of the shard's files.
     var tag: String { "\(index)-of-\(count)" }
     var stateName: String { ".thumbframe-shard-\(tag).sqlite" }
@@ -72,7 +62,7 @@ package struct Shard: Equatable, Sendable {
         for file in walk.files.sorted(by: { $0.rawPath.lexicographicallyPrecedes($1.rawPath) }) {
             lines += file.rawPath + Array("\t\(file.stat.size)\t\(file.stat.modifiedRFC3339)\n".utf8)
         }
-        lines += Array(Builder.walkFailuresKey(walk).utf8)
+        lines += Array(walk.failuresKey.utf8)
         return lines.withUnsafeBytes(Digest.sha256)
     }
 }

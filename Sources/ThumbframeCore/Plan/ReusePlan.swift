@@ -42,7 +42,9 @@ struct ReusePlan {
 
     /// Reads the index once, merged with the walk in path order. With `reusable` false (settings
     /// that shape items changed, or `--force`), nothing is reused but what is missing is known.
-    init(index: StateIndex?, reusable: Bool, options: BuildOptions, output: OutputDirectory?, files: [SourceFile])
+    /// `verify`: unchanged items are re-hashed (their entries go along); `check`: nothing will be
+    /// written, and failures are not retried.
+    init(index: StateIndex?, reusable: Bool, verify: Bool, check: Bool, output: OutputDirectory?, files: [SourceFile])
         throws(SQLiteError)
     {
         guard let index else {
@@ -64,7 +66,7 @@ struct ReusePlan {
                 missing.append((path, !row.failed))
             }
         }
-        guard reusable, !options.force else {
+        guard reusable else {
             work = files.indices.map { Work(file: files[$0], known: rows[$0] != nil, wasItem: rows[$0].map { !$0.failed } ?? false) }
             return
         }
@@ -83,17 +85,17 @@ struct ReusePlan {
                 if !complete[position] {
                     missingThumbnails.append(file.relativePath)
                     redo(wasItem: true)
-                } else if options.verify {
+                } else if verify {
                     let stored = try index.entry(file.rawPath)?.item()
                     redo(previous: stored.map { Self.item($0, file) }, wasItem: true)
                 } else {
                     reusedItems += 1
                 }
-            } else if unchanged, options.check || FailureStage(rawValue: row.stage ?? "")?.isRetried == false {
+            } else if unchanged, check || row.stage?.isRetried == false {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
-            } else if !row.failed, row.size == file.stat.size, !options.check,
+            } else if !row.failed, row.size == file.stat.size, !check,
                 let stored = try index.entry(file.rawPath)?.item(), let placeholder = stored.placeholder
             {
                 // Touched (a copy, a restore, a sync that rewrote it): likely the same bytes, then
@@ -115,7 +117,7 @@ struct ReusePlan {
         let chunks = max(1, min(64, rows.count / 256))
         // Each chunk writes only its own slots of `results`, and reads shared immutable arrays.
         nonisolated(unsafe) let slots = results
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+        WorkerPool.forEach(count: chunks, threads: ProcessInfo.processInfo.activeProcessorCount) { chunk in
             // Fan-out directories looked up once per chunk, not once per thumbnail under a lock.
             var directories: [String: Directory] = [:]
             let range = (rows.count * chunk / chunks)..<(rows.count * (chunk + 1) / chunks)

@@ -44,6 +44,17 @@ struct ProcessedItem: Sendable, Equatable {
 }
 
 extension ProcessedItem {
+    /// When the photo was taken, `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's
+    /// modification time in UTC (what a camera-less image has).
+    var captureTime: String {
+        exif?.capturedAt ?? String(file.modified.prefix(19))
+    }
+
+    /// What the state index keeps of it.
+    var stored: StateIndex.StoredItem {
+        StateIndex.StoredItem(file: file, image: image, exif: exif, thumbnails: thumbnails, placeholder: placeholder)
+    }
+
     /// A previous manifest's entry for an unchanged file, taken without opening it.
     init(reusing previous: Manifest.Item, source: SourceFile) {
         self.init(
@@ -60,13 +71,7 @@ enum FileOutcome: Sendable, Equatable {
     case failed(Manifest.Failure, fromVips: Bool = false)
 }
 
-/// Where a file failed, as written in `failures[].stage`.
-enum FailureStage: String {
-    case read, probe, decode, encode, write
-
-    /// Whether an unchanged file that failed at this stage is tried again by the next build. A
-    /// file libvips cannot probe or decode stays broken until it changes; reading, encoding or
-    /// writing can fail for a moment (a permission, memory, a full disk) and is worth another try.
+extension FailureStage {
     init(_ stage: DecodeFailure.Stage) {
         self =
             switch stage {
@@ -74,13 +79,6 @@ enum FailureStage: String {
             case .decode: .decode
             case .encode: .encode
             }
-    }
-
-    var isRetried: Bool {
-        switch self {
-        case .probe, .decode: false
-        case .read, .encode, .write: true
-        }
     }
 }
 

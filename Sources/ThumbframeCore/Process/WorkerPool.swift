@@ -1,12 +1,53 @@
 import Foundation
 
-/// How thumbframe runs synchronous per-file work in parallel: a fixed pool of `jobs` threads,
-/// each taking the next index in order, and the results handed to the caller as an async
-/// sequence as they arrive. The work blocks in libvips and file I/O, so it runs on threads of
-/// its own, never on Swift's cooperative pool; and the caller awaits results without holding a
-/// thread of that pool. At most `jobs × 4` results wait for the caller, so memory stays bounded
-/// by `jobs` however slow the caller is.
+/// How thumbframe runs synchronous work in parallel, the one mechanism for it: threads of its
+/// own (never Swift's cooperative pool: the work blocks in libvips and file I/O), each taking
+/// the next index in order under one condition lock.
+///
+/// - `run`: the per-file work of a build, `jobs` threads, the results handed to the caller as an
+///   async sequence as they arrive. At most `jobs × 4` results wait for the caller, so memory
+///   stays bounded by `jobs` however slow the caller is.
+/// - `forEach`: a short fan-out whose results land in slots of their own (the walk's
+///   directories, the plan's thumbnail stats); the calling thread takes part, and it returns
+///   when every index is done.
 enum WorkerPool {
+    /// Runs `body(index)` for every index below `count` on up to `threads` threads, the caller's
+    /// among them, and returns once all are done.
+    static func forEach(count: Int, threads: Int, _ body: (Int) -> Void) {
+        guard count > 0 else { return }
+        let threads = max(1, min(threads, count))
+        withoutActuallyEscaping(body) { body in
+            // The threads reach `body` through the box, emptied once every one of them is done
+            // (a finished `Thread` may keep its block a while longer; never `body` itself).
+            let work = Borrowed(body)
+            let state = State(count: count, threads: threads, pending: Int.max)
+            for _ in 1..<threads {
+                start {
+                    while let index = state.next(stop: { false }) { work.body?(index) }
+                    _ = state.threadDone()
+                }
+            }
+            while let index = state.next(stop: { false }) { work.body?(index) }
+            _ = state.threadDone()
+            state.waitForThreads()
+            work.body = nil
+        }
+    }
+
+    /// `forEach`'s body, lent to its threads. `@unchecked Sendable`: set before the threads start,
+    /// read by them, and emptied after the last one said it was done (under `State`'s lock).
+    private final class Borrowed: @unchecked Sendable {
+        var body: ((Int) -> Void)?
+        init(_ body: @escaping (Int) -> Void) { self.body = body }
+    }
+
+    /// A thread of the pool. libjpeg and libvips want more stack than a secondary thread's default.
+    private static func start(_ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
     /// Runs `work(index)` for every index below `count`, `jobs` at a time, until `stop()` holds
     /// (checked before each index: work in flight finishes). Results arrive in completion order.
     static func run<Output: Sendable>(
@@ -19,15 +60,12 @@ enum WorkerPool {
             return Results(stream: stream, state: state)
         }
         for _ in 0..<state.threads {
-            let thread = Thread {
+            start {
                 while let index = state.next(stop: stop) {
                     continuation.yield((index, work(index)))
                 }
                 if state.threadDone() { continuation.finish() }
             }
-            // libjpeg and libvips want more stack than a secondary thread's default.
-            thread.stackSize = 8 << 20
-            thread.start()
         }
         return Results(stream: stream, state: state)
     }
@@ -96,7 +134,15 @@ enum WorkerPool {
             condition.lock()
             defer { condition.unlock() }
             running -= 1
+            condition.broadcast()
             return running == 0
+        }
+
+        /// Returns once every thread has said it is done.
+        func waitForThreads() {
+            condition.lock()
+            defer { condition.unlock() }
+            while running > 0 { condition.wait() }
         }
     }
 }

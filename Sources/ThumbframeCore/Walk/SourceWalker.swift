@@ -1,85 +1,6 @@
 import Foundation
 import ThumbframeManifest
 
-/// One candidate image found in the source tree.
-struct SourceFile: Sendable, Equatable {
-    /// The parent directory's names as found on disk (empty for the root); names need not be UTF-8.
-    var directory: [[UInt8]]
-    /// The file name as found on disk.
-    var name: [UInt8]
-    /// `directory` and `name` joined by `/`: the file's identity, lossless and unique.
-    var rawPath: [UInt8]
-    /// `rawPath` for people and manifests: UTF-8, with U+FFFD for bytes that are not.
-    var relativePath: String
-    /// Where to open it, relative to the source directory: `rawPath`, or a followed link's
-    /// target. Opened one component at a time, never through a link.
-    var openPath: [UInt8]
-    /// Size and modification time.
-    var stat: FileStat
-
-    init(directory: [[UInt8]], name: [UInt8], openPath: [UInt8]? = nil, stat: FileStat) {
-        self.directory = directory
-        self.name = name
-        rawPath = Array((directory + [name]).joined(separator: [UInt8(ascii: "/")]))
-        relativePath = String(decoding: rawPath, as: UTF8.self)
-        self.openPath = openPath ?? rawPath
-        self.stat = stat
-    }
-
-    /// A file known only by its path's bytes (from the state index).
-    init(path: [UInt8]) {
-        var components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-        let name = components.removeLast()
-        self.init(directory: components, name: name, stat: .missing)
-    }
-
-    /// True for the bytes of a path the walk can give: relative, no empty, `.` or `..`
-    /// component, no NUL.
-    static func isCleanRelativePath(_ bytes: [UInt8]) -> Bool {
-        guard !bytes.isEmpty, !bytes.contains(0) else { return false }
-        return bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { component in
-            !component.isEmpty && !component.elementsEqual([46]) && !component.elementsEqual([46, 46])
-        }
-    }
-
-    /// The manifest's `rawPath`: set only when the path is not valid UTF-8.
-    var manifestRawPath: String? { RawPath.encode(rawPath) }
-
-    /// Display order: directories in natural order of their paths (a directory's own files
-    /// before its subdirectories'), then names in natural order inside each directory.
-    static func inDisplayOrder(_ a: SourceFile, _ b: SourceFile) -> Bool {
-        if a.directory != b.directory { return NaturalOrder.lessPath(a.directory, b.directory) }
-        return NaturalOrder.less(a.name, b.name)
-    }
-}
-
-/// The source directory, open: every file is reached from it one component at a time with
-/// `openat` and `O_NOFOLLOW`, so a directory swapped for a link mid-run cannot lead outside.
-struct SourceRoot: Sendable {
-    /// The resolved path, for messages and for resolving followed links.
-    var path: String
-    var directory: Directory
-
-    /// Opens SOURCE_DIR (the user may name it through a link), or says why not.
-    static func open(_ path: String) throws(ThumbframeError) -> SourceRoot {
-        guard let resolved = FileSystem.realPath(path) else {
-            throw .sourceUnreadable(path: path, reason: FileStat.lastErrorDescription(default: "cannot resolve"))
-        }
-        do {
-            return SourceRoot(path: resolved, directory: try Directory.open(resolved))
-        } catch {
-            throw .sourceUnreadable(path: path, reason: error.localizedDescription)
-        }
-    }
-
-    /// Reads a walked file whole, refusing more than `limit` bytes.
-    func read(_ file: SourceFile, limit: Int) throws(FileSystemError) -> [UInt8] {
-        var components = file.openPath.split(separator: UInt8(ascii: "/")).map(Array.init)
-        let name = components.removeLast()
-        return try directory.descend(components).readFile(name, limit: limit)
-    }
-}
-
 /// Finds the candidate images of a source tree: regular files, hidden names and the output
 /// directory skipped. Symbolic links are skipped unless `followSymlinks`; followed, they never
 /// lead out of the source directory, and a broken link or a loop is a failure. Every entry is
@@ -97,6 +18,12 @@ struct SourceWalker {
     struct Result {
         var files: [SourceFile] = []
         var failures: [Manifest.Failure] = []
+
+        /// The walk's failures (links, unlistable directories), canonically: a SHA-256.
+        var failuresKey: String {
+            let lines = failures.map { "\($0.path)\t\($0.rawPath ?? "")\t\($0.reason)" }.sorted()
+            return Digest.sha256(lines.joined(separator: "\n"))
+        }
     }
 
     /// Directories nested deeper than this below SOURCE_DIR are not entered (a walk failure
@@ -152,7 +79,7 @@ struct SourceWalker {
         defer { parts.deinitialize().deallocate() }
         // Each iteration writes only its own slot.
         nonisolated(unsafe) let slots = parts
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        WorkerPool.forEach(count: workers, threads: ProcessInfo.processInfo.activeProcessorCount) { worker in
             var visited: Set<FileIdentity> = [rootStat.identity]
             var links: [[UInt8]] = []
             let share = Array(entries[(entries.count * worker / workers)..<(entries.count * (worker + 1) / workers)])
@@ -330,46 +257,4 @@ struct SourceWalker {
             self.isDirectory = isDirectory
         }
     }
-}
-
-/// `--exclude GLOB` (repeatable): a pattern without `/` is matched against every file and
-/// directory name (`@eaDir`, `*.tmp`, `Thumbs.db`); one with a `/` against the path below
-/// SOURCE_DIR (`2019/private`, `*/cache`; a leading `/` is dropped). Matching is fnmatch(3) with
-/// FNM_PATHNAME, so `*` never crosses a `/`. An excluded directory is not entered; an excluded
-/// file is neither an item nor a failure. Names are matched as bytes, so they need not be UTF-8.
-package struct ExcludeRules: Sendable, Equatable {
-    package private(set) var patterns: [String] = []
-
-    package init() {}
-
-    package init(_ patterns: [String]) throws(ThumbframeError) {
-        for pattern in patterns {
-            var trimmed = Substring(pattern)
-            while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
-            while trimmed.last == "/" { trimmed = trimmed.dropLast() }
-            guard !trimmed.isEmpty, !pattern.contains("\0") else {
-                throw .invalidOptions("--exclude \"\(pattern)\": an empty pattern would exclude everything")
-            }
-            self.patterns.append(String(trimmed))
-        }
-    }
-
-    var isEmpty: Bool { patterns.isEmpty }
-
-    func excludes(name: [UInt8], under components: [[UInt8]]) -> Bool {
-        guard !patterns.isEmpty else { return false }
-        let path = Array((components + [name]).joined(separator: [UInt8(ascii: "/")]))
-        return patterns.contains { pattern in
-            let subject = pattern.contains("/") ? path : name
-            return (subject + [0]).withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { fnmatch(pattern, $0.baseAddress, FNM_PATHNAME) == 0 }
-            }
-        }
-    }
-}
-
-extension FileStat {
-    /// Placeholder facts for a failure found by the walk (no file to describe).
-    static let missing = FileStat(
-        identity: FileIdentity(device: 0, inode: 0), mode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
 }

@@ -11,6 +11,13 @@ final class BuildLock {
         self.file = file
     }
 
+    /// Unlocks before the descriptor closes: the lock belongs to the open file, which a child
+    /// process being spawned at that moment (by this process's own threads) holds a copy of
+    /// until it execs; unlocking releases it for every copy.
+    deinit {
+        _ = flock(file.fd, LOCK_UN)
+    }
+
     /// Takes the lock at once or throws `.locked` naming the holder. The lock file is opened
     /// relative to OUT_DIR without following a link, and written only when it is a plain file
     /// of one link: a link or hard link planted there never gets its target truncated.
@@ -30,18 +37,10 @@ final class BuildLock {
         guard let stat = file.stat(), stat.isRegularFile, stat.links == 1 else {
             throw .cannotWrite(path: path, reason: "not a plain file of thumbframe's (a link or hard link); remove it")
         }
-        // A lock this process held a moment ago can outlive its close for as long as a thread
-        // of ours is spawning a child (the child holds a copy of every descriptor until it
-        // execs): when the lock file names this process, wait up to half a second for it.
-        var attempts = 0
-        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
+        guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else {
             let holder = String(decoding: output.head(Array(name.utf8), count: 64), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            guard holder == "pid \(getpid())", attempts < 50 else {
-                throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
-            }
-            attempts += 1
-            usleep(10_000)
+            throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
         }
         if !shared {
             let note = Array("pid \(getpid())\n".utf8)

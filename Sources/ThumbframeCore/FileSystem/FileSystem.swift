@@ -148,3 +148,10 @@ enum FileSystemError: LocalizedError, Equatable {
         }
     }
 }
+
+extension FileStat {
+    /// `stat` facts that change whenever a file is rewritten: size, modification time, inode.
+    var fingerprint: String {
+        "\(size),\(modifiedSeconds).\(modifiedNanoseconds),\(identity.inode)"
+    }
+}

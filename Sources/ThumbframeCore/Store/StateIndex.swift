@@ -15,7 +15,8 @@ final class StateIndex {
     static let companions = ["-wal", "-shm", "-journal"]
     static let format = "thumbframe-state-4"
 
-    private let database: SQLiteDatabase
+    /// Read and written by the `StateIndex` extensions of this folder alone.
+    let database: SQLiteDatabase
     private var inTransaction = false
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
@@ -90,12 +91,16 @@ final class StateIndex {
                 ) WITHOUT ROWID;
                 """)
         }
-        let statement = try database.prepare("SELECT value FROM meta WHERE key = 'format'")
+        let statement = try database.prepare("SELECT value FROM meta WHERE key = ?")
+        statement.bind(1, Meta.format.rawValue)
         let found = try statement.step() ? statement.string(0) : nil
         switch found {
         case Self.format: break
         case nil where !readOnly:
-            try database.execute("INSERT INTO meta (key, value) VALUES ('format', '\(Self.format)')")
+            let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
+            insert.bind(1, Meta.format.rawValue)
+            insert.bind(2, Self.format)
+            try insert.run()
         case let other:
             throw SQLiteError(code: 26, message: "not a thumbframe state index (format \(other ?? "none"))")
         }
@@ -103,16 +108,16 @@ final class StateIndex {
 
     // MARK: Meta
 
-    /// A value of the `meta` table: what was published and with which settings.
-    func meta(_ key: String) throws(SQLiteError) -> String? {
+    /// A value of the `meta` table (`StateIndex+Meta` types them).
+    func meta(_ key: Meta) throws(SQLiteError) -> String? {
         let statement = try database.prepare("SELECT value FROM meta WHERE key = ?")
-        statement.bind(1, key)
+        statement.bind(1, key.rawValue)
         return try statement.step() ? statement.string(0) : nil
     }
 
-    func setMeta(_ key: String, _ value: String) throws(SQLiteError) {
+    func setMeta(_ key: Meta, _ value: String) throws(SQLiteError) {
         let statement = try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
-        statement.bind(1, key)
+        statement.bind(1, key.rawValue)
         statement.bind(2, value)
         try statement.run()
     }
@@ -125,7 +130,8 @@ final class StateIndex {
         /// Modification time as the walk saw it (`FileStat.modifiedKey`).
         var modified: Int
         var failed: Bool
-        var stage: String?
+        /// Where it failed (nil for an item).
+        var stage: FailureStage?
         /// Each thumbnail's path and byte size.
         var thumbnails: [(path: String, bytes: Int)]
     }
@@ -138,7 +144,8 @@ final class StateIndex {
             body(
                 select.bytes(0),
                 Row(
-                    size: select.int(1), modified: select.int(2), failed: select.int(3) != 0, stage: select.string(4),
+                    size: select.int(1), modified: select.int(2), failed: select.int(3) != 0,
+                    stage: select.string(4).flatMap(FailureStage.init(rawValue:)),
                     thumbnails: Self.thumbnails(select.bytes(5))))
         }
     }
@@ -191,18 +198,28 @@ final class StateIndex {
         var placeholder: Manifest.Placeholder?
     }
 
-    /// Records an item (or, with `failure`, a failure) for a source file, and commits.
-    func record(_ source: SourceFile, item: ProcessedItem?, failure: Manifest.Failure?) throws(SQLiteError) {
+    /// What becomes of a file in the index.
+    enum Entry {
+        /// An item, with the capture time that orders it (`YYYY-MM-DDTHH:MM:SS`).
+        case item(StoredItem, captured: String)
+        case failure(Manifest.Failure)
+    }
+
+    /// Records a file's item or failure, and commits.
+    func record(_ source: SourceFile, _ entry: Entry) throws(SQLiteError) {
         guard let upsert else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         let json: Data
+        var item: StoredItem?
+        var failure: Manifest.Failure?
+        var captured = ""
         do {
-            if let item {
-                json = try JSONEncoder().encode(
-                    StoredItem(
-                        file: item.file, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
-                        placeholder: item.placeholder))
-            } else {
-                json = try JSONEncoder().encode(failure)
+            switch entry {
+            case .item(let stored, let time):
+                (item, captured) = (stored, time)
+                json = try JSONEncoder().encode(stored)
+            case .failure(let failed):
+                failure = failed
+                json = try JSONEncoder().encode(failed)
             }
         } catch {
             throw SQLiteError(code: 1, message: "cannot encode: \(error)")
@@ -215,7 +232,7 @@ final class StateIndex {
         upsert.bind(5, failure?.stage)
         let thumbs = (item?.thumbnails.values.sorted { $0.path < $1.path } ?? []).map { "\($0.path) \($0.bytes ?? -1)" }
         upsert.bind(6, thumbs.joined(separator: "\n"))
-        upsert.bind(7, item?.captureTime ?? "")
+        upsert.bind(7, captured)
         try upsert.run()
         guard let upsertEntry else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         upsertEntry.bind(1, source.rawPath)
@@ -325,74 +342,5 @@ final class StateIndex {
         guard inTransaction else { return }
         inTransaction = false
         try database.execute("COMMIT")
-    }
-}
-
-extension StateIndex {
-    /// Adds every file row and entry of another index (a shard's), in one transaction; the two
-    /// hold disjoint paths.
-    func importRows(from path: String) throws(SQLiteError) {
-        try commit()
-        let attach = try database.prepare("ATTACH DATABASE ? AS part")
-        attach.bind(1, path)
-        try attach.run()
-        do {
-            try database.execute(
-                """
-                BEGIN;
-                INSERT OR REPLACE INTO files SELECT * FROM part.files;
-                INSERT OR REPLACE INTO entries SELECT * FROM part.entries;
-                COMMIT;
-                """)
-        } catch {
-            try? database.execute("ROLLBACK")
-            try? database.execute("DETACH DATABASE part")
-            throw error
-        }
-        try database.execute("DETACH DATABASE part")
-    }
-
-    /// The first row this index holds that a build would not have written: a path that is not
-    /// a clean relative path, an entry that does not decode, a thumbnail path not of
-    /// thumbframe's shape under `thumbs/`, thumbnails in the entry other than those in the row,
-    /// or a thumbnail that is not on disk with its recorded size. `merge` checks every shard's
-    /// rows with it before importing them, as a build checks its own before reusing them.
-    func firstDamagedRow(output: OutputDirectory) throws(SQLiteError) -> String? {
-        let select = try database.prepare("SELECT path, failed, thumbs, entry FROM files JOIN entries USING (path) ORDER BY path")
-        while try select.step() {
-            let path = select.bytes(0)
-            let shown = TerminalText.safe(String(decoding: path, as: UTF8.self))
-            guard SourceFile.isCleanRelativePath(path) else { return "a row names '\(shown)', not a path inside the source" }
-            let stored = Stored(failed: select.int(1) != 0, json: select.bytes(3))
-            if stored.failed {
-                if stored.failure() == nil { return "the failure of \(shown) cannot be read" }
-                continue
-            }
-            guard let item = stored.item() else { return "the entry of \(shown) cannot be read" }
-            let recorded = Self.thumbnails(select.bytes(2))
-            let named = item.thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
-            guard Set(recorded.map { "\($0.path) \($0.bytes)" }) == Set(named.map { "\($0.0) \($0.1)" }) else {
-                return "the thumbnails of \(shown) differ between its row and its entry"
-            }
-            for (thumbnail, bytes) in named {
-                guard OutputName(thumbnail)?.area == "thumbs" else {
-                    return "\(shown) names '\(TerminalText.safe(thumbnail))', not a thumbnail path of thumbframe's"
-                }
-                guard let stat = output.stat(thumbnail: thumbnail), stat.isRegularFile, stat.size == bytes else {
-                    return "thumbnail \(thumbnail) of \(shown) is missing or changed"
-                }
-            }
-        }
-        return nil
-    }
-
-    /// Items and failures recorded.
-    func rowCounts() throws(SQLiteError) -> (items: Int, failures: Int) {
-        let select = try database.prepare("SELECT failed, COUNT(*) FROM files GROUP BY failed")
-        var counts = (items: 0, failures: 0)
-        while try select.step() {
-            if select.int(0) == 0 { counts.items = select.int(1) } else { counts.failures = select.int(1) }
-        }
-        return counts
     }
 }

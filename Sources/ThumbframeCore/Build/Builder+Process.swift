@@ -1,0 +1,144 @@
+import Foundation
+import ThumbframeImaging
+import ThumbframeManifest
+
+/// The process stage: every file of the plan through `ItemProcessor` on the worker pool, each
+/// outcome recorded in the state index as it arrives (and not kept: a library's worth of items
+/// would be held otherwise), then the failures whose libvips message may be another file's
+/// decoded once more, alone.
+extension Builder {
+    /// What processing counted on the way.
+    struct Tally {
+        var thumbnailsWritten = 0
+        /// Items that now fail (a disk that went unreadable): dropped from the manifest.
+        var droppedByFailure = 0
+        /// Files that fail now but had not failed before (for `--fail-on new`).
+        var newFailures = 0
+        var rediagnosed = 0
+    }
+
+    func process(
+        _ plan: ReusePlan, index: StateIndex, site: BuildSite, output: OutputDirectory
+    ) async throws(ThumbframeError) -> Tally {
+        let context = ProcessingContext(
+            recipes: options.thumbnails, source: site.source, output: output, limits: options.limits,
+            overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
+        let cancellation = cancellation
+        var tally = Tally()
+        var newlyFailed = Set<Int>()
+        // When libvips worked on files that failed in it, or left a message while succeeding.
+        let build = ErrorWindows.shared.begin()
+        // Failures in libvips whose message was taken by someone else (found empty).
+        var messageless: [Int] = []
+        // Set when OUT_DIR or its index cannot take a write: no file starts after it, and the
+        // run stops with 73, keeping every row it committed before (a full disk is no reason to
+        // lose a night's work, nor to publish every later file as a failure).
+        let halt = Halt()
+        await processAll(plan.work, context: context, halt: halt) { position, timed in
+            // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
+            guard cancellation?.signal == nil, !halt.isSet else { return }
+            if let reason = timed.outputUnwritable {
+                halt.set(.cannotWrite(path: output.path, reason: reason))
+                return
+            }
+            let unit = plan.work[position]
+            switch timed.outcome {
+            case .item(let item):
+                tally.thumbnailsWritten += item.thumbnailsWritten
+                if let window = timed.window, timed.leftMessage {
+                    ErrorWindows.shared.record(build: build, position: nil, window: window)
+                }
+            case .failed(let failure, let fromVips):
+                if fromVips, let window = timed.window {
+                    ErrorWindows.shared.record(build: build, position: position, window: window)
+                    if failure.reason.hasSuffix(Decoders.noMessage) { messageless.append(position) }
+                }
+                if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
+                if unit.wasItem { tally.droppedByFailure += 1 }
+            }
+            do {
+                try index.record(unit.file, timed.outcome.entry)
+            } catch {
+                halt.set(.cannotWrite(path: statePath(output), reason: "\(error)"))
+            }
+        }
+        do {
+            try index.commit()
+        } catch {
+            halt.set(.cannotWrite(path: statePath(output), reason: error.description))
+        }
+        let rediagnosed = Set(ErrorWindows.shared.finish(build: build)).union(messageless).sorted()
+        if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
+        if let error = halt.error { throw error }
+        for position in rediagnosed {
+            // Decoded once more from a clear buffer while this build runs nothing else.
+            Decoders.clearMessages()
+            let outcome = ItemProcessor.process(plan.work[position].file, context: context)
+            if case .item(let item) = outcome {
+                tally.thumbnailsWritten += item.thumbnailsWritten
+                if plan.work[position].wasItem { tally.droppedByFailure -= 1 }
+                newlyFailed.remove(position)
+            }
+            try storing(in: output) { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
+        }
+        tally.newFailures = newlyFailed.count
+        tally.rediagnosed = rediagnosed.count
+        return tally
+    }
+
+    private func statePath(_ output: OutputDirectory) -> String {
+        output.path + "/" + (options.shard?.stateName ?? StateIndex.name)
+    }
+
+    /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to
+    /// `onResult` with its position in `work` as it arrives, and is not kept. A cancellation
+    /// stops taking files; the decodes in flight are killed.
+    private func processAll(
+        _ work: [ReusePlan.Work], context: ProcessingContext, halt: Halt, onResult: (Int, ItemProcessor.Timed) -> Void
+    ) async {
+        let cancellation = cancellation
+        var done = 0
+        events(.progress(done: 0, total: work.count))
+        let results = WorkerPool.run(
+            count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
+            work: { index in
+                ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous, known: work[index].placeholder)
+            })
+        for await (index, timed) in results {
+            onResult(index, timed)
+            done += 1
+            events(.progress(done: done, total: work.count))
+        }
+    }
+
+    /// The first error that stops a run between files (OUT_DIR or its index cannot take a
+    /// write). `@unchecked Sendable`: `first` is only touched while `lock` is held.
+    final class Halt: @unchecked Sendable {
+        private let lock = NSLock()
+        private var first: ThumbframeError?
+
+        func set(_ error: ThumbframeError) {
+            lock.lock()
+            defer { lock.unlock() }
+            if first == nil { first = error }
+        }
+
+        var error: ThumbframeError? {
+            lock.lock()
+            defer { lock.unlock() }
+            return first
+        }
+
+        var isSet: Bool { error != nil }
+    }
+}
+
+extension FileOutcome {
+    /// What the state index records of it.
+    var entry: StateIndex.Entry {
+        switch self {
+        case .item(let item): .item(item.stored, captured: item.captureTime)
+        case .failed(let failure, _): .failure(failure)
+        }
+    }
+}

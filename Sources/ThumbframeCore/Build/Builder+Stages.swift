@@ -1,0 +1,105 @@
+import Foundation
+import ThumbframeImaging
+import ThumbframeManifest
+
+/// The stages of `Builder.run` that are a few lines each.
+extension Builder {
+    /// Starts the decoders with libvips' worker threads per image: files in flight × threads
+    /// should not exceed the cores; scripts/bench --sweep measured one thread per image with one
+    /// file per core fastest (thumbnails are mostly serial JPEG decoding).
+    /// THUMBFRAME_VIPS_THREADS overrides it, for that measurement only.
+    static func startDecoders(jobs: Int) throws(ThumbframeError) {
+        var threads = max(1, ProcessInfo.processInfo.activeProcessorCount / jobs)
+        if let text = ProcessInfo.processInfo.environment["THUMBFRAME_VIPS_THREADS"], let value = Int(text), value > 0 {
+            threads = value
+        }
+        do {
+            try Decoders.start(threadsPerImage: threads)
+        } catch {
+            throw .vipsStart(error.reason)
+        }
+    }
+
+    /// What makes every row of the index: this thumbframe and libvips, and the recipes.
+    static func shape(_ recipes: [ThumbnailRecipe]) -> StateIndex.ItemShape {
+        StateIndex.ItemShape(
+            generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)",
+            recipes: recipes.map(\.canonicalRecipe).joined(separator: " "))
+    }
+
+    /// Every file below SOURCE_DIR the rules let in, never entering OUT_DIR.
+    func walkSource(_ site: BuildSite) throws(ThumbframeError) -> SourceWalker.Result {
+        var excluded: [FileIdentity] = []
+        if let outputStat = FileStat.lstat(site.outputPath) { excluded.append(outputStat.identity) }
+        return try SourceWalker(
+            root: site.source, excluded: excluded, followSymlinks: options.followSymlinks, rules: options.exclude
+        ).walk()
+    }
+
+    /// What the state index already describes, and what is work.
+    func makePlan(_ files: [SourceFile], site: BuildSite, reusable: Bool) throws(ThumbframeError) -> ReusePlan {
+        do {
+            return try ReusePlan(
+                index: site.index, reusable: reusable && !options.force, verify: options.verify, check: options.check,
+                output: site.output, files: files)
+        } catch {
+            throw .cannotWrite(path: site.outputPath + "/" + StateIndex.name, reason: error.description)
+        }
+    }
+
+    /// Rows of other recipes or another thumbframe go (`--force`: every row); and once a row is
+    /// to change, the index is dirty until a manifest is written from it (a run stopped in
+    /// between leaves the next run something to write even when no file changed again).
+    func prepare(_ index: StateIndex, itemsMatch: Bool, changing: Bool, output: OutputDirectory) throws(ThumbframeError) {
+        try storing(in: output) { () throws(SQLiteError) in
+            if !itemsMatch || options.force { try index.removeAllRows() }
+            if !itemsMatch { try index.setShape(Self.shape(options.thumbnails)) }
+            if changing { try index.markDirty() }
+        }
+    }
+
+    /// Directory sections: only the directories whose files changed are assembled again, when
+    /// the settings that shape every page are those published. nil: every section.
+    func changedSections(_ plan: ReusePlan, site: BuildSite, itemsMatch: Bool) -> Set<[UInt8]>? {
+        guard options.sections == .directory, itemsMatch, !options.force, !options.verify, site.published.clean,
+            site.published.settings == options.settings.canonicalKey
+        else { return nil }
+        return Set(plan.work.map { ManifestAssembler.directoryKey($0.file.directory) })
+            .union(plan.missing.map { ManifestAssembler.directoryKey(SourceFile(path: $0.path).directory) })
+    }
+
+    /// Throws `.wouldShrink` when `dropped` is more than half of a non-empty previous
+    /// manifest's items, and at least 10, unless `--allow-shrink`.
+    func refuseShrink(_ previous: Int, dropped: Int) throws(ThumbframeError) {
+        try Self.refuseShrink(previous, dropped: dropped, allowed: options.allowShrink)
+    }
+
+    static func refuseShrink(_ previous: Int, dropped: Int, allowed: Bool) throws(ThumbframeError) {
+        if !allowed, dropped >= 10, dropped * 2 > previous {
+            throw .wouldShrink(previous: previous, dropped: dropped)
+        }
+    }
+
+    /// Runs writes to the state index; their failure stops the run (73) and keeps the index.
+    func storing(in output: OutputDirectory, _ body: () throws(SQLiteError) -> Void) throws(ThumbframeError) {
+        do {
+            try body()
+        } catch {
+            throw .cannotWrite(path: output.path + "/" + (options.shard?.stateName ?? StateIndex.name), reason: error.description)
+        }
+    }
+}
+
+extension ThumbnailPruner {
+    /// Prunes once a new manifest is in place (only then may the old one's thumbnails go), when
+    /// an earlier prune was cut short, or `always` (a merge): keeps what the index and the shard
+    /// indexes name, and the pages of the manifest on disk.
+    func prune(
+        after written: Publisher.Publication, by publisher: Publisher, published: StateIndex.Published, always: Bool = false
+    ) throws(ThumbframeError) -> Outcome {
+        guard always || written.manifestWritten || isUnsettled else { return Outcome() }
+        let outcome = try prune(keeping: try publisher.keptThumbnails().union(written.pages ?? Set(published.pages.keys)))
+        if let note = outcome.foreignNote { publisher.events(.warning(note)) }
+        return outcome
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import ThumbframeManifest
+
+/// Publishes the manifest from the state index, for `build` and for `merge`: the pages of each
+/// section (content-addressed, one in memory at a time; a section whose files did not change
+/// keeps its pages), then the top document atomically once every page and thumbnail it names is
+/// on disk, then what was published into the index. Every failure is reported once, in
+/// manifest order, whether or not anything is written.
+struct Publisher {
+    var index: StateIndex
+    var output: OutputDirectory
+    var settings: Manifest.Settings
+    /// The source directory's name: the root section's title.
+    var sourceTitle: String
+    /// `--verify`: the published manifest counts as intact only when its bytes hash as recorded.
+    var verify = false
+    var events: @Sendable (BuildEvent) -> Void
+
+    /// What a run published (or found already published).
+    struct Publication {
+        var manifestWritten: Bool
+        var items: Int
+        var sections: Int
+        var failures: [Manifest.Failure]
+        /// The pages the top document names (nil when nothing was written: keep what the ledger has).
+        var pages: Set<String>?
+        /// Sections whose pages were assembled (the others were taken as they were).
+        var sectionsAssembled = 0
+    }
+
+    private var statePath: String { output.path + "/" + StateIndex.name }
+
+    /// Writes the manifest unless nothing it depends on changed (`unchanged`: no file; and no
+    /// setting, no failure of the walk, and the published file still intact). `changed` names
+    /// the sections whose files changed (by `SectionPlan.key`); every other section whose stored
+    /// pages are intact is taken as it was. nil: every section is assembled.
+    func publish(walk: SourceWalker.Result, unchanged: Bool, changed: Set<[UInt8]>?) throws(ThumbframeError) -> Publication {
+        let published = try stored { () throws(SQLiteError) in try index.published() }
+        let settingsKey = settings.canonicalKey
+        if unchanged, published.settings == settingsKey, published.walkFailures == walk.failuresKey, manifestIntact(published) {
+            let failures = try reportFailures(walk)
+            return Publication(
+                manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
+        }
+        var keys: [ManifestAssembler.Key] = []
+        try stored { () throws(SQLiteError) in
+            try index.forEachItemKey { path, captured in keys.append(.init(source: SourceFile(path: path), captured: captured)) }
+        }
+        let failures = try reportFailures(walk)
+        if published.manifestFingerprint != nil, !unchangedManifest(published) {
+            events(.warning("manifest.json was changed outside thumbframe; writing it again"))
+        }
+        let assembler = ManifestAssembler(sourceTitle: sourceTitle, settings: settings)
+        let plans = assembler.sections(keys)
+        keys = []
+        // Pages first; the top document names them once they are all on disk.
+        var written = Written(intactPages: Self.intactPages(published, output: output))
+        for (number, plan) in plans.enumerated() {
+            try written.add(plan, number: number, changed: changed, publisher: self, assembler: assembler)
+        }
+        let document = ManifestDocument(
+            generator: .current, settings: settings, sections: written.sections, itemCount: written.items,
+            summary: written.summary, failures: failures)
+        let (manifestWritten, sha256) = try Self.writeManifest(document, to: output)
+        // A viewer left in OUT_DIR by an earlier --viewer build (or merge) shows this manifest,
+        // never one that is gone.
+        if manifestWritten { try ViewerWriter(output: output).refreshData(manifest: document) }
+        guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else {
+            throw .cannotWrite(path: output.path + "/" + OutputDirectory.manifestName, reason: "vanished after it was written")
+        }
+        if stat.size > ManifestReader.maximumDocumentBytes {
+            events(
+                .warning(
+                    "manifest.json is \(stat.size) bytes, over the \(ManifestReader.maximumDocumentBytes) that readers accept "
+                        + "(\(written.sections.count) sections, \(failures.count) failures): inspect, show and the Swift library will refuse it"
+                ))
+        }
+        var record = StateIndex.Published(
+            settings: settingsKey, walkFailures: walk.failuresKey, manifestFingerprint: stat.fingerprint, manifestSHA256: sha256,
+            items: written.items, sections: written.sections.count, clean: true)
+        for page in written.pages { record.pages[page] = output.stat(thumbnail: page)?.fingerprint ?? "missing" }
+        try stored { () throws(SQLiteError) in
+            try index.replaceSections(written.stored)
+            try index.recordPublished(record)
+        }
+        return Publication(
+            manifestWritten: manifestWritten, items: written.items, sections: written.sections.count, failures: failures,
+            pages: Set(written.pages), sectionsAssembled: written.assembled)
+    }
+
+    /// The sections and pages of the manifest being written.
+    private struct Written {
+        var intactPages: Set<String>
+        var sections: [Manifest.Section] = []
+        var pages: [String] = []
+        var summary = ManifestDocument.Summary()
+        var stored: [([UInt8], StateIndex.StoredSection)] = []
+        var assembled = 0
+        /// Items so far: where the next section starts.
+        var items = 0
+
+        /// Adds a section: its stored pages when its files did not change (positions inside a
+        /// section do not depend on other sections) and every page is still the file written,
+        /// else pages assembled from the index's entries.
+        mutating func add(
+            _ plan: ManifestAssembler.SectionPlan, number: Int, changed: Set<[UInt8]>?, publisher: Publisher,
+            assembler: ManifestAssembler
+        ) throws(ThumbframeError) {
+            var section: StateIndex.StoredSection
+            if let changed, !changed.contains(plan.key), let previous = try? publisher.index.storedSection(plan.key),
+                previous.count == plan.keys.count, previous.pages.allSatisfy({ intactPages.contains($0.path) })
+            {
+                section = previous
+            } else {
+                section = try publisher.writePages(plan, number: number, start: items, assembler: assembler)
+                assembled += 1
+            }
+            sections.append(
+                Manifest.Section(
+                    name: plan.name, rawName: plan.rawName, title: plan.title, start: items, count: plan.keys.count,
+                    pages: section.pages))
+            pages += section.pages.map(\.path)
+            summary.merge(section.summary)
+            stored.append((plan.key, section))
+            items += plan.keys.count
+        }
+    }
+
+    /// Writes one section's pages from the index's entries, a page at a time.
+    private func writePages(
+        _ plan: ManifestAssembler.SectionPlan, number: Int, start: Int, assembler: ManifestAssembler
+    ) throws(ThumbframeError) -> StateIndex.StoredSection {
+        var references: [Manifest.PageReference] = []
+        var summary = ManifestDocument.Summary()
+        for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
+            let chunk = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
+            var items: [ManifestPage.Item] = []
+            items.reserveCapacity(chunk.count)
+            for (offset, key) in chunk.enumerated() {
+                let entry = try stored { () throws(SQLiteError) in try index.entry(key.source.rawPath)?.item() }
+                guard let entry else {
+                    throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
+                }
+                let item = Manifest.Item(
+                    index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
+                    rawPath: key.source.manifestRawPath, file: entry.file, image: entry.image, exif: entry.exif,
+                    thumbnails: entry.thumbnails, placeholder: entry.placeholder,
+                    layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
+                summary.add(item)
+                items.append(ManifestPage.Item(item))
+            }
+            let path = try Self.writePage(ManifestPage(items: items), to: output)
+            references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
+        }
+        return StateIndex.StoredSection(count: plan.keys.count, pages: references, summary: summary)
+    }
+
+    /// Every failure of the run (the walk's and the index's), in manifest order, each reported
+    /// once: stderr says what the manifest says, whether or not it is written.
+    func reportFailures(_ walk: SourceWalker.Result) throws(ThumbframeError) -> [Manifest.Failure] {
+        var failures = walk.failures
+        try stored { () throws(SQLiteError) in
+            try index.forEachEntry(failed: true) { _, stored in
+                if let failure = stored.failure() { failures.append(failure) }
+            }
+        }
+        failures = Manifest.Failure.ordered(failures)
+        for failure in failures { events(.failure(failure)) }
+        return failures
+    }
+
+    /// True when `manifest.json` is what the index says was published: the same size,
+    /// modification time and inode (as cheap as a `stat`), every page still the file written,
+    /// and with `--verify` the same SHA-256.
+    func manifestIntact(_ published: StateIndex.Published) -> Bool {
+        guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)), stat.isRegularFile,
+            published.manifestFingerprint == stat.fingerprint
+        else { return false }
+        guard Self.intactPages(published, output: output).count == published.pages.count else { return false }
+        return !verify || manifestHashes(published)
+    }
+
+    /// The manifest on disk is the one published (a missing one is not "changed").
+    private func unchangedManifest(_ published: StateIndex.Published) -> Bool {
+        guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)) else { return true }
+        return published.manifestFingerprint == stat.fingerprint || manifestHashes(published)
+    }
+
+    private func manifestHashes(_ published: StateIndex.Published) -> Bool {
+        let name = Array(OutputDirectory.manifestName.utf8)
+        guard let bytes = try? output.root.readFile(name, limit: ManifestReader.maximumDocumentBytes) else { return false }
+        return bytes.withUnsafeBytes(Digest.sha256) == published.manifestSHA256
+    }
+
+    /// Every thumbnail the index's items name, and every one the shard indexes in OUT_DIR name:
+    /// a plain build run between shards and their merge must not prune what the merge will
+    /// publish. (Once a library is no longer built in shards, removing the
+    /// `.thumbframe-shard-*` files lets a build prune what only they named.)
+    func keptThumbnails() throws(ThumbframeError) -> Set<String> {
+        var kept = try stored { () throws(SQLiteError) in try index.thumbnailPaths() }
+        for name in StateIndex.shardNames(in: output) {
+            let (shard, problem) = try StateIndex.open(output, readOnly: false, name: name)
+            if let problem { events(.warning(problem)) }
+            guard let shard else { continue }
+            do {
+                kept.formUnion(try shard.thumbnailPaths())
+            } catch {
+                throw .cannotWrite(path: output.path + "/" + name, reason: error.description)
+            }
+        }
+        return kept
+    }
+
+    /// Runs a read or write of the state index; its failure stops the run (73) and keeps the index.
+    private func stored<T>(_ body: () throws(SQLiteError) -> T) throws(ThumbframeError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .cannotWrite(path: statePath, reason: error.description)
+        }
+    }
+}
+
+extension Manifest.Settings {
+    /// The settings, canonically (layouts and sections follow from them): what a rerun compares.
+    var canonicalKey: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}
+
+extension Manifest.Failure {
+    /// Every failure of a run in byte order of paths.
+    static func ordered(_ failures: [Manifest.Failure]) -> [Manifest.Failure] {
+        failures.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+    }
+}
