@@ -27,16 +27,14 @@ struct CLITests {
 
     typealias Run = Processes.Output
 
-    static func run(executable: String = executable, _ arguments: [String]) throws -> Run {
-        try Processes.run(executable, arguments)
+    static func run(executable: String = executable, _ arguments: [String]) async throws -> Run {
+        try await Processes.run(executable, arguments)
     }
 
     static func makeLibrary(_ root: String, broken: Bool) throws -> String {
         let source = root + "/photos"
-        try Fixtures.makeDirectory(source + "/2020")
-        try Fixtures.writeImage(to: source + "/a.jpg", width: 400, height: 300)
-        try Fixtures.writeImage(to: source + "/2020/b.jpg", width: 300, height: 400)
-        if broken { try Fixtures.write(Array("garbage".utf8), to: source + "/2020/broken.jpg") }
+        let photos: [LibraryFile] = [.photo("a.jpg", width: 400, height: 300), .photo("2020/b.jpg", width: 300, height: 400)]
+        try Fixtures.makeLibrary(source, photos + (broken ? [.bytes("2020/broken.jpg", Array("garbage".utf8))] : []))
         return source
     }
 
@@ -67,18 +65,18 @@ struct CLITests {
     func exitSuccess() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.makeLibrary(root, broken: false)
-            let run = try Self.run(["build", source, "--out", root + "/out"])
+            let run = try await Self.run(["build", source, "--out", root + "/out"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout == root + "/out/manifest.json\n")
             #expect(run.stderr.contains("2 items in 2 sections, 0 failed"))
-            let inspect = try Self.run(["inspect", root + "/out/manifest.json"])
+            let inspect = try await Self.run(["inspect", root + "/out/manifest.json"])
             #expect(inspect.status == 0)
             #expect(inspect.stdout.contains("items         2 in 2 sections"))
             #expect(inspect.stdout.contains("formats       jpeg=2"))
-            let json = try Self.run(["inspect", "--json", root + "/out/manifest.json"])
+            let json = try await Self.run(["inspect", "--json", root + "/out/manifest.json"])
             let summary = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect(summary?["items"] as? Int == 2)
-            let quiet = try Self.run(["build", source, "--out", root + "/out", "--quiet"])
+            let quiet = try await Self.run(["build", source, "--out", root + "/out", "--quiet"])
             #expect(quiet.status == 0 && quiet.stderr.isEmpty)
         }
     }
@@ -87,20 +85,20 @@ struct CLITests {
     func exitWithFailures() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.makeLibrary(root, broken: true)
-            let run = try Self.run(["build", source, "--out", root + "/out"])
+            let run = try await Self.run(["build", source, "--out", root + "/out"])
             #expect(run.status == 1)
             #expect(run.stderr.contains("2020/broken.jpg: probe: not a readable image"))
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 2 && manifest.failures.map(\.path) == ["2020/broken.jpg"])
-            let inspect = try Self.run(["inspect", root + "/out/manifest.json"])
+            let inspect = try await Self.run(["inspect", root + "/out/manifest.json"])
             #expect(inspect.stdout.contains("2020/broken.jpg  [probe]"))
         }
     }
 
     @Test("exit 64: usage errors")
-    func exitUsage() throws {
+    func exitUsage() async throws {
         for arguments in [["build", "x"], ["build", "x", "--out", "y", "--thumb", "nonsense"], ["frobnicate"]] {
-            let run = try Self.run(arguments)
+            let run = try await Self.run(arguments)
             #expect(run.status == 64, "\(arguments): \(run.stderr)")
             #expect(!run.stderr.isEmpty && run.stdout.isEmpty)
         }
@@ -113,7 +111,7 @@ struct CLITests {
             for (index, text) in cases.enumerated() {
                 let path = "\(root)/m\(index).json"
                 try Fixtures.write(Array(text.utf8), to: path)
-                let run = try Self.run(["inspect", path])
+                let run = try await Self.run(["inspect", path])
                 #expect(run.status == 65, "\(text): \(run.stderr)")
                 #expect(run.stderr.hasPrefix("thumbframe: error: \(path): "))
                 #expect(run.stderr.split(separator: "\n").count == 1)
@@ -124,11 +122,11 @@ struct CLITests {
     @Test("exit 66: missing input")
     func exitMissingInput() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let build = try Self.run(["build", root + "/nowhere", "--out", root + "/out"])
+            let build = try await Self.run(["build", root + "/nowhere", "--out", root + "/out"])
             #expect(build.status == 66)
             #expect(build.stderr.contains("cannot read source directory \(root)/nowhere"))
             #expect(!FileManager.default.fileExists(atPath: root + "/out"))
-            let inspect = try Self.run(["inspect", root + "/missing.json"])
+            let inspect = try await Self.run(["inspect", root + "/missing.json"])
             #expect(inspect.status == 66)
         }
     }
@@ -138,7 +136,7 @@ struct CLITests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.makeLibrary(root, broken: false)
             try Fixtures.write(Array("a file".utf8), to: root + "/occupied")
-            let run = try Self.run(["build", source, "--out", root + "/occupied/out"])
+            let run = try await Self.run(["build", source, "--out", root + "/occupied/out"])
             #expect(run.status == 73)
             #expect(run.stderr.contains("cannot write \(root)/occupied/out"))
         }
@@ -151,39 +149,39 @@ struct QueryCLITests {
     func lookupAndShow() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: false)
-            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            _ = try await CLITests.run(["build", source, "--out", root + "/out"])
             let manifest = root + "/out/manifest.json"
-            let forward = try CLITests.run(["lookup", manifest, "--index", "1"])
+            let forward = try await CLITests.run(["lookup", manifest, "--index", "1"])
             #expect(forward.status == 0)
             #expect(forward.stdout == "index 1 = section 1 item 0 (2020): 2020/b.jpg\n")
-            let back = try CLITests.run(["lookup", manifest, "--section", "1", "--item", "0", "--json"])
+            let back = try await CLITests.run(["lookup", manifest, "--section", "1", "--item", "0", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any]
             #expect(object?["index"] as? Int == 1 && object?["path"] as? String == "2020/b.jpg")
-            let outside = try CLITests.run(["lookup", manifest, "--index", "2"])
+            let outside = try await CLITests.run(["lookup", manifest, "--index", "2"])
             #expect(outside.status == 64 && outside.stderr.contains("index 2 is out of range 0..<2"))
-            let half = try CLITests.run(["lookup", manifest, "--section", "1"])
+            let half = try await CLITests.run(["lookup", manifest, "--section", "1"])
             #expect(half.status == 64)
 
-            let show = try CLITests.run(["show", manifest, "--path", "2020/b.jpg", "--viewport", "phone"])
+            let show = try await CLITests.run(["show", manifest, "--path", "2020/b.jpg", "--viewport", "phone"])
             #expect(show.status == 0)
             #expect(show.stdout.contains("#1  2020/b.jpg  (section 1 2020, item 0)"))
             #expect(show.stdout.contains("layout      phone 390x844@3: frame (0, 162, 390, 520)"))
             #expect(!show.stdout.contains("desktop"))
-            let json = try CLITests.run(["show", manifest, "--index", "0", "--json"])
+            let json = try await CLITests.run(["show", manifest, "--index", "0", "--json"])
             let item = try JSONDecoder().decode(Manifest.Item.self, from: Data(json.stdout.utf8))
             #expect(item.path == "a.jpg" && item.layouts.count == 4)
-            #expect(try CLITests.run(["show", manifest, "--path", "nope.jpg"]).status == 64)
-            #expect(try CLITests.run(["show", manifest, "--index", "0", "--viewport", "watch"]).status == 64)
+            #expect(try await CLITests.run(["show", manifest, "--path", "nope.jpg"]).status == 64)
+            #expect(try await CLITests.run(["show", manifest, "--index", "0", "--viewport", "watch"]).status == 64)
         }
     }
 
     @Test("layout needs no files and matches the engine")
-    func layout() throws {
-        let text = try CLITests.run(["layout", "--size", "7000x1080", "--orientation", "6", "--viewport", "390x844@3"])
+    func layout() async throws {
+        let text = try await CLITests.run(["layout", "--size", "7000x1080", "--orientation", "6", "--viewport", "390x844@3"])
         #expect(text.status == 0)
         #expect(text.stdout.hasPrefix("jx3: 1080×7000 in 390x844@3: frame (0, 0, 390, 2527.7778)"))
         #expect(text.stdout.contains("maxOffset (0, 1683.7778) long"))
-        let json = try CLITests.run(["layout", "--size", "4000x3000", "--viewport", "844x390@3", "--preset", "jx4", "--json"])
+        let json = try await CLITests.run(["layout", "--size", "4000x3000", "--viewport", "844x390@3", "--preset", "jx4", "--json"])
         let layout = try JSONDecoder().decode(Layout.self, from: Data(json.stdout.utf8))
         #expect(
             layout
@@ -194,7 +192,7 @@ struct QueryCLITests {
             ["layout", "--size", "10x10", "--viewport", "1x1@1", "--orientation", "9"],
             ["layout", "--size", "10x10", "--viewport", "1x1@1", "--preset", "nope"],
         ] {
-            #expect(try CLITests.run(bad).status == 64, "\(bad)")
+            #expect(try await CLITests.run(bad).status == 64, "\(bad)")
         }
     }
 }
@@ -205,7 +203,7 @@ struct ReportingCLITests {
     func jsonLines() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: true)
-            let run = try CLITests.run(["build", source, "--out", root + "/out", "--log-format", "json", "--progress"])
+            let run = try await CLITests.run(["build", source, "--out", root + "/out", "--log-format", "json", "--progress"])
             #expect(run.status == 1)
             let events = try run.stderr.split(separator: "\n").map {
                 try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -218,7 +216,7 @@ struct ReportingCLITests {
             let summary = try #require(events.last)
             #expect(summary["event"] as? String == "summary" && summary["items"] as? Int == 2 && summary["failures"] as? Int == 1)
 
-            let missing = try CLITests.run(["build", root + "/nowhere", "--out", root + "/x", "--log-format", "json"])
+            let missing = try await CLITests.run(["build", root + "/nowhere", "--out", root + "/x", "--log-format", "json"])
             #expect(missing.status == 66)
             let error = try JSONSerialization.jsonObject(with: Data(missing.stderr.utf8)) as? [String: Any]
             #expect(error?["event"] as? String == "error" && error?["exitCode"] as? Int == 66)
@@ -229,16 +227,16 @@ struct ReportingCLITests {
     func progressLine() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: false)
-            let piped = try CLITests.run(["build", source, "--out", root + "/a"])
+            let piped = try await CLITests.run(["build", source, "--out", root + "/a"])
             #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("files/s"))
-            let asked = try CLITests.run(["build", source, "--out", root + "/b", "--progress"])
+            let asked = try await CLITests.run(["build", source, "--out", root + "/b", "--progress"])
             #expect(asked.stderr.contains("\r\u{1B}[K[2/2] ") && asked.stderr.contains("files/s, ETA"))
-            let quiet = try CLITests.run(["build", source, "--out", root + "/c", "--progress", "--quiet"])
+            let quiet = try await CLITests.run(["build", source, "--out", root + "/c", "--progress", "--quiet"])
             #expect(quiet.stderr.isEmpty)
             // A real terminal, through script(1): progress without asking.
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
             let command = "\(CLITests.executable) build \(source) --out \(root)/d"
-            let terminal = try CLITests.run(executable: "/usr/bin/script", ["-qec", command, "/dev/null"])
+            let terminal = try await CLITests.run(executable: "/usr/bin/script", ["-qec", command, "/dev/null"])
             #expect(terminal.status == 0)
             #expect(terminal.stdout.contains("[2/2] ") && terminal.stdout.contains("files/s"))
         }
@@ -251,16 +249,16 @@ struct ManifestToolsCLITests {
     func validateAndDiff() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: false)
-            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            _ = try await CLITests.run(["build", source, "--out", root + "/out"])
             let manifest = root + "/out/manifest.json"
-            let valid = try CLITests.run(["validate", manifest])
+            let valid = try await CLITests.run(["validate", manifest])
             #expect(valid.status == 0 && valid.stdout == "valid\n")
 
-            let same = try CLITests.run(["diff", manifest, manifest])
+            let same = try await CLITests.run(["diff", manifest, manifest])
             #expect(same.status == 0 && same.stdout.isEmpty)
             try Fixtures.writeImage(to: source + "/2020/c.jpg", width: 20, height: 20)
-            _ = try CLITests.run(["build", source, "--out", root + "/out2"])
-            let different = try CLITests.run(["diff", manifest, root + "/out2/manifest.json", "--json"])
+            _ = try await CLITests.run(["build", source, "--out", root + "/out2"])
+            let different = try await CLITests.run(["diff", manifest, root + "/out2/manifest.json", "--json"])
             #expect(different.status == 1)
             let diff = try JSONSerialization.jsonObject(with: Data(different.stdout.utf8)) as? [String: Any]
             #expect(diff?["added"] as? [String] == ["2020/c.jpg"])
@@ -272,13 +270,13 @@ struct ManifestToolsCLITests {
                 .replacingOccurrences(of: #""longImages" : [0-9]+"#, with: "\"longImages\" : 9", options: .regularExpression)
             try text.write(toFile: manifest, atomically: true, encoding: .utf8)
             try FileManager.default.removeItem(atPath: root + "/out/" + first)
-            let invalid = try CLITests.run(["validate", manifest])
+            let invalid = try await CLITests.run(["validate", manifest])
             #expect(invalid.status == 65)
             let lines = invalid.stdout.split(separator: "\n")
             #expect(lines.contains { $0.contains("itemCount is 7") }, "\(lines)")
             #expect(lines.contains { $0.contains("summary does not match") }, "\(lines)")
             #expect(lines.contains { $0.contains(first) && $0.hasSuffix("missing") })
-            let json = try CLITests.run(["validate", manifest, "--json"])
+            let json = try await CLITests.run(["validate", manifest, "--json"])
             let verdict = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect(verdict?["valid"] as? Bool == false && (verdict?["problems"] as? [String])?.count == lines.count)
         }
@@ -288,7 +286,7 @@ struct ManifestToolsCLITests {
     func hostileManifests() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: false)
-            _ = try CLITests.run(["build", source, "--out", root + "/out"])
+            _ = try await CLITests.run(["build", source, "--out", root + "/out"])
             let good = try String(contentsOfFile: root + "/out/manifest.json", encoding: .utf8)
             let nested = String(repeating: "[", count: 50_000_000) + String(repeating: "]", count: 50_000_000)
             let longString = "{\"format\":\"" + String(repeating: "x", count: 100_000_000) + "\",\"version\":1}"
@@ -316,7 +314,7 @@ struct ManifestToolsCLITests {
                 try text.write(toFile: path, atomically: false, encoding: .utf8)
                 for command in ["inspect", "validate", "show"] {
                     let arguments = command == "show" ? [command, path, "--index", "0"] : [command, path]
-                    let run = try CLITests.run(arguments)
+                    let run = try await CLITests.run(arguments)
                     #expect(run.status == 65, "\(name) \(command): \(run.status) \(run.stderr.prefix(300))")
                     let output = command == "validate" ? run.stdout : run.stderr
                     #expect(output.split(separator: "\n").count == 1, "\(name) \(command): \(output.prefix(300))")
@@ -338,12 +336,12 @@ struct ExampleManifestTests {
         .enabled(if: Processes.tool("vips") != nil && Processes.tool("exiftool") != nil, "needs vips and exiftool"))
     func exampleIsCurrent() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let generate = try CLITests.run(executable: Self.repository + "/scripts/sample-library", [root + "/sample"])
+            let generate = try await CLITests.run(executable: Self.repository + "/scripts/sample-library", [root + "/sample"])
             #expect(generate.status == 0, "\(generate.stderr)")
-            let build = try CLITests.run(["build", root + "/sample", "--out", root + "/out"])
+            let build = try await CLITests.run(["build", root + "/sample", "--out", root + "/out"])
             #expect(build.status == 1, "the sample holds one broken file: \(build.stderr)")
             // Valid: among the rest, every item has a layout for every viewport, as the engine computes it.
-            let validate = try CLITests.run(["validate", root + "/out/manifest.json"])
+            let validate = try await CLITests.run(["validate", root + "/out/manifest.json"])
             #expect(validate.status == 0 && validate.stdout == "valid\n", "\(validate.stdout)")
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 7 && manifest.settings.viewports.count == 4)

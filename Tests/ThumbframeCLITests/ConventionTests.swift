@@ -20,8 +20,8 @@ struct ConventionTests {
     }
 
     @Test("--version names libvips; -q and -j are --quiet and --jobs")
-    func versionAndShortFlags() throws {
-        let version = try CLITests.run(["--version"])
+    func versionAndShortFlags() async throws {
+        let version = try await CLITests.run(["--version"])
         #expect(
             version.status == 0 && version.stdout.contains(ThumbframeVersion.current) && version.stdout.contains("libvips 8."),
             "\(version.stdout)")
@@ -31,24 +31,24 @@ struct ConventionTests {
     }
 
     @Test("a value that does not parse says why, in the style of every error; with --log-format json a usage error is one JSON line")
-    func usageErrors() throws {
-        let text = try CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png"])
+    func usageErrors() async throws {
+        let text = try await CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png"])
         #expect(text.status == 64 && text.stderr.contains("unknown part 'png'"), "\(text.stderr)")
         // One error style: a usage error begins as every other error does.
         #expect(text.stderr.hasPrefix("thumbframe: error: The value 'g=256x256:png' is invalid"), "\(text.stderr)")
-        let missing = try CLITests.run(["build", "/nonexistent/thumbframe-source", "--out", "o"])
+        let missing = try await CLITests.run(["build", "/nonexistent/thumbframe-source", "--out", "o"])
         #expect(missing.status == 66 && missing.stderr.hasPrefix("thumbframe: error: "), "\(missing.stderr)")
-        let viewport = try CLITests.run(["build", "src", "--out", "o", "--viewport", "phone=390x844"])
+        let viewport = try await CLITests.run(["build", "src", "--out", "o", "--viewport", "phone=390x844"])
         #expect(viewport.status == 64 && viewport.stderr.contains("phone=390x844"), "\(viewport.stderr)")
-        let json = try CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png", "--log-format", "json"])
+        let json = try await CLITests.run(["build", "src", "--out", "o", "--thumb", "g=256x256:png", "--log-format", "json"])
         let events = Self.lines(json.stderr)
         #expect(json.status == 64 && events.count == 1 && json.stderr.split(separator: "\n").count == 1, "\(json.stderr)")
         #expect(events.first?["event"] as? String == "error" && events.first?["level"] as? String == "error")
         #expect((events.first?["message"] as? String)?.contains("unknown part 'png'") == true)
         #expect(events.first?["exitCode"] as? Int == 64)
-        let unknown = try CLITests.run(["build", "src", "--out", "o", "--bogus", "--log-format=json"])
+        let unknown = try await CLITests.run(["build", "src", "--out", "o", "--bogus", "--log-format=json"])
         #expect(unknown.status == 64 && (Self.lines(unknown.stderr).first?["message"] as? String)?.contains("--bogus") == true)
-        let forced = try CLITests.run(["build", "src", "--out", "o", "--check", "--force"])
+        let forced = try await CLITests.run(["build", "src", "--out", "o", "--check", "--force"])
         #expect(forced.status == 64 && forced.stderr.contains("--force"), "\(forced.stderr)")
     }
 
@@ -56,7 +56,7 @@ struct ConventionTests {
     func jsonLines() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: true)
-            let run = try CLITests.run([
+            let run = try await CLITests.run([
                 "build", source, "--out", root + "/out", "--log-format", "json", "--progress", "--jobs", "1",
             ])
             #expect(run.status == 1)
@@ -85,13 +85,13 @@ struct ConventionTests {
                     {"source": "\(source)", "out": "\(root)/out", "thumb": ["g=64x64:cover", "p=200x200"], "jobs": 1,
                      "preset": "photoswipe", "exclude": "2020", "fail-on": "never", "quiet": true, "progress": false}
                     """.utf8), to: config)
-            let run = try CLITests.run(["build", "--config", config])
+            let run = try await CLITests.run(["build", "--config", config])
             #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
             let manifest = try ManifestFile.open(root + "/out/manifest.json").loadAll()
             #expect(manifest.settings.preset == .photoswipe && manifest.settings.thumbnails.map(\.name) == ["g", "p"])
             #expect(manifest.items.map(\.path) == ["a.jpg"], "--exclude from the file")
             // The command line wins: one value, and a whole list.
-            let again = try CLITests.run([
+            let again = try await CLITests.run([
                 "build", "--config=\(config)", "--out", root + "/out2", "--thumb", "only=100x100",
                 "--preset", "jx4",
             ])
@@ -102,7 +102,7 @@ struct ConventionTests {
             let other = root + "/other"
             try Fixtures.makeDirectory(other)
             try Fixtures.writeImage(to: other + "/z.jpg", width: 50, height: 40)
-            let third = try CLITests.run(["build", other, "--config", config, "--out", root + "/out3"])
+            let third = try await CLITests.run(["build", other, "--config", config, "--out", root + "/out3"])
             #expect(third.status == 0, "\(third.stderr)")
             #expect(try Self.paths(root + "/out3/manifest.json") == ["z.jpg"])
             for (body, expected) in [
@@ -110,7 +110,7 @@ struct ConventionTests {
                 ("{\"viewer\": \"yes\"}", "\"viewer\" must be true or false"), ("[1, 2]", "not a JSON object"),
             ] {
                 try Fixtures.write(Array(body.utf8), to: config)
-                let bad = try CLITests.run(["build", source, "--out", root + "/bad", "--config", config])
+                let bad = try await CLITests.run(["build", source, "--out", root + "/bad", "--config", config])
                 #expect(bad.status == 64 && bad.stderr.contains(expected), "\(body): \(bad.stderr)")
             }
         }
@@ -137,24 +137,24 @@ struct ConventionTests {
             for path in ["/a.jpg", "/trip/b.jpg", "/trip/Thumbnails/b.jpg", "/private/c.jpg", "/trip/cache/d.jpg", "/trip/e.tmp.jpg"] {
                 try Fixtures.writeImage(to: source + path, width: 40, height: 30)
             }
-            let run = try CLITests.run([
+            let run = try await CLITests.run([
                 "build", source, "--out", root + "/out", "--exclude", "Thumbnails", "--exclude", "/private",
                 "--exclude", "trip/cache", "--exclude", "*.tmp.jpg",
             ])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try Self.paths(root + "/out/manifest.json") == ["a.jpg", "trip/b.jpg"])
             // `*` does not cross a `/`; a name pattern matches at any depth.
-            let deeper = try CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "*/b.jpg", "--exclude", "private"])
+            let deeper = try await CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "*/b.jpg", "--exclude", "private"])
             #expect(deeper.status == 0, "\(deeper.stderr)")
             #expect(
                 try Self.paths(root + "/out2/manifest.json").sorted() == [
                     "a.jpg", "trip/Thumbnails/b.jpg", "trip/cache/d.jpg", "trip/e.tmp.jpg",
                 ])
             // Excluding more later drops those items from the manifest.
-            let narrower = try CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "trip", "--exclude", "private"])
+            let narrower = try await CLITests.run(["build", source, "--out", root + "/out2", "--exclude", "trip", "--exclude", "private"])
             #expect(narrower.status == 0, "\(narrower.stderr)")
             #expect(try Self.paths(root + "/out2/manifest.json") == ["a.jpg"])
-            let empty = try CLITests.run(["build", source, "--out", root + "/out3", "--exclude", "/"])
+            let empty = try await CLITests.run(["build", source, "--out", root + "/out3", "--exclude", "/"])
             #expect(empty.status == 64 && empty.stderr.contains("empty pattern"), "\(empty.stderr)")
         }
     }
@@ -164,16 +164,17 @@ struct ConventionTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: true)
             let out = root + "/out"
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1, "a first failure is new")
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 0, "the same failure again is known")
-            #expect(try CLITests.run(["build", source, "--out", out]).status == 1, "--fail-on any is the default")
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "never"]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1, "a first failure is new")
+            #expect(
+                try await CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 0, "the same failure again is known")
+            #expect(try await CLITests.run(["build", source, "--out", out]).status == 1, "--fail-on any is the default")
+            #expect(try await CLITests.run(["build", source, "--out", out, "--fail-on", "never"]).status == 0)
             // A second broken file is new; so is a good file that breaks.
             try Fixtures.write(Array("junk".utf8), to: source + "/new-broken.jpg")
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1)
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1)
+            #expect(try await CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 0)
             try Fixtures.write(Array("now broken".utf8), to: source + "/a.jpg")
-            #expect(try CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1)
+            #expect(try await CLITests.run(["build", source, "--out", out, "--fail-on", "new"]).status == 1)
         }
     }
 }

@@ -8,22 +8,6 @@ import ThumbframeTestSupport
 /// What makes thumbframe safe in cron and pipelines, exercised on the real executable.
 @Suite("Cron safety", .serialized)
 struct CronSafetyTests {
-    /// `count` JPEGs in two folders: four distinct images, the rest copies (each copy is still
-    /// read, hashed and probed; with --force decoded and encoded too).
-    static func makeLibrary(_ source: String, count: Int, width: Int = 1600, height: Int = 1200) throws {
-        try Fixtures.makeDirectory(source + "/a")
-        try Fixtures.makeDirectory(source + "/b")
-        for index in 0..<count {
-            let path = "\(source)/\(index % 2 == 0 ? "a" : "b")/IMG_\(index).jpg"
-            if FileManager.default.fileExists(atPath: path) { continue }
-            if index < 4 {
-                try Fixtures.writeImage(to: path, width: width + index, height: height)
-            } else {
-                try FileManager.default.copyItem(atPath: "\(source)/\(index % 2 == 0 ? "a" : "b")/IMG_\(index % 4).jpg", toPath: path)
-            }
-        }
-    }
-
     /// Starts the executable without waiting for it.
     static func start(_ arguments: [String]) throws -> Process {
         let process = Process()
@@ -59,19 +43,19 @@ struct CronSafetyTests {
     @Test("exit 75: a second build on the same OUT_DIR stops at once")
     func locked() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a", "b"], width: 100, height: 80, distinct: 4))
             try Fixtures.makeDirectory(root + "/out")
             // Hold the lock as a running build would.
             let fd = open(root + "/out/.thumbframe.lock", O_RDWR | O_CREAT, 0o644)
             #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
             // A build that waited for the lock would not return while it is held.
-            let second = try CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            let second = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])
             #expect(second.status == 75)
             #expect(second.stderr.contains("another build"))
             #expect(!FileManager.default.fileExists(atPath: root + "/out/manifest.json"))
             close(fd)
             // A lock left by a process that is gone does not block: the kernel released it.
-            let third = try CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            let third = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])
             #expect(third.status == 0)
         }
     }
@@ -79,15 +63,15 @@ struct CronSafetyTests {
     @Test("--check: exit 1 naming what is stale, 0 when up to date, nothing written")
     func check() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
-            let stale = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a", "b"], width: 100, height: 80, distinct: 4))
+            let stale = try await CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
             #expect(stale.status == 1 && stale.stdout == "no manifest.json yet\n")
             #expect(!FileManager.default.fileExists(atPath: root + "/out"))
-            #expect(try CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
-            let fresh = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            #expect(try await CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
+            let fresh = try await CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
             #expect(fresh.status == 0 && fresh.stdout.isEmpty && fresh.stderr.contains("up to date"))
             try Fixtures.writeImage(to: root + "/src/b/new.jpg", width: 50, height: 50)
-            let added = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            let added = try await CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
             #expect(added.status == 1 && added.stdout == "added b/new.jpg\n")
         }
     }
@@ -95,10 +79,10 @@ struct CronSafetyTests {
     @Test("SIGTERM stops between files: exit 143, previous manifest kept, lock released")
     func terminate() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/src", count: 2)
-            #expect(try CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a", "b"], width: 1600, height: 1200, distinct: 4))
+            #expect(try await CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
             let before = try Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json"))
-            try Self.makeLibrary(root + "/src", count: 200)
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(200, in: ["a", "b"], width: 1600, height: 1200, distinct: 4))
             // Ready when the build says it is at work: its first progress line with files done
             // and files to go (not a guessed delay, which a loaded machine outlasts before the
             // build starts).
@@ -122,9 +106,9 @@ struct CronSafetyTests {
             #expect(process.terminationReason == .exit && process.terminationStatus == 143)
             #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")) == before)
             try Self.expectIntact(root + "/out", "after SIGTERM")
-            let next = try CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
+            let next = try await CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
             #expect(next.status == 1)
-            let again = try CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            let again = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])
             #expect(again.status == 0, "\(again.status): \(again.stderr)")
         }
     }
@@ -132,7 +116,7 @@ struct CronSafetyTests {
     @Test("permission denied is a read failure; the rest is built")
     func permissionDenied() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/src", count: 2, width: 100, height: 80)
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a", "b"], width: 100, height: 80, distinct: 4))
             try Fixtures.writeImage(to: root + "/src/a/secret.jpg", width: 100, height: 80)
             chmod(root + "/src/a/secret.jpg", 0)
             try Fixtures.makeDirectory(root + "/out")
@@ -145,7 +129,7 @@ struct CronSafetyTests {
                 arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLITests.executable] + arguments
                 executable = "/usr/bin/setpriv"
             }
-            let run = try Processes.run(executable, arguments)
+            let run = try await Processes.run(executable, arguments)
             #expect(run.status == 1, "\(run.stderr)")
             #expect(run.stderr.contains("a/secret.jpg: read: Permission denied"))
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
@@ -158,13 +142,13 @@ struct CronSafetyTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
             let out = root + "/out"
-            try Self.makeLibrary(source, count: 40, width: 1200, height: 900)
+            try Fixtures.makeLibrary(source, Fixtures.photos(40, in: ["a", "b"], width: 1200, height: 900, distinct: 4))
             // How long a full build takes here, so the kills land all over it.
             let timed = Date()
-            #expect(try CLITests.run(["build", source, "--out", root + "/timing", "--jobs", "1"]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", root + "/timing", "--jobs", "1"]).status == 0)
             let fullMilliseconds = max(50, Int(Date().timeIntervalSince(timed) * 1000))
             // Every kill then lands while a previous manifest is in place.
-            let second = try CLITests.run(["build", source, "--out", out])
+            let second = try await CLITests.run(["build", source, "--out", out])
             #expect(second.status == 0, "\(second.stderr)")
             var random = SplitMix64(state: 142)
             var kills = 0
@@ -189,7 +173,7 @@ struct CronSafetyTests {
 
             // The next run completes and writes only the thumbnails that were not yet there.
             let existing = IncrementalThumbnails.list(out)
-            let final = try CLITests.run(["build", source, "--out", out])
+            let final = try await CLITests.run(["build", source, "--out", out])
             #expect(final.status == 0, "\(final.stderr)")
             try Self.expectIntact(out, "final")
             let manifest = try ManifestFile.load(out + "/manifest.json")
@@ -230,26 +214,22 @@ struct KilledColdBuildTests {
             let (source, out) = (root + "/src", root + "/out")
             let count = 40
             try Fixtures.makeDirectory(source)
-            for index in 0..<count {
-                try Fixtures.writeImage(to: "\(source)/IMG_\(index).jpg", width: 1400 + index, height: 1000)
-            }
+            try Fixtures.makeLibrary(source, Fixtures.photos(count, in: [""], width: 1400, height: 1000))
             let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1"])
             // Readiness: the journal names each thumbnail before it is written; wait for ten files' worth.
-            // (A blocking poll: a loaded test run must not oversleep past the build's end.)
-            var journaled = 0
-            for _ in 0..<20_000 where journaled < 20 {
-                usleep(1000)
-                journaled =
-                    ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "")
-                    .split(separator: "\n").count
+            // (Polled on a thread of its own: a loaded test run must not oversleep past the build's end.)
+            _ = await Processes.poll(every: 1000, attempts: 20_000) {
+                ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n").count >= 20
             }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             try #require(process.terminationReason == .uncaughtSignal, "the build finished before it was killed")
             // Every file whose two thumbnails were written before the kill is recorded, but the
             // one in flight (--jobs 1): the next run reuses them without opening them.
+            let journaled = ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n")
+                .count
             let finished = journaled / 2
-            let next = try CLITests.run(["build", source, "--out", out, "--log-format", "json"])
+            let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json"])
             #expect(next.status == 0)
             let summary = try #require(next.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
             let object = try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any]

@@ -8,17 +8,9 @@ import ThumbframeTestSupport
 /// on disk, and a full disk stops a build with its state index kept for the next run.
 @Suite("Data kept", .serialized)
 struct DataKeptTests {
-    /// `count` distinct images (each its own bytes, so each has its own thumbnails).
-    static func library(_ source: String, count: Int, width: Int = 600, height: Int = 450) throws {
-        try Fixtures.makeDirectory(source + "/album")
-        for index in 0..<count {
-            try Fixtures.writeImage(to: "\(source)/album/IMG_\(index).jpg", width: width + index, height: height)
-        }
-    }
-
     /// Runs a Python snippet (the standard library's sqlite3 edits a state index as a hand would).
-    static func python(_ script: String, _ arguments: [String]) throws -> Processes.Output {
-        try Processes.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+    static func python(_ script: String, _ arguments: [String]) async throws -> Processes.Output {
+        try await Processes.run("/usr/bin/env", ["python3", "-c", script] + arguments)
     }
 
     static func data(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
@@ -29,31 +21,31 @@ struct DataKeptTests {
     func mergePublishesOnlyWhatIsThere() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, out) = (root + "/lib", root + "/out")
-            try Self.library(lib, count: 12, width: 80, height: 60)
+            try Fixtures.makeLibrary(lib, Fixtures.photos(12, width: 80, height: 60))
             for shard in 0..<2 {
-                let run = try CLITests.run(["build", lib, "--out", out, "--shard", "\(shard)/2"])
+                let run = try await CLITests.run(["build", lib, "--out", out, "--shard", "\(shard)/2"])
                 #expect(run.status == 0, "\(run.stderr)")
             }
             // A plain build with other recipes in the same OUT_DIR: its prune keeps what the
             // shards' indexes name.
-            let plain = try CLITests.run(["build", lib, "--out", out, "--thumb", "other=64x64:cover"])
+            let plain = try await CLITests.run(["build", lib, "--out", out, "--thumb", "other=64x64:cover"])
             #expect(plain.status == 0, "\(plain.stderr)")
-            let merge = try CLITests.run(["merge", "--out", out, "--shards", "2"])
+            let merge = try await CLITests.run(["merge", "--out", out, "--shards", "2"])
             #expect(merge.status == 0, "\(merge.stderr)")
-            let validate = try CLITests.run(["validate", out + "/manifest.json"])
+            let validate = try await CLITests.run(["validate", out + "/manifest.json"])
             #expect(validate.status == 0, "merged manifest: \(validate.stdout)")
 
             // A thumbnail a shard's rows name is deleted: the merge refuses, naming the shard.
             let published = try Self.data(out + "/manifest.json")
             let victim = try #require(try ManifestFile.load(out + "/manifest.json").items.last?.thumbnails["grid"]?.path)
             try FileManager.default.removeItem(atPath: out + "/" + victim)
-            let refused = try CLITests.run(["merge", "--out", out, "--shards", "2"])
+            let refused = try await CLITests.run(["merge", "--out", out, "--shards", "2"])
             #expect(refused.status == 65 && refused.stderr.contains("run that shard again"), "\(refused.stderr)")
             #expect(refused.stderr.contains(victim), "\(refused.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             // Running the shards again (as the message says) rewrites it; then the merge goes through.
-            for shard in 0..<2 { #expect(try CLITests.run(["build", lib, "--out", out, "--shard", "\(shard)/2"]).status == 0) }
-            #expect(try CLITests.run(["merge", "--out", out, "--shards", "2"]).status == 0)
+            for shard in 0..<2 { #expect(try await CLITests.run(["build", lib, "--out", out, "--shard", "\(shard)/2"]).status == 0) }
+            #expect(try await CLITests.run(["merge", "--out", out, "--shards", "2"]).status == 0)
             #expect(FileManager.default.fileExists(atPath: out + "/" + victim))
 
             // A tampered row naming a path outside thumbs/: refused the same way.
@@ -70,10 +62,10 @@ struct DataKeptTests {
                 db.execute("UPDATE files SET thumbs = ? WHERE path = ?", (thumbs.replace(old, "thumbs/../../../../etc/passwd"), path))
                 db.commit()
                 """
-            let edited = try Self.python(tamper, [out + "/.thumbframe-shard-0-of-2.sqlite"])
+            let edited = try await Self.python(tamper, [out + "/.thumbframe-shard-0-of-2.sqlite"])
             #expect(edited.status == 0, "\(edited.stderr)")
             let merged = try Self.data(out + "/manifest.json")
-            let tampered = try CLITests.run(["merge", "--out", out, "--shards", "2"])
+            let tampered = try await CLITests.run(["merge", "--out", out, "--shards", "2"])
             #expect(tampered.status == 65 && tampered.stderr.contains("not a thumbnail path"), "\(tampered.stderr)")
             #expect(try Self.data(out + "/manifest.json") == merged)
             #expect(!String(decoding: merged, as: UTF8.self).contains("passwd"))
@@ -81,10 +73,10 @@ struct DataKeptTests {
     }
 
     /// A small file system of its own (tmpfs), or nil with the reason (not root, no mount here).
-    static func mountSmallFileSystem(_ path: String, kilobytes: Int) throws -> String? {
+    static func mountSmallFileSystem(_ path: String, kilobytes: Int) async throws -> String? {
         guard getuid() == 0 else { return "not root" }
         try Fixtures.makeDirectory(path)
-        let mount = try Processes.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+        let mount = try await Processes.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
         return mount.status == 0 ? nil : "mount failed: \(mount.stderr)"
     }
 
@@ -94,14 +86,14 @@ struct DataKeptTests {
     func fullDiskKeepsTheIndex() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, small) = (root + "/lib", root + "/small")
-            if let reason = try Self.mountSmallFileSystem(small, kilobytes: 320) {
+            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 320) {
                 print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
                 return
             }
-            defer { _ = try? Processes.run("/bin/umount", ["-l", small]) }
-            try Self.library(lib, count: 40)
+            defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
+            try Fixtures.makeLibrary(lib, Fixtures.photos(40, width: 600, height: 450))
             let out = small + "/out"
-            let full = try CLITests.run(["build", lib, "--out", out, "--jobs", "1"])
+            let full = try await CLITests.run(["build", lib, "--out", out, "--jobs", "1"])
             #expect(full.status == 73, "\(full.stderr)")
             #expect(full.stderr.contains("No space left on device") || full.stderr.contains("full"), "\(full.stderr)")
             #expect(!full.stderr.contains("rebuilding it"), "\(full.stderr)")
@@ -113,20 +105,20 @@ struct DataKeptTests {
             // (Its -shm, an index of the WAL that SQLite rebuilds on open, is gone as after a
             // reboot: opening the index must then write, and the disk has no room.)
             try? FileManager.default.removeItem(atPath: index + "-shm")
-            let fill = try Self.python(
+            let fill = try await Self.python(
                 "import sys\nf = open(sys.argv[1], 'wb')\ntry:\n    while True: f.write(bytes(4096)); f.flush()\nexcept OSError: pass",
                 [small + "/filler"])
             #expect(fill.status == 0, "\(fill.stderr)")
             let before = try #require(try? Self.data(index), "the first run left its index")
-            let stillFull = try CLITests.run(["build", lib, "--out", out])
+            let stillFull = try await CLITests.run(["build", lib, "--out", out])
             #expect(stillFull.status == 73, "\(stillFull.stderr)")
             #expect(!stillFull.stderr.contains("rebuilding"), "\(stillFull.stderr)")
             #expect(try Self.data(index) == before, "the index is kept byte for byte")
 
             // Space comes back: the rows recorded before the disk filled up are reused, not decoded.
             try FileManager.default.removeItem(atPath: small + "/filler")
-            #expect(try Processes.run("/bin/mount", ["-o", "remount,size=64m", small]).status == 0)
-            let count = try Self.python(
+            #expect(try await Processes.run("/bin/mount", ["-o", "remount,size=64m", small]).status == 0)
+            let count = try await Self.python(
                 "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
                     + "print(*[db.execute(f'SELECT COUNT(*) FROM files WHERE failed = {f}').fetchone()[0] for f in (0, 1)])",
                 [out + "/.thumbframe-state.sqlite"])
@@ -134,13 +126,13 @@ struct DataKeptTests {
             let recorded = try #require(counts.first, "\(count.stderr)")
             #expect(recorded > 0 && recorded < 40, "the disk filled up midway: \(recorded) of 40 recorded")
             #expect(counts.last == 0, "no file was recorded as failed because the disk was full")
-            let again = try CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.status == 0, "\(again.stderr)")
             #expect(!again.stderr.contains("rebuilding"), "\(again.stderr)")
             let summary = try #require(ConventionTests.lines(again.stderr).first { $0["event"] as? String == "summary" })
             #expect(summary["reused"] as? Int == recorded, "\(summary)")
             #expect(summary["items"] as? Int == 40)
-            #expect(try CLITests.run(["validate", out + "/manifest.json"]).status == 0)
+            #expect(try await CLITests.run(["validate", out + "/manifest.json"]).status == 0)
         }
     }
 }

@@ -18,16 +18,18 @@ struct FailureMessageTests {
                 let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: good)))
                 try Fixtures.write(Array(bytes.prefix(bytes.count / 2)), to: root + "/lib/broken-\(index).jpg")
             }
-            func build(_ out: String, jobs: Int) throws -> (Manifest, Int) {
-                let run = try CLITests.run(["build", root + "/lib", "--out", root + "/" + out, "--jobs", "\(jobs)", "--log-format", "json"])
+            func build(_ out: String, jobs: Int) async throws -> (Manifest, Int) {
+                let run = try await CLITests.run([
+                    "build", root + "/lib", "--out", root + "/" + out, "--jobs", "\(jobs)", "--log-format", "json",
+                ])
                 #expect(run.status == 1, "\(run.stderr)")
                 let summary = ConventionTests.lines(run.stderr).first { $0["event"] as? String == "summary" }
                 return (try ManifestFile.load(root + "/\(out)/manifest.json"), summary?["rediagnosed"] as? Int ?? -1)
             }
-            let (one, twice) = try build("one", jobs: 1)
+            let (one, twice) = try await build("one", jobs: 1)
             #expect(one.failures.count == 12 && twice == 0, "\(twice) decoded twice one file at a time")
             #expect(one.failures.allSatisfy { $0.reason == "VipsJpeg: Premature end of input file" }, "\(one.failures.map(\.reason))")
-            let (four, again) = try build("four", jobs: 4)
+            let (four, again) = try await build("four", jobs: 4)
             #expect(four.failures == one.failures && again >= 0, "rediagnosed \(again) (-1: not in the summary)")
         }
     }

@@ -25,7 +25,7 @@ struct PrivacyTests {
             try Fixtures.writeImage(to: source + "/gps.jpg", width: 320, height: 240)
             try Fixtures.writeImage(to: source + "/text.png", width: 120, height: 90, format: TF_FORMAT_PNG)
             for file in ["gps.jpg", "text.png"] {
-                let tagged = try Processes.run(
+                let tagged = try await Processes.run(
                     exiftool,
                     [
                         "-q", "-overwrite_original", "-GPSLatitude=48.137", "-GPSLatitudeRef=N", "-GPSLongitude=11.575",
@@ -34,7 +34,7 @@ struct PrivacyTests {
                     ])
                 #expect(tagged.status == 0, "\(tagged.stderr)")
             }
-            let run = try CLITests.run([
+            let run = try await CLITests.run([
                 "build", source, "--out", root + "/out", "--thumb", "j=100x100:jpeg", "--thumb", "w=100x100:cover:webp",
                 "--thumb", "a=100x100:avif",
             ])
@@ -43,7 +43,7 @@ struct PrivacyTests {
             #expect(manifest.items.count == 2)
             for item in manifest.items {
                 for (name, thumbnail) in item.thumbnails {
-                    let dump = try Processes.run(exiftool, ["-j", "-a", "-G0", "-n", root + "/out/" + thumbnail.path])
+                    let dump = try await Processes.run(exiftool, ["-j", "-a", "-G0", "-n", root + "/out/" + thumbnail.path])
                     let tags = try #require(
                         (try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]])?.first)
                     let groups = Set(tags.keys.compactMap { $0.split(separator: ":").first.map(String.init) })
@@ -69,7 +69,7 @@ struct PrivacyTests {
             // The manifest named through a link works (its folder is the link's target's).
             try FileManager.default.createSymbolicLink(atPath: root + "/current.json", withDestinationPath: manifestPath)
             for command in [["inspect", "--files"], ["validate"], ["lookup", "--index", "0"], ["show", "--index", "1"]] {
-                let run = try CLITests.run([command[0], root + "/current.json"] + command.dropFirst())
+                let run = try await CLITests.run([command[0], root + "/current.json"] + command.dropFirst())
                 #expect(run.status == 0, "\(command) through a link: \(run.stderr)")
             }
 
@@ -77,9 +77,9 @@ struct PrivacyTests {
             // files: validate and inspect --files do not look through it.
             try FileManager.default.moveItem(atPath: out + "/thumbs/" + fanout, toPath: root + "/elsewhere")
             try FileManager.default.createSymbolicLink(atPath: out + "/thumbs/" + fanout, withDestinationPath: root + "/elsewhere")
-            let validate = try CLITests.run(["validate", manifestPath])
+            let validate = try await CLITests.run(["validate", manifestPath])
             #expect(validate.status == 65 && validate.stdout.contains("symbolic link"), "\(validate.stdout)")
-            let inspect = try CLITests.run(["inspect", "--files", "--json", manifestPath])
+            let inspect = try await CLITests.run(["inspect", "--files", "--json", manifestPath])
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])
             #expect((summary["missingThumbnails"] as? Int ?? 0) >= 1, "\(inspect.stdout)")
 
@@ -87,7 +87,7 @@ struct PrivacyTests {
             try FileManager.default.moveItem(atPath: out + "/pages", toPath: root + "/pages-elsewhere")
             try FileManager.default.createSymbolicLink(atPath: out + "/pages", withDestinationPath: root + "/pages-elsewhere")
             for command in [["lookup", "--index", "0"], ["show", "--index", "0"], ["diff", manifestPath]] {
-                let run = try CLITests.run([command[0], manifestPath] + command.dropFirst())
+                let run = try await CLITests.run([command[0], manifestPath] + command.dropFirst())
                 #expect(run.status == 65, "\(command) read a page through a link: \(run.stdout) \(run.stderr)")
             }
             #expect(throws: (any Error).self) { try ManifestReader(contentsOf: URL(fileURLWithPath: manifestPath)).path(at: 0) }
@@ -102,7 +102,7 @@ struct PrivacyTests {
                 .write(toFile: manifestPath, atomically: false, encoding: .utf8)
             let reader = try ManifestReader(contentsOf: URL(fileURLWithPath: manifestPath))
             #expect(throws: ManifestError.self) { try reader.path(at: 0) }
-            #expect(try CLITests.run(["lookup", manifestPath, "--index", "0"]).status == 65)
+            #expect(try await CLITests.run(["lookup", manifestPath, "--index", "0"]).status == 65)
             // (The schema check of scripts/test reads every manifest the suite leaves behind.)
             try text.write(toFile: manifestPath, atomically: false, encoding: .utf8)
         }

@@ -11,16 +11,8 @@ import ThumbframeTestSupport
 /// single files that must not abort or wedge a run. Each test builds the situation first.
 @Suite("Unattended safety", .serialized)
 struct SafetyTests {
-    static func build(_ source: String, _ out: String, _ extra: [String] = []) throws -> Processes.Output {
-        try CLITests.run(["build", source, "--out", out] + extra)
-    }
-
-    /// `count` distinct small JPEGs in `source/album`.
-    static func library(_ source: String, count: Int) throws {
-        try Fixtures.makeDirectory(source + "/album")
-        for index in 0..<count {
-            try Fixtures.writeImage(to: "\(source)/album/IMG_\(index).jpg", width: 40 + index, height: 30)
-        }
+    static func build(_ source: String, _ out: String, _ extra: [String] = []) async throws -> Processes.Output {
+        try await CLITests.run(["build", source, "--out", out] + extra)
     }
 
     static func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
@@ -31,8 +23,8 @@ struct SafetyTests {
     ) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try library(source, count: count)
-            #expect(try build(source, out).status == 0)
+            try Fixtures.makeLibrary(source, Fixtures.photos(count, width: 40, height: 30))
+            await #expect(try build(source, out).status == 0)
             try await body(root, source, out)
         }
     }
@@ -64,7 +56,7 @@ struct SafetyTests {
             let gone = try #require(manifest.items.last?.thumbnails.values.map(\.path))
             try FileManager.default.removeItem(atPath: source + "/album/IMG_2.jpg")
 
-            let run = try Self.build(source, out)
+            let run = try await Self.build(source, out)
             #expect(run.status == 0, "\(run.stderr)")
             for path in foreign { #expect(try Self.read(out + "/" + path) == Data("keep me".utf8), "\(path)") }
             for path in gone { #expect(!FileManager.default.fileExists(atPath: out + "/" + path), "\(path) pruned") }
@@ -79,7 +71,7 @@ struct SafetyTests {
     func overlapping() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             try Fixtures.makeDirectory(root + "/out/thumbs/photos")
             try Fixtures.writeImage(to: root + "/out/thumbs/photos/a.jpg", width: 30, height: 20)
             try FileManager.default.createSymbolicLink(atPath: root + "/alias", withDestinationPath: "src")
@@ -88,13 +80,13 @@ struct SafetyTests {
                 (source, source), (source, root + "/alias"), (root + "/out/thumbs/photos", root + "/out"),
                 (root + "/out/thumbs", root + "/out"),
             ] {
-                let run = try Self.build(from, to)
+                let run = try await Self.build(from, to)
                 #expect(run.status == 64, "\(from) → \(to): \(run.stderr)")
                 #expect(run.stderr.contains("SOURCE_DIR"), "\(run.stderr)")
             }
             #expect(Self.snapshot(root) == before)
             // OUT_DIR inside SOURCE_DIR stays fine: the walk never enters it.
-            #expect(try Self.build(source, source + "/site").status == 0)
+            await #expect(try Self.build(source, source + "/site").status == 0)
         }
     }
 
@@ -104,22 +96,22 @@ struct SafetyTests {
     func linksUnderOutput() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             try Fixtures.write(Array("precious".utf8), to: root + "/elsewhere/ab/precious.jpg")
             try Fixtures.write(Array("passwords".utf8), to: root + "/secret.txt")
 
             try Fixtures.makeDirectory(root + "/out1")
             try FileManager.default.createSymbolicLink(atPath: root + "/out1/thumbs", withDestinationPath: root + "/elsewhere")
-            let throughThumbs = try Self.build(source, root + "/out1")
+            let throughThumbs = try await Self.build(source, root + "/out1")
             #expect(throughThumbs.status == 73 && throughThumbs.stderr.contains("symbolic link"), "\(throughThumbs.stderr)")
 
             try Fixtures.makeDirectory(root + "/out2")
             try FileManager.default.createSymbolicLink(atPath: root + "/out2/.thumbframe.lock", withDestinationPath: root + "/secret.txt")
-            #expect(try Self.build(source, root + "/out2").status == 73)
+            await #expect(try Self.build(source, root + "/out2").status == 73)
 
             try Fixtures.makeDirectory(root + "/out3")
             #expect(link(root + "/secret.txt", root + "/out3/.thumbframe.lock") == 0)
-            #expect(try Self.build(source, root + "/out3").status == 73)
+            await #expect(try Self.build(source, root + "/out3").status == 73)
 
             #expect(try Self.read(root + "/secret.txt") == Data("passwords".utf8))
             #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/elsewhere").sorted() == ["ab"])
@@ -127,8 +119,8 @@ struct SafetyTests {
 
             try Fixtures.makeDirectory(root + "/real-out")
             try FileManager.default.createSymbolicLink(atPath: root + "/linked-out", withDestinationPath: "real-out")
-            #expect(try Self.build(source, root + "/linked-out").status == 0)
-            #expect(try Self.build(source, root + "/linked-out").status == 0)
+            await #expect(try Self.build(source, root + "/linked-out").status == 0)
+            await #expect(try Self.build(source, root + "/linked-out").status == 0)
             #expect(FileManager.default.fileExists(atPath: root + "/real-out/manifest.json"))
         }
     }
@@ -139,7 +131,7 @@ struct SafetyTests {
     func foreignManifest() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             let pwa = Data(#"{"name":"My App","start_url":"/","icons":[]}"#.utf8)
             for (name, bytes) in [
                 ("pwa", pwa), ("garbage", Data([0x00, 0xFF, 0x10])), ("other", Data(#"{"format":"other","version":1}"#.utf8)),
@@ -147,7 +139,7 @@ struct SafetyTests {
                 let out = root + "/" + name
                 try Fixtures.write(Array(bytes), to: out + "/manifest.json")
                 for extra in [[], ["--check"]] {
-                    let run = try Self.build(source, out, extra)
+                    let run = try await Self.build(source, out, extra)
                     #expect(run.status == 73, "\(name) \(extra): \(run.stderr)")
                     #expect(run.stderr.contains(out + "/manifest.json") && run.stderr.contains("not a thumbframe manifest"))
                 }
@@ -168,18 +160,18 @@ struct SafetyTests {
             let manifest = try Self.read(out + "/manifest.json")
             // The NAS is unmounted: an empty mount point.
             try FileManager.default.removeItem(atPath: source + "/album")
-            let refused = try Self.build(source, out)
+            let refused = try await Self.build(source, out)
             #expect(refused.status == 69, "\(refused.stderr)")
             #expect(refused.stderr.contains("drop 20 of the previous manifest's 20 items"))
             #expect(try Self.read(out + "/manifest.json") == manifest)
             #expect(Self.snapshot(out).filter { !$0.key.hasPrefix(".thumbframe") } == before.filter { !$0.key.hasPrefix(".thumbframe") })
             // 9 of 20 back is still too little (11 dropped); 11 back is fine (fewer than 10 dropped).
-            try Self.library(source, count: 9)
-            #expect(try Self.build(source, out).status == 69)
-            try Self.library(source, count: 11)
-            #expect(try Self.build(source, out).status == 0)
+            try Fixtures.makeLibrary(source, Fixtures.photos(9, width: 40, height: 30))
+            await #expect(try Self.build(source, out).status == 69)
+            try Fixtures.makeLibrary(source, Fixtures.photos(11, width: 40, height: 30))
+            await #expect(try Self.build(source, out).status == 0)
             try FileManager.default.removeItem(atPath: source + "/album")
-            let allowed = try Self.build(source, out, ["--allow-shrink"])
+            let allowed = try await Self.build(source, out, ["--allow-shrink"])
             #expect(allowed.status == 0)
             #expect(try ManifestFile.load(out + "/manifest.json").items.isEmpty)
         }
@@ -191,7 +183,7 @@ struct SafetyTests {
     func swappedDirectory() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             try Fixtures.makeDirectory(root + "/outside")
             try Fixtures.writeImage(to: root + "/outside/IMG_0.jpg", width: 99, height: 77)
             let sourceRoot = try SourceRoot.open(source)
@@ -247,11 +239,11 @@ struct SafetyTests {
     func hugeAndGrowingFiles() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             let fd = open(source + "/album/big.jpg", O_WRONLY | O_CREAT, 0o644)
             #expect(fd >= 0 && ftruncate(fd, 100 << 30) == 0)
             close(fd)
-            let run = try Self.build(source, out, ["--log-format", "json"])
+            let run = try await Self.build(source, out, ["--log-format", "json"])
             #expect(run.status == 1, "\(run.stderr)")
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.count == 2)
@@ -272,7 +264,7 @@ struct SafetyTests {
                 try Fixtures.reencode(source + "/\(name).png", to: source + "/\(name).gif", options: "")
                 try FileManager.default.removeItem(atPath: source + "/\(name).png")
             }
-            let run = try Self.build(source, out, ["--max-decode-bytes", "\(2 << 20)"])
+            let run = try await Self.build(source, out, ["--max-decode-bytes", "\(2 << 20)"])
             #expect(run.status == 1)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.map(\.path) == ["small.gif"])
@@ -298,7 +290,7 @@ struct SafetyTests {
             for _ in 0..<10_000 { bomb += scan }
             try Fixtures.write(bomb + [0xFF, 0xD9], to: source + "/bomb.jpg")
             try FileManager.default.copyItem(atPath: root + "/progressive.jpg", toPath: source + "/fine.jpg")
-            let run = try Self.build(source, out)
+            let run = try await Self.build(source, out)
             #expect(run.status == 1)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.map(\.path) == ["fine.jpg"])
@@ -353,7 +345,7 @@ struct SafetyTests {
     func deadOutputs() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.library(source, count: 2)
+            try Fixtures.makeLibrary(source, Fixtures.photos(2, width: 40, height: 30))
             try Fixtures.write(Array("broken".utf8), to: source + "/album/broken.jpg")  // something to report
             let shells = [
                 "exec 2>&- 1>&-; \"$0\" build \"$1\" --out \"$2\"/closed",
@@ -362,7 +354,7 @@ struct SafetyTests {
                 "exec 2>&-; \"$0\" build \"$1\" --out \"$2\"/closed-err --log-format json",
             ]
             for (index, script) in shells.enumerated() {
-                let run = try Processes.run(
+                let run = try await Processes.run(
                     "/bin/sh", ["-c", script + "; echo $? > \"$2\"/status-\(index)", CLITests.executable, source, root])
                 let status = try String(decoding: Self.read(root + "/status-\(index)"), as: UTF8.self)
                 // With a pipe, $? is `true`'s; the manifest says the build finished.
@@ -392,18 +384,18 @@ struct SafetyTests {
 
     @Test("temporary names are random: as PID 1 on every run, leftovers never collide; ours are cleaned, others kept")
     func temporaryNames() async throws {
-        let unshare = try Processes.run("/usr/bin/unshare", ["--pid", "--fork", "/bin/true"])
+        let unshare = try await Processes.run("/usr/bin/unshare", ["--pid", "--fork", "/bin/true"])
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Self.library(source, count: 3)
+            try Fixtures.makeLibrary(source, Fixtures.photos(3, width: 40, height: 30))
             try Fixtures.makeDirectory(out + "/thumbs/ab")
             // What a crashed PID-1 run of the old naming left: the next run's first names.
             for counter in 1...50 { try Fixtures.write([1], to: "\(out)/.tf-tmp-1-\(counter)") }
             try Fixtures.write([1], to: out + "/.tf-tmp-0123456789abcdef")
             try Fixtures.write([1], to: out + "/thumbs/ab/.tf-tmp-fedcba9876543210")
             let run =
-                unshare.status == 0
-                ? try Processes.run("/usr/bin/unshare", ["--pid", "--fork", CLITests.executable, "build", source, "--out", out])
+                await unshare.status == 0
+                ? try await Processes.run("/usr/bin/unshare", ["--pid", "--fork", CLITests.executable, "build", source, "--out", out])
                 : try Self.build(source, out)
             if unshare.status != 0 { print("temporaryNames: unshare unavailable here, built as an ordinary process") }
             #expect(run.status == 0, "\(run.stderr)")
@@ -441,7 +433,7 @@ struct SafetyTests {
             let item = try #require(try ManifestFile.load(report.manifestPath).items.first)
             #expect(item.path.utf8.count > Int(PATH_MAX) && item.path.hasSuffix("/deep.jpg"))
             // FileManager cannot remove a tree deeper than PATH_MAX; rm(1) walks it with openat.
-            _ = try Processes.run("/bin/rm", ["-rf", source])
+            _ = try await Processes.run("/bin/rm", ["-rf", source])
         }
     }
 
@@ -457,13 +449,13 @@ struct SafetyTests {
             try Fixtures.writeImage(to: root + "/b.jpg", width: 20, height: 30)
             #expect(rename(root + "/a.jpg", source + "/" + nfc) == 0)
             #expect(rename(root + "/b.jpg", source + "/" + nfd) == 0)
-            #expect(try Self.build(source, out).status == 0)
+            await #expect(try Self.build(source, out).status == 0)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(Set(manifest.items.map { $0.pathBytes }) == [Array(nfc.utf8), Array(nfd.utf8)])
-            let rerun = try Self.build(source, out)
+            let rerun = try await Self.build(source, out)
             #expect(rerun.stderr.contains("2 reused") && rerun.stderr.contains("manifest unchanged"), "\(rerun.stderr)")
-            #expect(try Self.build(source, out, ["--check"]).status == 0)
-            #expect(try CLITests.run(["validate", out + "/manifest.json"]).status == 0)
+            await #expect(try Self.build(source, out, ["--check"]).status == 0)
+            #expect(try await CLITests.run(["validate", out + "/manifest.json"]).status == 0)
         }
     }
 
@@ -479,22 +471,22 @@ struct SafetyTests {
 
             // Truncated: the size says so, without --verify.
             try original.prefix(original.count / 2).write(to: URL(fileURLWithPath: target))
-            #expect(try CLITests.run(["validate", out + "/manifest.json"]).stdout.contains("truncated or replaced"))
-            let check = try Self.build(source, out, ["--check"])
+            #expect(try await CLITests.run(["validate", out + "/manifest.json"]).stdout.contains("truncated or replaced"))
+            let check = try await Self.build(source, out, ["--check"])
             #expect(check.status == 1 && check.stdout.contains("thumbnails missing or changed for album/IMG_0.jpg"))
-            #expect(try Self.build(source, out).status == 0)
+            await #expect(try Self.build(source, out).status == 0)
             #expect(try Self.read(target) == original)
 
             // Replaced by other bytes of the same size: the hash says so.
             var replaced = Array(original)
             replaced[replaced.count / 2] ^= 0xFF
             try Data(replaced).write(to: URL(fileURLWithPath: target))
-            let invalid = try CLITests.run(["validate", out + "/manifest.json"])
+            let invalid = try await CLITests.run(["validate", out + "/manifest.json"])
             #expect(invalid.status == 65 && invalid.stdout.contains("recorded sha256"))
-            #expect(try Self.build(source, out, ["--check", "--verify"]).stdout.contains("thumbnails changed for album/IMG_0.jpg"))
-            #expect(try Self.build(source, out, ["--verify"]).status == 0)
+            await #expect(try Self.build(source, out, ["--check", "--verify"]).stdout.contains("thumbnails changed for album/IMG_0.jpg"))
+            await #expect(try Self.build(source, out, ["--verify"]).status == 0)
             #expect(try Self.read(target) == original)
-            #expect(try CLITests.run(["validate", out + "/manifest.json"]).status == 0)
+            #expect(try await CLITests.run(["validate", out + "/manifest.json"]).status == 0)
         }
     }
 
@@ -507,12 +499,12 @@ struct SafetyTests {
             let oldPaths = try #require(old.items.last?.thumbnails.values.map(\.path))
             let saved = try oldPaths.map { try Self.read(out + "/" + $0) }
             try Fixtures.writeImage(to: source + "/album/IMG_2.jpg", width: 90, height: 60)
-            #expect(try Self.build(source, out).status == 0)
+            await #expect(try Self.build(source, out).status == 0)
             // As if that run had died right after the rename: old thumbnails still there, the
             // journal unsettled.
             for (path, bytes) in zip(oldPaths, saved) { try Fixtures.write(Array(bytes), to: out + "/" + path) }
             try Fixtures.write(Array(oldPaths.map { $0 + "\n" }.joined().utf8), to: out + "/.thumbframe-journal")
-            let run = try Self.build(source, out)
+            let run = try await Self.build(source, out)
             #expect(run.status == 0 && run.stderr.contains("manifest unchanged") && run.stderr.contains("2 pruned"), "\(run.stderr)")
             for path in oldPaths { #expect(!FileManager.default.fileExists(atPath: out + "/" + path)) }
             #expect(!FileManager.default.fileExists(atPath: out + "/.thumbframe-journal"))
@@ -525,15 +517,15 @@ struct SafetyTests {
     func controlCharacters() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Self.library(source, count: 1)
+            try Fixtures.makeLibrary(source, Fixtures.photos(1, width: 40, height: 30))
             try Fixtures.write(Array("broken".utf8), to: source + "/album/evil\u{1B}[2J\nrm -rf.jpg")
-            let run = try Self.build(source, out)
+            let run = try await Self.build(source, out)
             #expect(run.status == 1)
             #expect(!run.stderr.contains("\u{1B}") && run.stderr.contains("evil\\x1B[2J\\nrm -rf.jpg"), "\(run.stderr)")
             try Fixtures.writeImage(to: source + "/album/new\u{1B}]0;title\u{7}.jpg", width: 20, height: 20)
-            let check = try Self.build(source, out, ["--check"])
+            let check = try await Self.build(source, out, ["--check"])
             #expect(check.stdout == "added album/new\\x1B]0;title\\x07.jpg\n")
-            let show = try CLITests.run(["inspect", out + "/manifest.json"])
+            let show = try await CLITests.run(["inspect", out + "/manifest.json"])
             #expect(!show.stdout.contains("\u{1B}"))
         }
     }
@@ -544,9 +536,9 @@ struct SafetyTests {
     func sourceIsAFile() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.write([1], to: root + "/file.jpg")
-            let run = try Self.build(root + "/file.jpg", root + "/out")
+            let run = try await Self.build(root + "/file.jpg", root + "/out")
             #expect(run.status == 66 && run.stderr.contains("not a directory"), "\(run.stderr)")
-            let missing = try Self.build(root + "/nowhere", root + "/out")
+            let missing = try await Self.build(root + "/nowhere", root + "/out")
             #expect(missing.status == 66 && missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
         }
     }

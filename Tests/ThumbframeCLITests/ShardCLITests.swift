@@ -11,17 +11,17 @@ struct ShardCLITests {
     @Test("4 shard processes at once, one killed and run again, then merge: the bytes of one build")
     func fourProcesses() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try CronSafetyTests.makeLibrary(root + "/lib", count: 96)
-            let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
+            try Fixtures.makeLibrary(root + "/lib", Fixtures.photos(96, in: ["a", "b"], width: 1600, height: 1200, distinct: 4))
+            let single = try await CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
             #expect(single.status == 0, "\(single.stderr)")
 
             // Shard 3 is killed while it works (once its first thumbnail is journaled, with about 24
             // files to go), then run again, as a scheduler retries it.
             let victim = try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4", "--jobs", "1"])
-            // (Polled on this thread: a Task.sleep can wake late while the rest of the suite keeps
-            // the cooperative pool busy, and the shard would be done.)
-            for _ in 0..<20_000 where !FileManager.default.fileExists(atPath: root + "/out/.thumbframe-journal") {
-                usleep(500)
+            // (Polled on a thread of its own: a Task.sleep can wake late while the rest of the suite
+            // keeps the cooperative pool busy, and the shard would be done.)
+            _ = await Processes.poll(every: 500, attempts: 20_000) {
+                FileManager.default.fileExists(atPath: root + "/out/.thumbframe-journal")
             }
             kill(victim.processIdentifier, SIGKILL)
             victim.waitUntilExit()
@@ -33,20 +33,20 @@ struct ShardCLITests {
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0)
             }
-            let rerun = try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4"])
+            let rerun = try await CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
             #expect(rerun.stderr.contains("shard 3/4:") && rerun.stdout.isEmpty, "a shard prints no manifest path: \(rerun.stderr)")
 
-            let merge = try CLITests.run(["merge", "--out", root + "/out", "--shards", "4"])
+            let merge = try await CLITests.run(["merge", "--out", root + "/out", "--shards", "4"])
             #expect(merge.status == 0, "\(merge.stderr)")
             #expect(try Fixtures.manifestFiles(root + "/out") == Fixtures.manifestFiles(root + "/single"))
-            let validate = try CLITests.run(["validate", root + "/out/manifest.json"])
+            let validate = try await CLITests.run(["validate", root + "/out/manifest.json"])
             #expect(validate.status == 0, "\(validate.stdout)")
 
             // Usage and refusals as exit codes.
-            #expect(try CLITests.run(["merge", "--out", root + "/out", "--shards", "5"]).status == 66)
-            #expect(try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "4/4"]).status == 64)
-            #expect(try CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "auto/4"]).status == 64)
+            #expect(try await CLITests.run(["merge", "--out", root + "/out", "--shards", "5"]).status == 66)
+            #expect(try await CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "4/4"]).status == 64)
+            #expect(try await CLITests.run(["build", root + "/lib", "--out", root + "/out", "--shard", "auto/4"]).status == 64)
         }
     }
 
@@ -55,7 +55,7 @@ struct ShardCLITests {
     /// stops it); asked once, and only when the Slurm test is to run.
     static let slurmStarts: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/slurmctld"), getuid() == 0 else { return false }
-        return (try? Processes.run(repository + "/scripts/slurm-test", ["--probe"]))?.status == 0
+        return (try? Processes.runBlocking(repository + "/scripts/slurm-test", ["--probe"]))?.status == 0
     }()
 
     @Test(
@@ -63,11 +63,11 @@ struct ShardCLITests {
         .enabled(if: slurmStarts, "needs Slurm to start a one-node cluster here (root, slurm-wlm and munge: scripts/bootstrap --test)"))
     func slurmArray() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try CronSafetyTests.makeLibrary(root + "/lib", count: 12, width: 400, height: 300)
+            try Fixtures.makeLibrary(root + "/lib", Fixtures.photos(12, in: ["a", "b"], width: 400, height: 300, distinct: 4))
             try Fixtures.write(Array("not a jpeg".utf8), to: root + "/lib/b/broken.jpg")
-            let single = try CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
+            let single = try await CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
             #expect(single.status == 1, "one broken file: \(single.stderr)")
-            let cluster = try Processes.run(
+            let cluster = try await Processes.run(
                 Self.repository + "/scripts/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
             #expect(cluster.status == 1, "merge exits 1 for the broken file, as the single build: \(cluster.stdout)\n\(cluster.stderr)")
             #expect(

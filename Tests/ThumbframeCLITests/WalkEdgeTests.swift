@@ -31,9 +31,9 @@ struct WalkEdgeTests {
             try Fixtures.write(
                 Array("# left out\nprivate/\n*.tmp.jpg\n!keep.tmp.jpg\n/drafts/sub\n**/raw\n".utf8), to: source + "/.thumbframeignore")
             // A first build into a folder of SOURCE_DIR (never scanned by that build).
-            #expect(try CLITests.run(["build", source, "--out", source + "/site"]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", source + "/site"]).status == 0)
             // A second build, elsewhere, must not take the first one's thumbnails for photos.
-            let run = try CLITests.run(["build", source, "--out", root + "/out"])
+            let run = try await CLITests.run(["build", source, "--out", root + "/out"])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try Self.paths(root + "/out/manifest.json") == ["a.jpg", "deep/g.jpg", "drafts/keep.tmp.jpg", "trip/b.jpg"])
         }
@@ -55,7 +55,7 @@ struct WalkEdgeTests {
             try FileManager.default.createSymbolicLink(atPath: source + "/gallery", withDestinationPath: root + "/elsewhere")
             for attempt in 0..<3 {
                 let out = root + "/out\(attempt)"
-                let run = try CLITests.run(["build", source, "--out", out, "--follow-symlinks"])
+                let run = try await CLITests.run(["build", source, "--out", out, "--follow-symlinks"])
                 #expect(run.status == 1, "\(run.stderr)")
                 let manifest = try ManifestFile.load(out + "/manifest.json")
                 #expect(manifest.items.map(\.path) == ["zz-real/photo.jpg"])
@@ -79,10 +79,10 @@ struct WalkEdgeTests {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
             // ext4 clamps such times itself (to 1901–2446); tmpfs keeps them as given.
-            if let reason = try DataKeptTests.mountSmallFileSystem(source, kilobytes: 4096) {
+            if let reason = try await DataKeptTests.mountSmallFileSystem(source, kilobytes: 4096) {
                 print("the sources of this test lie on the temporary directory's file system (\(reason))")
             }
-            defer { _ = try? Processes.run("/bin/umount", ["-l", source]) }
+            defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", source]) }
             for (name, seconds) in [("far.jpg", 1 << 40), ("past.jpg", -(1 << 40)), ("huge.jpg", 1 << 62)] {
                 try Fixtures.writeImage(to: source + "/" + name, width: 40 + name.count, height: 30)
                 var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
@@ -92,14 +92,14 @@ struct WalkEdgeTests {
                     try FileManager.default.removeItem(atPath: source + "/" + name)
                 }
             }
-            let run = try CLITests.run(["build", source, "--out", root + "/out", "--sections", "date"])
+            let run = try await CLITests.run(["build", source, "--out", root + "/out", "--sections", "date"])
             #expect(run.status == 0, "\(run.stderr)")
             let manifestPath = root + "/out/manifest.json"
             let manifest = try ManifestFile.load(manifestPath)
             for item in manifest.items {
                 #expect(Manifest.isTimestamp(item.file.modified, utcNanoseconds: true), "\(item.path): \(item.file.modified)")
             }
-            #expect(try CLITests.run(["validate", manifestPath]).status == 0)
+            #expect(try await CLITests.run(["validate", manifestPath]).status == 0)
 
             // validate checks what the schema says of dates, and layouts of any size.
             var bad = manifest
@@ -119,12 +119,12 @@ struct WalkEdgeTests {
     @Test("a build without --viewer keeps an earlier viewer's data script current; over HTTP the viewer reads manifest.json")
     func viewerDataStaysCurrent() async throws {
         try await SafetyTests.withBuiltLibrary(3) { _, source, out in
-            #expect(try CLITests.run(["build", source, "--out", out, "--viewer"]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", out, "--viewer"]).status == 0)
             let data = out + "/thumbframe-viewer-data.js"
             #expect(try String(contentsOfFile: data, encoding: .utf8).contains("IMG_2.jpg"))
             try FileManager.default.removeItem(atPath: source + "/album/IMG_2.jpg")
             for index in 0..<4 { try Fixtures.writeImage(to: source + "/album/NEW_\(index).jpg", width: 70 + index, height: 30) }
-            #expect(try CLITests.run(["build", source, "--out", out]).status == 0)
+            #expect(try await CLITests.run(["build", source, "--out", out]).status == 0)
             let text = try String(contentsOfFile: data, encoding: .utf8)
             #expect(!text.contains("IMG_2.jpg") && (0..<4).allSatisfy { text.contains("NEW_\($0).jpg") }, "data script is stale")
             let script = try String(contentsOfFile: out + "/thumbframe-viewer.js", encoding: .utf8)

@@ -10,23 +10,18 @@ import ThumbframeTestSupport
 struct BuildTests {
     /// A small tree: two directories, natural-order names, a hidden file, a non-image, a broken
     /// image, an image with the wrong extension, a PNG with alpha.
-    static func makeLibrary(_ source: String) throws {
-        try Fixtures.makeDirectory(source + "/2019/trip")
-        try Fixtures.writeImage(to: source + "/IMG_10.jpg", width: 640, height: 480)
-        try Fixtures.writeImage(to: source + "/IMG_2.jpg", width: 480, height: 640)
-        try Fixtures.writeImage(to: source + "/2019/trip/b.jpg", width: 300, height: 200)
-        try Fixtures.writeImage(to: source + "/2019/trip/a.png", width: 200, height: 300, format: TF_FORMAT_PNG)
-        try Fixtures.writeImage(to: source + "/2019/trip/really-a-jpeg.dat", width: 100, height: 100)
-        try Fixtures.writeImage(to: source + "/.hidden.jpg", width: 50, height: 50)
-        try Fixtures.write(Array("notes".utf8), to: source + "/2019/notes.txt")
-        try Fixtures.write(Array("this is not a jpeg".utf8), to: source + "/2019/broken.jpg")
-    }
+    static let library: [LibraryFile] = [
+        .photo("IMG_10.jpg", width: 640, height: 480), .photo("IMG_2.jpg", width: 480, height: 640),
+        .photo("2019/trip/b.jpg", width: 300, height: 200), .photo("2019/trip/a.png", width: 200, height: 300, png: true),
+        .photo("2019/trip/really-a-jpeg.dat", width: 100, height: 100), .photo(".hidden.jpg", width: 50, height: 50),
+        .bytes("2019/notes.txt", Array("notes".utf8)), .bytes("2019/broken.jpg", Array("this is not a jpeg".utf8)),
+    ]
 
     @Test("sections, natural order, failures and skipped files")
     func library() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/lib"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let (report, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
             #expect(
                 manifest.items.map(\.path) == [
@@ -53,7 +48,7 @@ struct BuildTests {
             #expect(portrait.thumbnails["grid"]?.crop == Manifest.Rect(x: 0, y: 0.125, width: 1, height: 0.75))
             #expect(portrait.file.bytes > 0 && portrait.file.sha256.count == 64)
             // The hash matches coreutils' sha256sum.
-            let line = try Processes.run("/usr/bin/sha256sum", [source + "/" + portrait.path]).stdout
+            let line = try await Processes.run("/usr/bin/sha256sum", [source + "/" + portrait.path]).stdout
             #expect(line.hasPrefix(portrait.file.sha256 + " "))
         }
     }
@@ -62,7 +57,7 @@ struct BuildTests {
     func determinism() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/lib"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let first = try await Builder(options: BuildOptions(source: source, output: root + "/a", jobs: 1)).run()
             let second = try await Builder(options: BuildOptions(source: source, output: root + "/b", jobs: 4)).run()
             let bytesA = try Data(contentsOf: URL(fileURLWithPath: first.manifestPath))

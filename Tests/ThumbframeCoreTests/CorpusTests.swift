@@ -66,7 +66,7 @@ struct CorpusTests {
         try await Fixtures.withTemporaryDirectory { out in
             let (_, manifest) = try await Fixtures.build(BuildOptions(source: Self.corpus, output: out))
             let json = Data(
-                try Processes.run(
+                try await Processes.run(
                     Processes.tool("exiftool")!,
                     [
                         "-n", "-json", "-r", "-FileType", "-ImageWidth", "-ImageHeight", "-Orientation", "-Rotation",
@@ -86,7 +86,7 @@ struct CorpusTests {
                 let path = String(oracle.SourceFile.dropFirst(Self.corpus.count + 1))
                 if let failure = failures[path] {
                     // Only what libvips itself cannot decode may fail.
-                    let status = try Processes.run(
+                    let status = try await Processes.run(
                         Processes.tool("vips")!,
                         [
                             "copy", oracle.SourceFile + "[fail_on=truncated]", out + "/oracle.v",

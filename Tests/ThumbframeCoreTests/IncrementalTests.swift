@@ -8,13 +8,9 @@ import ThumbframeTestSupport
 
 @Suite("Incremental builds")
 struct IncrementalTests {
-    static func makeLibrary(_ source: String) throws {
-        try Fixtures.makeDirectory(source + "/album")
-        for index in 1...4 {
-            try Fixtures.writeImage(to: "\(source)/album/IMG_\(index).jpg", width: 300 + index * 10, height: 200)
-        }
-        try Fixtures.write(Array("broken".utf8), to: source + "/album/broken.jpg")
-    }
+    /// Four photos and a broken file in `album`.
+    static let library =
+        Fixtures.photos(4, width: 310, height: 200, step: 10, first: 1) + [.bytes("album/broken.jpg", Array("broken".utf8))]
 
     static func build(_ source: String, _ output: String, _ configure: (inout BuildOptions) -> Void = { _ in })
         async throws -> BuildReport
@@ -24,14 +20,14 @@ struct IncrementalTests {
         return try await Builder(options: options).run()
     }
 
-    /// Runs `body` with the library of `makeLibrary` in `root/src` built into `root/out`, and
+    /// Runs `body` with `library` in `root/src` built into `root/out`, and
     /// the manifest that build wrote.
     static func withBuiltLibrary(_ body: (_ root: String, _ source: String, _ out: String, _ manifest: Data) async throws -> Void)
         async throws
     {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try makeLibrary(source)
+            try Fixtures.makeLibrary(source, library)
             _ = try await build(source, out)
             try await body(root, source, out, try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
         }
@@ -55,7 +51,7 @@ struct IncrementalTests {
     func noOp() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let first = try await Self.build(source, root + "/out")
             #expect(first.reused == 0 && first.thumbnailsWritten == 8 && first.failures.count == 1)
             let before = Self.snapshot(root + "/out")
@@ -93,7 +89,7 @@ struct IncrementalTests {
     func changes() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let out = root + "/out"
             _ = try await Self.build(source, out)
             let old = try ManifestFile.load(out + "/manifest.json")
@@ -124,7 +120,7 @@ struct IncrementalTests {
     func settingsChange() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let out = root + "/out"
             _ = try await Self.build(source, out)
             let small = try ThumbnailRecipe(parsing: "small=64x64:cover")
@@ -200,7 +196,7 @@ struct IncrementalTests {
     func check() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Self.makeLibrary(source)
+            try Fixtures.makeLibrary(source, Self.library)
             let out = root + "/out"
             let missing = try await Self.build(source, out) { $0.check = true }
             #expect(missing.stale == ["no manifest.json yet"])
@@ -310,7 +306,7 @@ struct UpgradeTests {
     func adoptsVersion1() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try IncrementalTests.makeLibrary(source)
+            try Fixtures.makeLibrary(source, IncrementalTests.library)
             let old = "thumbs/ab/ab" + String(repeating: "0", count: 30) + ".jpg"
             try Fixtures.write([1, 2, 3], to: out + "/" + old)
             try Fixtures.write(Array("mine".utf8), to: out + "/thumbs/ab/notes.txt")

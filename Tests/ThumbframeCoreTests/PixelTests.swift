@@ -518,7 +518,7 @@ struct ExifDateTests {
             #expect(item.exif?.offset == "-03:00")
             #expect(item.image.orientation == 6)
             if let exiftool = Processes.tool("exiftool") {
-                let oracle = try Processes.run(exiftool, ["-s3", "-EXIF:DateTimeOriginal", "-EXIF:Make", root + "/lib/late.tif"])
+                let oracle = try await Processes.run(exiftool, ["-s3", "-EXIF:DateTimeOriginal", "-EXIF:Make", root + "/lib/late.tif"])
                 #expect(oracle.stdout.split(separator: "\n") == ["2021:07:04 18:30:15", "Nikon"])
             }
         }

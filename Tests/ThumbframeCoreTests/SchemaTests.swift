@@ -14,11 +14,11 @@ struct SchemaTests {
     static let schema = repository + "/manifests/thumbframe-manifest.v2.schema.json"
 
     static var jsonschemaAvailable: Bool {
-        (try? Processes.run("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
+        (try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
     }
 
     /// Validates files with jsonschema; returns the error lines (empty when all are valid).
-    static func validate(_ paths: [String]) throws -> [String] {
+    static func validate(_ paths: [String]) async throws -> [String] {
         let script = """
             import json, sys, jsonschema
             schema = json.load(open(sys.argv[1]))
@@ -28,7 +28,7 @@ struct SchemaTests {
                 for error in validator.iter_errors(json.load(open(path))):
                     print(path, "/".join(map(str, error.absolute_path)), error.message[:200])
             """
-        let result = try Processes.run("/usr/bin/env", ["python3", "-c", script, schema] + paths)
+        let result = try await Processes.run("/usr/bin/env", ["python3", "-c", script, schema] + paths)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         return result.status == 0 ? lines : lines + ["python exited with \(result.status): \(result.stderr.prefix(500))"]
     }
@@ -82,7 +82,7 @@ struct SchemaTests {
                 all += document.sections.flatMap { $0.pages ?? [] }.map { (path as NSString).deletingLastPathComponent + "/" + $0.path }
             }
             #expect(all.count > paths.count + 3)
-            #expect(try Self.validate(all) == [])
+            await #expect(try Self.validate(all) == [])
         }
     }
 
@@ -103,7 +103,7 @@ struct SchemaTests {
                 #expect(text.contains(from), "\(from)")
                 let mutated = root + "/m\(index).json"
                 try text.replacingOccurrences(of: from, with: to).write(toFile: mutated, atomically: true, encoding: .utf8)
-                #expect(try !Self.validate([mutated]).isEmpty, "\(to) passed the schema")
+                await #expect(try !Self.validate([mutated]).isEmpty, "\(to) passed the schema")
             }
         }
     }

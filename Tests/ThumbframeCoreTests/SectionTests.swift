@@ -10,12 +10,15 @@ struct SectionTests {
     /// Three photos with EXIF capture times on two days, and one without EXIF whose file date
     /// is 2020-01-01 (UTC).
     static func makeLibrary(_ source: String) throws {
-        try Fixtures.makeDirectory(source + "/sub")
         let taken = "exif-ifd2-DateTimeOriginal"
-        try Fixtures.writeImage(to: source + "/a.jpg", width: 400, height: 300, exif: [taken: "2019:06:02 10:00:00"])
-        try Fixtures.writeImage(to: source + "/b.jpg", width: 300, height: 400, exif: [taken: "2019:06:01 18:00:00"])
-        try Fixtures.writeImage(to: source + "/sub/c.jpg", width: 1080, height: 7000, exif: [taken: "2019:06:01 09:00:00"])
-        try Fixtures.writeImage(to: source + "/d.jpg", width: 500, height: 500)
+        try Fixtures.makeLibrary(
+            source,
+            [
+                .photo("a.jpg", width: 400, height: 300, exif: [taken: "2019:06:02 10:00:00"]),
+                .photo("b.jpg", width: 300, height: 400, exif: [taken: "2019:06:01 18:00:00"]),
+                .photo("sub/c.jpg", width: 1080, height: 7000, exif: [taken: "2019:06:01 09:00:00"]),
+                .photo("d.jpg", width: 500, height: 500),
+            ])
         try FileManager.default.setAttributes(
             [.modificationDate: Date(timeIntervalSince1970: 1_577_880_000)], ofItemAtPath: source + "/d.jpg")  // 2020-01-01T12:00Z
     }

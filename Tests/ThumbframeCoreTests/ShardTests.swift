@@ -8,15 +8,9 @@ import ThumbframeTestSupport
 @Suite("Shards and merge")
 struct ShardTests {
     /// Three folders of photos, one broken file.
-    static func makeLibrary(_ source: String) throws {
-        for (index, folder) in ["", "2019/trip", "2020"].enumerated() {
-            try Fixtures.makeDirectory(source + "/" + folder)
-            for photo in 0..<5 {
-                try Fixtures.writeImage(to: "\(source)/\(folder)/IMG_\(photo).jpg", width: 120 + index * 10 + photo, height: 90)
-            }
-        }
-        try Fixtures.write(Array("not a jpeg".utf8), to: source + "/2020/broken.jpg")
-    }
+    static let library =
+        ["", "2019/trip", "2020"].enumerated().flatMap { Fixtures.photos(5, in: [$1], width: 120 + $0 * 10, height: 90) }
+        + [.bytes("2020/broken.jpg", Array("not a jpeg".utf8))]
 
     static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
         for index in only ?? Array(0..<count) {
@@ -32,7 +26,7 @@ struct ShardTests {
         arguments: [1, 3, 4])
     func mergeEqualsOneBuild(count: Int) async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/lib")
+            try Fixtures.makeLibrary(root + "/lib", Self.library)
             _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
             try await Self.buildShards(root + "/lib", root + "/multi", count: count)
             #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
@@ -52,7 +46,7 @@ struct ShardTests {
     @Test("a missing shard, a shard of another state of the source, and one of other settings are refused; rerunning converges")
     func refusals() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/lib")
+            try Fixtures.makeLibrary(root + "/lib", Self.library)
             try await Self.buildShards(root + "/lib", root + "/out", count: 3, only: [0, 2])
             await #expect(
                 throws: ThumbframeError.shardsMissing(
@@ -93,7 +87,7 @@ struct ShardTests {
     @Test("shards share OUT_DIR's lock with each other, never with a build or a merge")
     func locks() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Self.makeLibrary(root + "/lib")
+            try Fixtures.makeLibrary(root + "/lib", Self.library)
             try await Self.buildShards(root + "/lib", root + "/out", count: 2)
             let output = try OutputDirectory(FileSystem.realPath(root + "/out")!, create: false)
             // A shard in progress: OUT_DIR's lock shared and its own lock held.

@@ -33,7 +33,7 @@ struct StructureTests {
         "the compiler refuses libvips, libexif and the shim to every Swift target but ThumbframeImaging: the same call type-checks only with its define"
     )
     func cBehindImaging() async throws {
-        let flags = try Processes.run("/usr/bin/env", ["pkg-config", "--cflags", "vips", "libexif"])
+        let flags = try await Processes.run("/usr/bin/env", ["pkg-config", "--cflags", "vips", "libexif"])
         #expect(flags.status == 0)
         let includes = flags.stdout.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("-I") }.flatMap { ["-Xcc", String($0)] }
         try await Fixtures.withTemporaryDirectory { directory in
@@ -55,9 +55,9 @@ struct StructureTests {
                         .write(toFile: map, atomically: true, encoding: .utf8)
                     arguments += ["-Xcc", "-fmodule-map-file=" + map]
                 }
-                let refused = try Processes.run("/usr/bin/env", arguments)
+                let refused = try await Processes.run("/usr/bin/env", arguments)
                 #expect(refused.status != 0 && refused.stderr.contains("cannot find"), "\(module): \(refused.stderr.prefix(400))")
-                let allowed = try Processes.run("/usr/bin/env", arguments + ["-Xcc", "-DTHUMBFRAME_IMAGING"])
+                let allowed = try await Processes.run("/usr/bin/env", arguments + ["-Xcc", "-DTHUMBFRAME_IMAGING"])
                 #expect(allowed.status == 0, "\(module) with THUMBFRAME_IMAGING: \(allowed.stderr.prefix(400))")
             }
         }

@@ -8,7 +8,7 @@ struct ThumbHashTests {
     static let oracle = Fixtures.packageRoot + "/scripts/thumbhash-oracle.py"
     /// The python3 on PATH: the one scripts/bootstrap installs thumbhash-python into.
     static let available =
-        (try? Processes.run("/usr/bin/env", ["python3", "-c", "import thumbhash.encode"]))
+        (try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import thumbhash.encode"]))
         .map { $0.status == 0 } ?? false
 
     /// Test pictures: gradients and patches of several aspect ratios, seeded noise, and alpha.
@@ -61,7 +61,7 @@ struct ThumbHashTests {
                 ]
             }
             try JSONSerialization.data(withJSONObject: input).write(to: URL(fileURLWithPath: root + "/cases.json"))
-            let run = try Processes.run("/usr/bin/env", ["python3", Self.oracle, root + "/cases.json"])
+            let run = try await Processes.run("/usr/bin/env", ["python3", Self.oracle, root + "/cases.json"])
             #expect(run.status == 0, "\(run.stderr)")
             let answers = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
             #expect(answers.count == cases.count)

@@ -49,7 +49,7 @@ struct ViewerFilesTests {
         try await Fixtures.withTemporaryDirectory { root in
             let path = root + "/cases.json"
             try JSONSerialization.data(withJSONObject: cases).write(to: URL(fileURLWithPath: path))
-            let run = try Processes.run(
+            let run = try await Processes.run(
                 "/usr/bin/env", ["THUMBFRAME_LAYOUT_CASES=" + path, node, "--test", ViewerTests.packageRoot + "/viewer/test/"])
             #expect(run.status == 0, "\(run.stdout.suffix(2000)) \(run.stderr.suffix(500))")
             #expect(run.stdout.contains("# pass 1"), "\(run.stdout.suffix(300))")

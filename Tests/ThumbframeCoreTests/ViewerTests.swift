@@ -10,7 +10,7 @@ struct ViewerTests {
     static let packageRoot = Fixtures.packageRoot
     static let browserAvailable =
         ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
-        && ((try? Processes.run("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)
+        && ((try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import selenium"]))?.status == 0)
     static let sampleToolsAvailable = Processes.tool("vips") != nil && Processes.tool("exiftool") != nil
     /// PhotoSwipe 5.4.4's files, where `scripts/bootstrap --test` puts them.
     static let photoswipe =
@@ -82,14 +82,14 @@ struct ViewerTests {
             "needs chromium, chromium-driver and Python's selenium, and the vips CLI and exiftool (scripts/bootstrap --test)"))
     func inChromium() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
+            let sample = try await Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
             #expect(sample.status == 0, "\(sample.stderr)")
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.viewer = true
             _ = try await Builder(options: options).run()
             // Screenshots are kept as test artifacts.
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
-            let run = try Processes.run(
+            let run = try await Processes.run(
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
@@ -103,7 +103,7 @@ struct ViewerTests {
             "needs chromium, chromium-driver, Python's selenium, the vips CLI, exiftool and PhotoSwipe 5.4.4 (scripts/bootstrap --test)"))
     func photoSwipePage() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let sample = try Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
+            let sample = try await Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
             #expect(sample.status == 0, "\(sample.stderr)")
             let artifacts = Self.packageRoot + "/.build/test-artifacts/photoswipe"
             for originals in [false, true] {
@@ -111,7 +111,7 @@ struct ViewerTests {
                 options.preset = .photoswipe
                 options.originalURL = originals ? "originals/" : nil
                 _ = try await Builder(options: options).run()
-                let run = try Processes.run(
+                let run = try await Processes.run(
                     "/usr/bin/env",
                     [
                         "python3", Self.packageRoot + "/scripts/photoswipe-test.py",
@@ -138,7 +138,7 @@ struct ViewerTests {
             let report = try await Builder(options: options).run()
             #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
-            let run = try Processes.run(
+            let run = try await Processes.run(
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts, "--lazy"])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains("3 passed, 0 failed"), "\(run.stdout)")

@@ -63,7 +63,7 @@ struct WorkerPoolTests {
             taken += 1
             if taken == 1 {
                 // The caller is slow: the pool fills the room for results and waits.
-                usleep(100_000)
+                try? await Task.sleep(for: .milliseconds(100))
                 #expect(started.most <= 2 * 4 + 1, "\(started.most) files started while 1 result was taken")
             }
             if taken == 20 { stopped.enter() }

@@ -9,9 +9,33 @@ public enum Processes {
         public var stderr: String
     }
 
-    /// Runs `executable` to the end and captures both outputs. stderr is drained on another
+    /// Runs `executable` to the end and captures both outputs, on a thread of its own: the test
+    /// awaits it without holding a thread of Swift's cooperative pool (two threads on a 2-core
+    /// machine, which blocked waits would stall for every other test).
+    public static func run(_ executable: String, _ arguments: [String]) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try runBlocking(executable, arguments) }) }
+            thread.start()
+        }
+    }
+
+    /// Polls `condition` every `microseconds` on a thread of its own until it holds or `attempts`
+    /// run out; true when it held. A readiness wait (a journal line, a file) that must neither
+    /// oversleep while the rest of the suite keeps the cooperative pool busy nor hold a thread of it.
+    public static func poll(every microseconds: UInt32, attempts: Int, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                for _ in 0..<attempts where !condition() { usleep(microseconds) }
+                continuation.resume(returning: condition())
+            }
+            thread.start()
+        }
+    }
+
+    /// `run`, blocking the calling thread: only where nothing can await (a test trait's condition,
+    /// evaluated once before the tests run; a `defer`'s cleanup). stderr is drained on another
     /// thread while stdout is read, so neither pipe can fill up and block the child.
-    public static func run(_ executable: String, _ arguments: [String]) throws -> Output {
+    public static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

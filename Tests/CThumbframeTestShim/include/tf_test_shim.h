@@ -4,6 +4,9 @@
 // The tests' own fixed-argument wrappers of variadic libvips calls: making fixtures and measuring
 // pixels. Nothing in the product links them.
 
+// Declared only where THUMBFRAME_IMAGING is (the test targets), as the C modules it wraps are.
+#ifdef THUMBFRAME_IMAGING
+
 #include <vips/vips.h>
 #include "tf_shim.h"
 
@@ -28,4 +31,5 @@ int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
 /// Casts to double-precision bands (to read measurements).
 int tf_cast_double(VipsImage *in, VipsImage **out);
 
+#endif  // THUMBFRAME_IMAGING
 #endif
