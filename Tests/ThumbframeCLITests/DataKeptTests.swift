@@ -52,14 +52,15 @@ struct DataKeptTests {
             let tamper = """
                 import json, sqlite3, sys
                 db = sqlite3.connect(sys.argv[1])
-                path, entry, thumbs = db.execute(
-                    "SELECT path, entry, thumbs FROM files JOIN entries USING (path) WHERE failed = 0 LIMIT 1").fetchone()
+                path, entry = db.execute(
+                    "SELECT path, entry FROM files JOIN entries USING (path) WHERE failed = 0 LIMIT 1").fetchone()
                 item = json.loads(bytes(entry))
                 name = sorted(item["thumbnails"])[0]
                 old = item["thumbnails"][name]["path"]
                 item["thumbnails"][name]["path"] = "thumbs/../../../../etc/passwd"
                 db.execute("UPDATE entries SET entry = ? WHERE path = ?", (json.dumps(item).encode(), path))
-                db.execute("UPDATE files SET thumbs = ? WHERE path = ?", (thumbs.replace(old, "thumbs/../../../../etc/passwd"), path))
+                db.execute("UPDATE thumbnails SET thumbnail = ? WHERE path = ? AND thumbnail = ?",
+                           ("thumbs/../../../../etc/passwd", path, old))
                 db.commit()
                 """
             let edited = try await Self.python(tamper, [out + "/.thumbframe-shard-0-of-2.sqlite"])
@@ -69,6 +70,60 @@ struct DataKeptTests {
             #expect(tampered.status == 65 && tampered.stderr.contains("not a thumbnail path"), "\(tampered.stderr)")
             #expect(try Self.data(out + "/manifest.json") == merged)
             #expect(!String(decoding: merged, as: UTF8.self).contains("passwd"))
+        }
+    }
+
+    @Test(
+        "a state index of the previous format (4) is upgraded in place by the next build: nothing decoded or written again, the manifest's bytes kept"
+    )
+    func upgradesFormat4() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(6, width: 120, height: 90) + [.bytes("album/broken.jpg", [1, 2, 3])])
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 1)
+            let published = try Self.data(out + "/manifest.json")
+            // Format 4 as 0.3.0 wrote it: thumbnails as `path bytes` lines in files.thumbs, what
+            // was published under six text keys.
+            let downgrade = """
+                import json, sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("ALTER TABLE files ADD COLUMN thumbs TEXT NOT NULL DEFAULT ''")
+                for (path,) in db.execute("SELECT path FROM files").fetchall():
+                    lines = [f"{t} {b}" for t, b in db.execute(
+                        "SELECT thumbnail, bytes FROM thumbnails WHERE path = ? ORDER BY thumbnail", (path,))]
+                    db.execute("UPDATE files SET thumbs = ? WHERE path = ?", ("\\n".join(lines), path))
+                db.execute("DROP TABLE thumbnails")
+                record = json.loads(db.execute("SELECT value FROM meta WHERE key = 'published'").fetchone()[0])
+                old = {"settings": record["settings"], "walkFailures": record["walkFailures"],
+                       "pages": "\\n".join(f"{p} {f}" for p, f in record["pages"].items()),
+                       "manifest": record["manifestFingerprint"] + " " + record["manifestSHA256"],
+                       "items": str(record["items"]), "sections": str(record["sections"])}
+                db.execute("DELETE FROM meta WHERE key = 'published'")
+                db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", old.items())
+                db.execute("UPDATE meta SET value = 'thumbframe-state-4' WHERE key = 'format'")
+                db.commit()
+                print(db.execute("SELECT COUNT(*) FROM files WHERE thumbs != ''").fetchone()[0])
+                """
+            let downgraded = try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"])
+            #expect(downgraded.status == 0 && downgraded.stdout == "6\n", "\(downgraded.stdout) \(downgraded.stderr)")
+            let before = SafetyTests.snapshot(out + "/thumbs")
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 1, "\(rerun.stderr)")
+            #expect(!rerun.stderr.contains("cannot be used"), "\(rerun.stderr)")
+            let line = try #require(rerun.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(summary["reused"] as? Int == 6 && summary["thumbnailsWritten"] as? Int == 0, "\(line)")
+            #expect(try Self.data(out + "/manifest.json") == published)
+            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            let format = try await Self.python(
+                "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT value FROM meta WHERE key = 'format'\").fetchone()[0])",
+                [out + "/.thumbframe-state.sqlite"])
+            #expect(format.stdout == "thumbframe-state-5\n")
+            // And the next run is the no-op it always was.
+            let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            let last = try #require(again.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
+            let next = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+            #expect(next["manifestWritten"] as? Bool == false && next["reused"] as? Int == 6, "\(last)")
         }
     }
 

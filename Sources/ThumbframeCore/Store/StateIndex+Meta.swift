@@ -2,20 +2,17 @@ import Foundation
 import ThumbframeManifest
 
 /// The `meta` table, typed: which code and recipes made the rows, and what was last published.
-/// Each key is a case of `StateIndex.Meta`; each value is written and read here alone.
+/// Each key is a case of `StateIndex.Meta`; each value is written and read here alone, as plain
+/// text or as the JSON of a Codable type.
 extension StateIndex {
     /// The keys of the `meta` table.
     enum Meta: String, CaseIterable {
         /// `StateIndex.format`: the shape of the tables.
         case format
-        /// What made the rows: thumbframe and libvips (`ItemShape.generator`) and the recipes.
+        /// What made the rows (`ItemShape`): thumbframe and libvips, and the recipes, as text.
         case generator, recipes
-        /// The published manifest's settings (canonical JSON) and the walk's failures (a SHA-256).
-        case settings, walkFailures
-        /// `manifest.json` as written: `fingerprint sha256`; each page: `path fingerprint` lines.
-        case manifest, pages
-        /// The published manifest's item and section counts.
-        case items, sections
+        /// What was last published (`Published`, as JSON).
+        case published
         /// `1` from the first row changed until a manifest is written from the rows, then `0`.
         case dirty
         /// A shard's `ShardRecord` (JSON), in a shard's own index.
@@ -23,7 +20,7 @@ extension StateIndex {
     }
 
     /// What made every row: a different one rebuilds every item.
-    struct ItemShape: Equatable {
+    struct ItemShape: Codable, Equatable {
         /// This thumbframe and libvips (`0.3.0 libvips 8.14.1`).
         var generator: String
         /// Every recipe, canonically.
@@ -31,8 +28,10 @@ extension StateIndex {
     }
 
     /// What the index says was last published, and with which settings.
-    struct Published {
+    struct Published: Codable {
+        /// What made the rows (from `generator` and `recipes`).
         var shape: ItemShape?
+        /// The published manifest's settings (canonical JSON) and the walk's failures (a SHA-256).
         var settings: String?
         var walkFailures: String?
         /// Every page of the published top document, with its `FileStat.fingerprint` when written.
@@ -44,41 +43,45 @@ extension StateIndex {
         var sections = 0
         /// No row changed since the manifest was written (a build killed after recording rows
         /// leaves the index dirty: the next run writes the manifest even if no file changed).
+        /// From `dirty`.
         var clean = false
+
+        private enum CodingKeys: String, CodingKey {
+            case settings, walkFailures, pages, manifestFingerprint, manifestSHA256, items, sections
+        }
+
+        func json() throws(SQLiteError) -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            do {
+                return String(decoding: try encoder.encode(self), as: UTF8.self)
+            } catch {
+                throw SQLiteError(code: 1, message: "cannot encode what was published: \(error)")
+            }
+        }
     }
 
-    /// What was published, as recorded.
+    /// What was published, as recorded (nothing yet: an empty record). A record that does not
+    /// decode is an index not to trust.
     func published() throws(SQLiteError) -> Published {
         var published = Published()
+        if let json = try meta(.published) {
+            do {
+                published = try JSONDecoder().decode(Published.self, from: Data(json.utf8))
+            } catch {
+                throw SQLiteError(code: 26, message: "what was published cannot be read: \(error)")
+            }
+        }
         if let generator = try meta(.generator), let recipes = try meta(.recipes) {
             published.shape = ItemShape(generator: generator, recipes: recipes)
         }
-        published.settings = try meta(.settings)
-        published.walkFailures = try meta(.walkFailures)
-        for line in (try meta(.pages) ?? "").split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2 { published.pages[String(parts[0])] = String(parts[1]) }
-        }
-        let manifest = try meta(.manifest)?.split(separator: " ")
-        published.manifestFingerprint = manifest?.first.map(String.init)
-        published.manifestSHA256 = manifest?.last.map(String.init)
-        published.items = try meta(.items).flatMap(Int.init) ?? 0
-        published.sections = try meta(.sections).flatMap(Int.init) ?? 0
         published.clean = try meta(.dirty) == "0"
         return published
     }
 
     /// Records a manifest just written from the rows: the index is clean again.
     func recordPublished(_ published: Published) throws(SQLiteError) {
-        if let fingerprint = published.manifestFingerprint, let sha256 = published.manifestSHA256 {
-            try setMeta(.manifest, "\(fingerprint) \(sha256)")
-        }
-        let pages = published.pages.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
-        try setMeta(.pages, pages.joined(separator: "\n"))
-        try setMeta(.settings, published.settings ?? "")
-        try setMeta(.walkFailures, published.walkFailures ?? "")
-        try setMeta(.items, String(published.items))
-        try setMeta(.sections, String(published.sections))
+        try setMeta(.published, try published.json())
         try setMeta(.dirty, "0")
     }
 

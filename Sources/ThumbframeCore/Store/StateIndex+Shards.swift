@@ -3,8 +3,8 @@ import ThumbframeManifest
 
 /// What `merge` does with the shards' indexes: finds them, checks their rows, imports them.
 extension StateIndex {
-    /// Adds every file row and entry of another index (a shard's), in one transaction; the two
-    /// hold disjoint paths.
+    /// Adds every file row, thumbnail and entry of another index (a shard's), in one
+    /// transaction; the two hold disjoint paths.
     func importRows(from path: String) throws(SQLiteError) {
         try commit()
         let attach = try database.prepare("ATTACH DATABASE ? AS part")
@@ -15,6 +15,7 @@ extension StateIndex {
                 """
                 BEGIN;
                 INSERT OR REPLACE INTO files SELECT * FROM part.files;
+                INSERT OR REPLACE INTO thumbnails SELECT * FROM part.thumbnails;
                 INSERT OR REPLACE INTO entries SELECT * FROM part.entries;
                 COMMIT;
                 """)
@@ -32,18 +33,19 @@ extension StateIndex {
     /// or a thumbnail that is not on disk with its recorded size. `merge` checks every shard's
     /// rows with it before importing them, as a build checks its own before reusing them.
     func firstDamagedRow(output: OutputDirectory) throws(SQLiteError) -> String? {
-        let select = try database.prepare("SELECT path, failed, thumbs, entry FROM files JOIN entries USING (path) ORDER BY path")
+        let select = try database.prepare("SELECT path, failed, entry FROM files JOIN entries USING (path) ORDER BY path")
+        var thumbnails = try ThumbnailCursor(database)
         while try select.step() {
             let path = select.bytes(0)
             let shown = TerminalText.safe(String(decoding: path, as: UTF8.self))
             guard SourceFile.isCleanRelativePath(path) else { return "a row names '\(shown)', not a path inside the source" }
-            let stored = Stored(failed: select.int(1) != 0, json: select.bytes(3))
+            let stored = Stored(failed: select.int(1) != 0, json: select.bytes(2))
+            let recorded = try thumbnails.take(path)
             if stored.failed {
                 if stored.failure() == nil { return "the failure of \(shown) cannot be read" }
                 continue
             }
             guard let item = stored.item() else { return "the entry of \(shown) cannot be read" }
-            let recorded = Self.thumbnails(select.bytes(2))
             let named = item.thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
             guard Set(recorded.map { "\($0.path) \($0.bytes)" }) == Set(named.map { "\($0.0) \($0.1)" }) else {
                 return "the thumbnails of \(shown) differ between its row and its entry"

@@ -1,25 +1,28 @@
 import Foundation
 import ThumbframeManifest
 
-/// The build's state, per OUT_DIR: an SQLite database (`.thumbframe-state.sqlite`, WAL) with one
-/// row per source file — its path's bytes, size and modification time, whether it became an
-/// item or a failure, its thumbnails' names and sizes (table `files`, small: what a rerun reads)
-/// and the item or failure as compact JSON (table `entries`: read only to write a manifest) —
-/// plus what was last published (`meta`). A rerun walks, stats and compares with these rows; it parses no
-/// manifest. Each row is committed as its file is done, so a build killed at 90 %
+/// The build's state, per OUT_DIR: an SQLite database (`.thumbframe-state.sqlite`, WAL) whose
+/// schema (`StateIndex.schema`) says what it holds: one row per source file (`files`: its
+/// path's bytes, size, modification time, item or failure; small, what a rerun reads), one row
+/// per thumbnail an item names (`thumbnails`: path and size), the item or failure as compact
+/// JSON (`entries`: read only to write a manifest), each section as last written (`sections`),
+/// and what was last published (`meta`, typed in `StateIndex+Meta`). A rerun walks, stats and
+/// compares with these rows; it parses no manifest. Each row is committed as its file is done, so a build killed at 90 %
 /// leaves 90 % of its work recorded. A damaged or foreign database is reported and rebuilt from
 /// the sources, never trusted.
 final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-4"
+    static let format = "thumbframe-state-5"
 
     /// Read and written by the `StateIndex` extensions of this folder alone.
     let database: SQLiteDatabase
     private var inTransaction = false
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
+    private var deleteThumbnails: SQLiteStatement?
+    private var insertThumbnail: SQLiteStatement?
     /// Read once per item whenever a manifest is written: prepared once.
     private let selectEntry: SQLiteStatement
 
@@ -28,12 +31,15 @@ final class StateIndex {
     private init(database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
         self.database = database
         try Self.prepareSchema(database, readOnly: readOnly)
-        _ = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs, captured FROM files")
+        _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured FROM files")
+        _ = try database.prepare("SELECT path, thumbnail, bytes FROM thumbnails")
         selectEntry = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
         if !readOnly {
             upsert = try database.prepare(
-                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, thumbs, captured) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, captured) VALUES (?, ?, ?, ?, ?, ?)")
             upsertEntry = try database.prepare("INSERT OR REPLACE INTO entries (path, entry) VALUES (?, ?)")
+            deleteThumbnails = try database.prepare("DELETE FROM thumbnails WHERE path = ?")
+            insertThumbnail = try database.prepare("INSERT OR REPLACE INTO thumbnails (path, thumbnail, bytes) VALUES (?, ?, ?)")
         }
     }
 
@@ -71,31 +77,44 @@ final class StateIndex {
         }
     }
 
+    /// What the index holds, table by table (made where missing).
+    static let schema = """
+        -- format, generator, recipes, published, dirty, shard: StateIndex.Meta
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS files (
+            path BLOB PRIMARY KEY,      -- below SOURCE_DIR, as bytes
+            size INTEGER NOT NULL,      -- FileStat.size when recorded
+            mtime INTEGER NOT NULL,     -- FileStat.modifiedKey when recorded
+            failed INTEGER NOT NULL,    -- 1: a failure (entries holds a Manifest.Failure), 0: an item
+            stage TEXT,                 -- a failure's FailureStage
+            captured TEXT NOT NULL      -- an item's capture time, YYYY-MM-DDTHH:MM:SS (orders the manifest)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS thumbnails (
+            path BLOB NOT NULL,         -- files.path of the item that names it
+            thumbnail TEXT NOT NULL,    -- its path in OUT_DIR (thumbs/xx/….ext)
+            bytes INTEGER NOT NULL,     -- its size when written (-1: unknown)
+            PRIMARY KEY (path, thumbnail)
+        ) WITHOUT ROWID;
+        -- StateIndex.StoredItem or Manifest.Failure, as JSON
+        CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, entry BLOB NOT NULL);
+        -- StateIndex.StoredSection: its item count, page references and summary, as JSON
+        CREATE TABLE IF NOT EXISTS sections (
+            key BLOB PRIMARY KEY, count INTEGER NOT NULL, pages BLOB NOT NULL, summary BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """
+
     private static func prepareSchema(_ database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
         // A 16 MiB page cache holds the files table of 100 000 files; no memory map (its pages
         // would count against the memory bound and bought no speed here).
         try database.execute("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384;")
-        if !readOnly {
-            try database.execute(
-                """
-                PRAGMA journal_mode = WAL;
-                PRAGMA synchronous = NORMAL;
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS files (
-                    path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
-                    failed INTEGER NOT NULL, stage TEXT, thumbs TEXT NOT NULL, captured TEXT NOT NULL
-                ) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, entry BLOB NOT NULL);
-                CREATE TABLE IF NOT EXISTS sections (
-                    key BLOB PRIMARY KEY, count INTEGER NOT NULL, pages BLOB NOT NULL, summary BLOB NOT NULL
-                ) WITHOUT ROWID;
-                """)
-        }
+        if !readOnly { try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;" + schema) }
         let statement = try database.prepare("SELECT value FROM meta WHERE key = ?")
         statement.bind(1, Meta.format.rawValue)
         let found = try statement.step() ? statement.string(0) : nil
         switch found {
         case Self.format: break
+        case Self.format4 where !readOnly:
+            try migrateFrom4(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)
@@ -137,39 +156,43 @@ final class StateIndex {
     }
 
     /// Calls `body` with every row in path byte order (SQLite orders BLOBs as memcmp, then
-    /// length: `[UInt8].lexicographicallyPrecedes`), in one read transaction.
+    /// length: `[UInt8].lexicographicallyPrecedes`), each with its thumbnails: two scans in the
+    /// same order, merged (no lookup per file).
     func forEachRow(_ body: ([UInt8], Row) -> Void) throws(SQLiteError) {
-        let select = try database.prepare("SELECT path, size, mtime, failed, stage, thumbs FROM files ORDER BY path")
+        let select = try database.prepare("SELECT path, size, mtime, failed, stage FROM files ORDER BY path")
+        var thumbnails = try ThumbnailCursor(database)
         while try select.step() {
-            body(
-                select.bytes(0),
-                Row(
-                    size: select.int(1), modified: select.int(2), failed: select.int(3) != 0,
-                    stage: select.string(4).flatMap(FailureStage.init(rawValue:)),
-                    thumbnails: Self.thumbnails(select.bytes(5))))
+            let path = select.bytes(0)
+            let row = Row(
+                size: select.int(1), modified: select.int(2), failed: select.int(3) != 0,
+                stage: select.string(4).flatMap(FailureStage.init(rawValue:)), thumbnails: try thumbnails.take(path))
+            body(path, row)
         }
     }
 
-    /// `path bytes` lines, parsed without building substrings (a rerun parses 100 000 of them).
-    static func thumbnails(_ text: [UInt8]) -> [(path: String, bytes: Int)] {
-        var result: [(path: String, bytes: Int)] = []
-        var lineStart = 0
-        while lineStart < text.count {
-            var lineEnd = lineStart
-            while lineEnd < text.count, text[lineEnd] != 10 { lineEnd += 1 }
-            var space = lineEnd - 1
-            while space > lineStart, text[space] != 32 { space -= 1 }
-            if space > lineStart {
-                var value = 0
-                var negative = false
-                for byte in text[(space + 1)..<lineEnd] {
-                    if byte == 45 { negative = true } else { value = value &* 10 &+ Int(byte &- 48) }
-                }
-                result.append((String(decoding: text[lineStart..<space], as: UTF8.self), negative ? -value : value))
-            }
-            lineStart = lineEnd + 1
+    /// The `thumbnails` table in path order, read beside a scan of `files` in path order.
+    struct ThumbnailCursor {
+        private let select: SQLiteStatement
+        private var pending: [UInt8]?
+
+        init(_ database: SQLiteDatabase) throws(SQLiteError) {
+            select = try database.prepare("SELECT path, thumbnail, bytes FROM thumbnails ORDER BY path, thumbnail")
+            pending = try select.step() ? select.bytes(0) : nil
         }
-        return result
+
+        /// The thumbnails of `path`, which must come after every path taken before.
+        /// (Thumbnails of a path without a row, which nothing writes, are passed over.)
+        mutating func take(_ path: [UInt8]) throws(SQLiteError) -> [(path: String, bytes: Int)] {
+            var found: [(path: String, bytes: Int)] = []
+            while let current = pending, current.lexicographicallyPrecedes(path) {
+                pending = try select.step() ? select.bytes(0) : nil
+            }
+            while let current = pending, current == path {
+                found.append((select.string(1) ?? "", select.int(2)))
+                pending = try select.step() ? select.bytes(0) : nil
+            }
+            return found
+        }
     }
 
     /// The stored item or failure of `path`.
@@ -230,10 +253,17 @@ final class StateIndex {
         upsert.bind(3, source.stat.modifiedKey)
         upsert.bind(4, item == nil ? 1 : 0)
         upsert.bind(5, failure?.stage)
-        let thumbs = (item?.thumbnails.values.sorted { $0.path < $1.path } ?? []).map { "\($0.path) \($0.bytes ?? -1)" }
-        upsert.bind(6, thumbs.joined(separator: "\n"))
-        upsert.bind(7, captured)
+        upsert.bind(6, captured)
         try upsert.run()
+        guard let deleteThumbnails, let insertThumbnail else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
+        deleteThumbnails.bind(1, source.rawPath)
+        try deleteThumbnails.run()
+        for thumbnail in item?.thumbnails.values ?? [:].values {
+            insertThumbnail.bind(1, source.rawPath)
+            insertThumbnail.bind(2, thumbnail.path)
+            insertThumbnail.bind(3, thumbnail.bytes ?? -1)
+            try insertThumbnail.run()
+        }
         guard let upsertEntry else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         upsertEntry.bind(1, source.rawPath)
         upsertEntry.bind(2, Array(json))
@@ -247,13 +277,14 @@ final class StateIndex {
     func removeRows(_ paths: [[UInt8]]) throws(SQLiteError) {
         guard !paths.isEmpty else { return }
         try beginIfNeeded()
-        let delete = try database.prepare("DELETE FROM files WHERE path = ?")
-        let deleteEntry = try database.prepare("DELETE FROM entries WHERE path = ?")
+        let deletes = try ["files", "entries", "thumbnails"].map { table throws(SQLiteError) in
+            try database.prepare("DELETE FROM \(table) WHERE path = ?")
+        }
         for path in paths {
-            delete.bind(1, path)
-            try delete.run()
-            deleteEntry.bind(1, path)
-            try deleteEntry.run()
+            for delete in deletes {
+                delete.bind(1, path)
+                try delete.run()
+            }
         }
         try commit()
     }
@@ -300,7 +331,7 @@ final class StateIndex {
     /// Forgets every file (settings that shape items changed, or `--force`).
     func removeAllRows() throws(SQLiteError) {
         try commit()
-        try database.execute("DELETE FROM files; DELETE FROM entries; DELETE FROM sections;")
+        try database.execute("DELETE FROM files; DELETE FROM thumbnails; DELETE FROM entries; DELETE FROM sections;")
     }
 
     /// Calls `body` with each stored row (only failures, or only items, when `failed` says),
@@ -321,13 +352,9 @@ final class StateIndex {
 
     /// Every thumbnail path the items name.
     func thumbnailPaths() throws(SQLiteError) -> Set<String> {
-        let select = try database.prepare("SELECT thumbs FROM files WHERE failed = 0")
+        let select = try database.prepare("SELECT thumbnail FROM thumbnails JOIN files USING (path) WHERE failed = 0")
         var paths = Set<String>()
-        while try select.step() {
-            for line in (select.string(0) ?? "").split(separator: "\n") {
-                if let space = line.lastIndex(of: " ") { paths.insert(String(line[..<space])) }
-            }
-        }
+        while try select.step() { paths.insert(select.string(0) ?? "") }
         return paths
     }
 

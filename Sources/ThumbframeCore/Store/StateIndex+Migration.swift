@@ -1,0 +1,68 @@
+import Foundation
+
+/// Indexes an earlier thumbframe wrote, upgraded in place by the first build that opens them
+/// (a rebuild from the sources would cost a decode of the whole library). Read-only opens
+/// (`--check`, `merge` of shards) do not upgrade: they find the index unusable, and the next
+/// build (or the shards run again) upgrades or rewrites it.
+extension StateIndex {
+    /// Format 4 kept each item's thumbnails as `path bytes` lines in `files.thumbs`, and what was
+    /// published under six `meta` keys as text.
+    static let format4 = "thumbframe-state-4"
+
+    /// Moves format 4's thumbnails into their table and its published state into one document,
+    /// in one transaction; a failure leaves the index as it was and is reported as unusable
+    /// (then rebuilt from the sources).
+    static func migrateFrom4(_ database: SQLiteDatabase) throws(SQLiteError) {
+        do {
+            try database.execute("BEGIN")
+            let rows = try database.prepare("SELECT path, thumbs FROM files")
+            let insert = try database.prepare("INSERT OR REPLACE INTO thumbnails (path, thumbnail, bytes) VALUES (?, ?, ?)")
+            while try rows.step() {
+                for line in (rows.string(1) ?? "").split(separator: "\n") {
+                    guard let space = line.lastIndex(of: " "), let bytes = Int(line[line.index(after: space)...]) else { continue }
+                    insert.bind(1, rows.bytes(0))
+                    insert.bind(2, String(line[..<space]))
+                    insert.bind(3, bytes)
+                    try insert.run()
+                }
+            }
+            rows.reset()
+            try database.execute("ALTER TABLE files DROP COLUMN thumbs")
+            let legacy = ["settings", "walkFailures", "pages", "manifest", "items", "sections"]
+            var values: [String: String] = [:]
+            let select = try database.prepare("SELECT key, value FROM meta")
+            while try select.step() { values[select.string(0) ?? ""] = select.string(1) }
+            select.reset()
+            var published = Published()
+            published.settings = values["settings"]
+            published.walkFailures = values["walkFailures"]
+            for line in (values["pages"] ?? "").split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2 { published.pages[String(parts[0])] = String(parts[1]) }
+            }
+            let manifest = values["manifest"]?.split(separator: " ")
+            published.manifestFingerprint = manifest?.first.map(String.init)
+            published.manifestSHA256 = manifest?.last.map(String.init)
+            published.items = values["items"].flatMap(Int.init) ?? 0
+            published.sections = values["sections"].flatMap(Int.init) ?? 0
+            let delete = try database.prepare("DELETE FROM meta WHERE key = ?")
+            for key in legacy {
+                delete.bind(1, key)
+                try delete.run()
+            }
+            let set = try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
+            if values["manifest"] != nil {
+                set.bind(1, Meta.published.rawValue)
+                set.bind(2, try published.json())
+                try set.run()
+            }
+            set.bind(1, Meta.format.rawValue)
+            set.bind(2, format)
+            try set.run()
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw SQLiteError(code: 26, message: "a state index of \(format4) could not be upgraded (\(error))")
+        }
+    }
+}
