@@ -136,7 +136,7 @@ def main():
     for recipe in ("grid", "preview"):
         ours, theirs = by.get(("thumbframe", recipe), {}), by.get(("vipsthumbnail", recipe), {})
         # Only thumbnails of the same size compare: thumbframe's previews of long images are 1080
-        # wide (SPEC), vipsthumbnail's fit 1280 high, and a larger JPEG of finer detail scores lower.
+        # wide (../shared/SPEC.md), vipsthumbnail's fit 1280 high, and a larger JPEG of finer detail scores lower.
         both = sorted(set(ours) & set(theirs))
         common = [k for k in both if all(abs(a - b) <= 2 for a, b in zip(ours[k][2], theirs[k][2]))]
         if not common:

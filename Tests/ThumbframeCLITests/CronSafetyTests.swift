@@ -218,10 +218,12 @@ struct KilledColdBuildTests {
             let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1"])
             // Readiness: the journal names each thumbnail before it is written; wait for ten files' worth.
             // (Polled on a thread of its own: a loaded test run must not oversleep past the build's end.)
-            _ = await Processes.poll(every: 1000, attempts: 20_000) {
-                ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n").count >= 20
-            }
-            kill(process.processIdentifier, SIGKILL)
+            let pid = process.processIdentifier
+            _ = await Processes.poll(
+                every: 1000, attempts: 20_000,
+                until: {
+                    ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n").count >= 20
+                }, then: { kill(pid, SIGKILL) })
             process.waitUntilExit()
             try #require(process.terminationReason == .uncaughtSignal, "the build finished before it was killed")
             // Every file whose two thumbnails were written before the kill is recorded, but the

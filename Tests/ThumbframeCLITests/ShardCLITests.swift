@@ -20,10 +20,10 @@ struct ShardCLITests {
             let victim = try CronSafetyTests.start(["build", root + "/lib", "--out", root + "/out", "--shard", "3/4", "--jobs", "1"])
             // (Polled on a thread of its own: a Task.sleep can wake late while the rest of the suite
             // keeps the cooperative pool busy, and the shard would be done.)
-            _ = await Processes.poll(every: 500, attempts: 20_000) {
-                FileManager.default.fileExists(atPath: root + "/out/.thumbframe-journal")
-            }
-            kill(victim.processIdentifier, SIGKILL)
+            let pid = victim.processIdentifier
+            _ = await Processes.poll(
+                every: 500, attempts: 20_000, until: { FileManager.default.fileExists(atPath: root + "/out/.thumbframe-journal") },
+                then: { kill(pid, SIGKILL) })
             victim.waitUntilExit()
             #expect(victim.terminationReason == .uncaughtSignal, "the shard was killed while it worked, not after")
             let others = try (0..<3).map {

@@ -103,7 +103,7 @@ struct CorpusTests {
         }
     }
 
-    /// SPEC §4: the orientation comes from libexif, and libvips' own reading must agree.
+    /// ../shared/SPEC.md §4: the orientation comes from libexif, and libvips' own reading must agree.
     static func expectReadersAgree(_ file: String, path: String) throws {
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
         let header = try #require(bytes.withUnsafeBytes { raw in Vips.withImage(raw, failOn: 0) { ImageHeader($0, fileBytes: raw) } })

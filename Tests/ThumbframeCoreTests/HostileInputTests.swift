@@ -7,7 +7,7 @@ import ThumbframeTestSupport
 @testable import ThumbframeCore
 @testable import ThumbframeImaging
 
-/// Every kind of bad input of SPEC §8 becomes one failure with a one-line reason, and every
+/// Every kind of bad input of ../shared/SPEC.md §8 becomes one failure with a one-line reason, and every
 /// good file beside it is still built.
 @Suite("Hostile input")
 struct HostileInputTests {

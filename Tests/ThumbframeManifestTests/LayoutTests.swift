@@ -8,7 +8,7 @@ struct LayoutTests {
     static let portrait = Viewport(name: "p", width: 390, height: 844, scale: 3)
     static let landscape = Viewport(name: "l", width: 844, height: 390, scale: 3)
 
-    /// One row of SPEC §5's worked-example table.
+    /// One row of the worked-example table of ../shared/SPEC.md §5 (the product specification beside the repository).
     struct Example: Sendable, CustomStringConvertible {
         var width: Int, height: Int, viewport: Viewport
         var jx3Frame: [Double], jx3MaxOffsetY: Double, native: Double
@@ -46,7 +46,7 @@ struct LayoutTests {
         }
     }
 
-    @Test("SPEC §5 worked examples, to 0.01", arguments: examples)
+    @Test("the specification's worked examples (../shared/SPEC.md §5), to 0.01", arguments: examples)
     func workedExample(_ example: Example) {
         let jx3 = LayoutEngine.layout(width: example.width, height: example.height, viewport: example.viewport, preset: .jx3)
         Self.expectClose(Self.values(jx3.frame), example.jx3Frame, "jx3 frame \(example)")
@@ -115,7 +115,7 @@ struct LayoutTests {
             }
             #expect(layout.maxOffset.x >= 0 && layout.maxOffset.y >= 0, "\(label)")
             #expect(layout.contentSize.width == frame.width && layout.contentSize.height == frame.height, "\(label)")
-            // Zoom limits are ordered, and a double tap stays within them, except jx4's: SPEC §5
+            // Zoom limits are ordered, and a double tap stays within them, except jx4's: ../shared/SPEC.md §5
             // defines it as the fill ratio, which may exceed max 3 (its own worked example has
             // 14.027); UIScrollView clamps a zoom to maximumZoomScale.
             let zoom = layout.zoom

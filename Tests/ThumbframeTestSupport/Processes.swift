@@ -20,13 +20,19 @@ public enum Processes {
     }
 
     /// Polls `condition` every `microseconds` on a thread of its own until it holds or `attempts`
-    /// run out; true when it held. A readiness wait (a journal line, a file) that must neither
-    /// oversleep while the rest of the suite keeps the cooperative pool busy nor hold a thread of it.
-    public static func poll(every microseconds: UInt32, attempts: Int, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+    /// run out, then runs `action` on that thread at once; true when the condition held. A
+    /// readiness wait (a journal line, a file) whose action (a kill) must neither wait for a
+    /// thread of the cooperative pool, which the rest of the suite may keep busy, nor hold one.
+    public static func poll(
+        every microseconds: UInt32, attempts: Int, until condition: @escaping @Sendable () -> Bool,
+        then action: @escaping @Sendable () -> Void = {}
+    ) async -> Bool {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 for _ in 0..<attempts where !condition() { usleep(microseconds) }
-                continuation.resume(returning: condition())
+                let held = condition()
+                action()
+                continuation.resume(returning: held)
             }
             thread.start()
         }

@@ -90,7 +90,7 @@ extension Builder {
     }
 }
 
-extension ThumbnailPruner {
+extension Pruner {
     /// Prunes once a new manifest is in place (only then may the old one's thumbnails go), when
     /// an earlier prune was cut short, or `always` (a merge): keeps what the index and the shard
     /// indexes name, and the pages of the manifest on disk.

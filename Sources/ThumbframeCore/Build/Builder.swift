@@ -5,7 +5,7 @@ import ThumbframeManifest
 /// Runs `thumbframe build`, stage by stage: guards (`BuildSite`), walk (`SourceWalker`), plan
 /// (`ReusePlan`: what the state index already knows), process (`ItemProcessor` on the worker
 /// pool, each file recorded in the index as it is done), assemble and publish (`Publisher`:
-/// pages, then the top document atomically), prune (`ThumbnailPruner`: what nothing names any
+/// pages, then the top document atomically), prune (`Pruner`: what nothing names any
 /// more). `--check` stops after the plan; a shard after processing.
 package struct Builder: Sendable {
     /// The options of this run.
@@ -66,7 +66,7 @@ package struct Builder: Sendable {
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
             verify: options.verify, events: events)
         let written = try publisher.publish(walk: walk, unchanged: unchanged, changed: changed)
-        let prune = try ThumbnailPruner(output: output).prune(after: written, by: publisher, published: site.published)
+        let prune = try Pruner(output: output).prune(after: written, by: publisher, published: site.published)
         if options.viewer {
             let document = try ManifestFile.open(site.manifestPath).document
             if let warning = try ViewerWriter(output: output).write(manifest: document) { events(.warning(warning)) }

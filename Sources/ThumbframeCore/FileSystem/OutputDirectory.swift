@@ -68,11 +68,11 @@ final class OutputDirectory: @unchecked Sendable {
 
     var path: String { root.path }
 
-    // MARK: Thumbnails
+    // MARK: Thumbnails and pages
 
     /// The size and kind of a thumbnail or page file (`thumbs/XX/NAME.ext`, `pages/XX/NAME.json`),
     /// never through a link.
-    func stat(thumbnail path: String) -> FileStat? {
+    func stat(file path: String) -> FileStat? {
         guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }
         return directory.stat(name.fileBytes)
     }
@@ -83,13 +83,13 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     /// A thumbnail's or page's bytes, or nil when it is missing, a link or unreadable.
-    func read(thumbnail path: String) -> [UInt8]? {
+    func read(file path: String) -> [UInt8]? {
         guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }
         return try? directory.readFile(name.fileBytes, limit: 1 << 30)
     }
 
     /// Writes a thumbnail or page atomically, after recording its name in the journal.
-    func write(thumbnail path: String, _ bytes: [UInt8]) throws(FileSystemError) {
+    func write(file path: String, _ bytes: [UInt8]) throws(FileSystemError) {
         guard let name = OutputName(path) else { throw .notRegular }
         try appendToJournal(path)
         try fanout(name, create: true).writeAtomically(bytes, to: name.file, durable: false)
@@ -185,7 +185,7 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     /// Removes the thumbnail or page at `path` if it is a regular file; true when it was removed.
-    func remove(thumbnail path: String) -> Bool {
+    func remove(file path: String) -> Bool {
         guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return false }
         return directory.removeFile(name.fileBytes)
     }

@@ -112,7 +112,7 @@ enum ItemProcessor {
     /// `--check`: every thumbnail still holds the bytes the entry recorded.
     static func thumbnailsIntact(_ item: Manifest.Item, output: OutputDirectory) -> Bool {
         item.thumbnails.values.allSatisfy { thumbnail in
-            guard let sha256 = thumbnail.sha256, let bytes = output.read(thumbnail: thumbnail.path) else { return false }
+            guard let sha256 = thumbnail.sha256, let bytes = output.read(file: thumbnail.path) else { return false }
             return bytes.withUnsafeBytes(Digest.sha256) == sha256
         }
     }
@@ -180,7 +180,7 @@ enum ItemProcessor {
         case .success(let (header, rendering)):
             for (encoded, (output, path)) in zip(rendering?.encoded ?? [], missing) {
                 do {
-                    try context.output.write(thumbnail: path, encoded)
+                    try context.output.write(file: path, encoded)
                 } catch {
                     let reason = "cannot write thumbnail \(path): \(error.localizedDescription)"
                     timed.outcome = .failed(failure(source, .write, reason))
@@ -203,9 +203,9 @@ enum ItemProcessor {
     /// index recorded, or (written by a run killed before it recorded it) when it can be read
     /// now; its hash is taken from its bytes. Anything else is written again.
     private static func existingThumbnail(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
-        guard let stat = context.output.stat(thumbnail: path), stat.isRegularFile, stat.size > 0 else { return nil }
+        guard let stat = context.output.stat(file: path), stat.isRegularFile, stat.size > 0 else { return nil }
         if let bytes = context.recorded[path], bytes != stat.size { return nil }
-        guard let bytes = context.output.read(thumbnail: path), bytes.count == stat.size else { return nil }
+        guard let bytes = context.output.read(file: path), bytes.count == stat.size else { return nil }
         return (bytes.count, bytes.withUnsafeBytes(Digest.sha256))
     }
 

@@ -6,7 +6,7 @@ import ThumbframeManifest
 extension Publisher {
     /// The pages of the published manifest that are still the files written.
     static func intactPages(_ published: StateIndex.Published, output: OutputDirectory) -> Set<String> {
-        Set(published.pages.filter { output.stat(thumbnail: $0.key)?.fingerprint == $0.value }.keys)
+        Set(published.pages.filter { output.stat(file: $0.key)?.fingerprint == $0.value }.keys)
     }
 
     /// Writes a page under its content address unless a file of that name holds those bytes
@@ -21,13 +21,13 @@ extension Publisher {
         }
         let sha256 = data.withUnsafeBytes(Digest.sha256)
         let path = OutputName.path(area: "pages", hash: sha256, extension: "json")
-        if let stat = output.stat(thumbnail: path), stat.isRegularFile, stat.size == data.count,
-            output.read(thumbnail: path).map({ $0.elementsEqual(data) }) == true
+        if let stat = output.stat(file: path), stat.isRegularFile, stat.size == data.count,
+            output.read(file: path).map({ $0.elementsEqual(data) }) == true
         {
             return path
         }
         do {
-            try output.write(thumbnail: path, Array(data))
+            try output.write(file: path, Array(data))
         } catch {
             throw .cannotWrite(path: output.path + "/" + path, reason: error.localizedDescription)
         }

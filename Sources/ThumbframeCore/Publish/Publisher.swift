@@ -78,7 +78,7 @@ struct Publisher {
         var record = StateIndex.Published(
             settings: settingsKey, walkFailures: walk.failuresKey, manifestFingerprint: stat.fingerprint, manifestSHA256: sha256,
             items: written.items, sections: written.sections.count, clean: true)
-        for page in written.pages { record.pages[page] = output.stat(thumbnail: page)?.fingerprint ?? "missing" }
+        for page in written.pages { record.pages[page] = output.stat(file: page)?.fingerprint ?? "missing" }
         try stored { () throws(SQLiteError) in
             try index.replaceSections(written.stored)
             try index.recordPublished(record)

@@ -54,7 +54,7 @@ extension StateIndex {
                 guard OutputName(thumbnail)?.area == "thumbs" else {
                     return "\(shown) names '\(TerminalText.safe(thumbnail))', not a thumbnail path of thumbframe's"
                 }
-                guard let stat = output.stat(thumbnail: thumbnail), stat.isRegularFile, stat.size == bytes else {
+                guard let stat = output.stat(file: thumbnail), stat.isRegularFile, stat.size == bytes else {
                     return "thumbnail \(thumbnail) of \(shown) is missing or changed"
                 }
             }

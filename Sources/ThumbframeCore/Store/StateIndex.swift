@@ -77,54 +77,6 @@ final class StateIndex {
         }
     }
 
-    /// What the index holds, table by table (made where missing).
-    static let schema = """
-        -- format, generator, recipes, published, dirty, shard: StateIndex.Meta
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS files (
-            path BLOB PRIMARY KEY,      -- below SOURCE_DIR, as bytes
-            size INTEGER NOT NULL,      -- FileStat.size when recorded
-            mtime INTEGER NOT NULL,     -- FileStat.modifiedKey when recorded
-            failed INTEGER NOT NULL,    -- 1: a failure (entries holds a Manifest.Failure), 0: an item
-            stage TEXT,                 -- a failure's FailureStage
-            captured TEXT NOT NULL      -- an item's capture time, YYYY-MM-DDTHH:MM:SS (orders the manifest)
-        ) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS thumbnails (
-            path BLOB NOT NULL,         -- files.path of the item that names it
-            thumbnail TEXT NOT NULL,    -- its path in OUT_DIR (thumbs/xx/….ext)
-            bytes INTEGER NOT NULL,     -- its size when written (-1: unknown)
-            PRIMARY KEY (path, thumbnail)
-        ) WITHOUT ROWID;
-        -- StateIndex.StoredItem or Manifest.Failure, as JSON
-        CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, entry BLOB NOT NULL);
-        -- StateIndex.StoredSection: its item count, page references and summary, as JSON
-        CREATE TABLE IF NOT EXISTS sections (
-            key BLOB PRIMARY KEY, count INTEGER NOT NULL, pages BLOB NOT NULL, summary BLOB NOT NULL
-        ) WITHOUT ROWID;
-        """
-
-    private static func prepareSchema(_ database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
-        // A 16 MiB page cache holds the files table of 100 000 files; no memory map (its pages
-        // would count against the memory bound and bought no speed here).
-        try database.execute("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384;")
-        if !readOnly { try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;" + schema) }
-        let statement = try database.prepare("SELECT value FROM meta WHERE key = ?")
-        statement.bind(1, Meta.format.rawValue)
-        let found = try statement.step() ? statement.string(0) : nil
-        switch found {
-        case Self.format: break
-        case Self.format4 where !readOnly:
-            try migrateFrom4(database)
-        case nil where !readOnly:
-            let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
-            insert.bind(1, Meta.format.rawValue)
-            insert.bind(2, Self.format)
-            try insert.run()
-        case let other:
-            throw SQLiteError(code: 26, message: "not a thumbframe state index (format \(other ?? "none"))")
-        }
-    }
-
     // MARK: Meta
 
     /// A value of the `meta` table (`StateIndex+Meta` types them).
@@ -289,45 +241,6 @@ final class StateIndex {
         try commit()
     }
 
-    /// A section as last written: its item count, pages and summary, so an unchanged section
-    /// is not assembled again.
-    struct StoredSection: Codable {
-        var count: Int
-        var pages: [Manifest.PageReference]
-        var summary: ManifestDocument.Summary
-    }
-
-    func storedSection(_ key: [UInt8]) throws(SQLiteError) -> StoredSection? {
-        let select = try database.prepare("SELECT count, pages, summary FROM sections WHERE key = ?")
-        select.bind(1, key)
-        guard try select.step() else { return nil }
-        let decoder = JSONDecoder()
-        guard let pages = try? decoder.decode([Manifest.PageReference].self, from: Data(select.bytes(1))),
-            let summary = try? decoder.decode(ManifestDocument.Summary.self, from: Data(select.bytes(2)))
-        else { return nil }
-        return StoredSection(count: select.int(0), pages: pages, summary: summary)
-    }
-
-    /// Replaces every stored section.
-    func replaceSections(_ sections: [([UInt8], StoredSection)]) throws(SQLiteError) {
-        try beginIfNeeded()
-        try database.execute("DELETE FROM sections")
-        let insert = try database.prepare("INSERT INTO sections (key, count, pages, summary) VALUES (?, ?, ?, ?)")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        for (key, section) in sections {
-            guard let pages = try? encoder.encode(section.pages), let summary = try? encoder.encode(section.summary) else {
-                throw SQLiteError(code: 1, message: "cannot encode a section")
-            }
-            insert.bind(1, key)
-            insert.bind(2, section.count)
-            insert.bind(3, Array(pages))
-            insert.bind(4, Array(summary))
-            try insert.run()
-        }
-        try commit()
-    }
-
     /// Forgets every file (settings that shape items changed, or `--force`).
     func removeAllRows() throws(SQLiteError) {
         try commit()
@@ -358,7 +271,7 @@ final class StateIndex {
         return paths
     }
 
-    private func beginIfNeeded() throws(SQLiteError) {
+    func beginIfNeeded() throws(SQLiteError) {
         guard !inTransaction else { return }
         try database.execute("BEGIN")
         inTransaction = true

@@ -9,7 +9,7 @@ import ThumbframeManifest
 /// user's `2019-holiday/beach.jpg`, a `notes.txt` — is left where it is and reported once.
 /// Runs only after the new manifest is in place (and under the build lock), so no manifest
 /// ever names a pruned file; then settles the ledger to exactly what the manifest names.
-struct ThumbnailPruner {
+struct Pruner {
     var output: OutputDirectory
 
     /// What a prune did.
@@ -48,7 +48,7 @@ struct ThumbnailPruner {
         var emptied: Set<String> = []
         for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let path = String(decoding: candidate, as: UTF8.self)
-            guard !keep.contains(path), output.remove(thumbnail: path) else { continue }
+            guard !keep.contains(path), output.remove(file: path) else { continue }
             // Reported: thumbnails; pages come and go with every manifest change.
             if path.hasPrefix("thumbs/") { outcome.removed += 1 }
             emptied.insert(path)
