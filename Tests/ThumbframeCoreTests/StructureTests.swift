@@ -78,6 +78,20 @@ struct StructureTests {
         }
     }
 
+    @Test("no two folders of ThumbframeCore depend on each other (scripts/shape), and its orchestrator stays short")
+    func oneWayStages() async throws {
+        let shape = try await Processes.run(
+            "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/shape", Self.sources + "/ThumbframeCore"])
+        #expect(shape.status == 0, "\(shape.stderr)")
+        #expect(shape.stdout.contains("two-way pairs: 0"), "\(shape.stdout.split(separator: "\n").filter { $0.contains("<->") })")
+        #expect(shape.stdout.contains(" -> "), "the script found no dependencies at all")
+        let builder = try String(contentsOfFile: Self.sources + "/ThumbframeCore/Build/Builder.swift", encoding: .utf8)
+        let lines = builder.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0.contains("package func run()") })
+        let end = try #require(lines[start...].firstIndex { $0.hasPrefix("    }") })
+        #expect(end - start <= 80, "Builder.run is \(end - start) lines")
+    }
+
     @Test("ThumbframeCore is no product: nothing in it is public (package access for the CLI and the tests)")
     func coreIsNotPublic() throws {
         let root = Self.sources + "/ThumbframeCore"
