@@ -21,6 +21,11 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     public var summary: Summary
     /// Every file that looked like an image but could not be processed.
     public var failures: [Manifest.Failure]
+    /// Files the build met that are neither items nor failures, counted by kind: `video`,
+    /// `audio`, `sidecar` (XMP, AAE, THM, a Takeout `.json` beside a photo) and `other`; nil
+    /// when there are none. (Hidden files and what `--exclude` or an ignore file leaves out are
+    /// not counted: they were left out on purpose.)
+    public var skipped: [String: Int]?
 
     /// The value of `format` in every thumbframe manifest.
     public static let formatName = Manifest.formatName
@@ -30,7 +35,7 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     /// Creates a top document.
     public init(
         generator: Manifest.Generator, settings: Manifest.Settings, sections: [Manifest.Section], itemCount: Int,
-        summary: Summary, failures: [Manifest.Failure]
+        summary: Summary, failures: [Manifest.Failure], skipped: [String: Int]? = nil
     ) {
         self.summary = summary
         self.format = Self.formatName
@@ -40,6 +45,7 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
         self.sections = sections
         self.itemCount = itemCount
         self.failures = failures
+        self.skipped = skipped
     }
 
     /// Encodes deterministically: sorted keys, two-space indentation, no escaped slashes, a

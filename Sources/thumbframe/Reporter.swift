@@ -79,11 +79,19 @@ final class Reporter: @unchecked Sendable {
                 "event": "summary", "manifest": report.manifestPath, "items": report.items, "sections": report.sections,
                 "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
-                "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed,
+                "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed, "skipped": report.skipped,
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
+                + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
                 + "manifest \(report.manifestWritten ? "written" : "unchanged")")
+    }
+
+    /// `3 skipped (2 video, 1 sidecar), ` — nothing when nothing was skipped.
+    static func skippedText(_ skipped: [String: Int]) -> String {
+        guard !skipped.isEmpty else { return "" }
+        let kinds = skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        return "\(skipped.values.reduce(0, +)) skipped (\(kinds)), "
     }
 
     /// A sentence about the whole run (`--check`'s verdict, a signal).

@@ -14,6 +14,55 @@ struct WalkEdgeTests {
         try ManifestFile.load(manifest).items.map(\.path).sorted()
     }
 
+    @Test(
+        "files that are neither images nor failures are counted by kind — in the summary, the manifest and inspect — and one more rewrites the manifest"
+    )
+    func skippedByKind() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            func iso(_ brand: String) -> [UInt8] { [0, 0, 0, 0x18] + Array("ftyp\(brand)".utf8) + [0, 0, 0, 0] + Array("isommp42".utf8) }
+            try Fixtures.makeLibrary(
+                lib,
+                [
+                    .photo("a.jpg", width: 64, height: 48), .bytes("clip.MOV", iso("qt  ")), .bytes("2020/b.mp4", iso("isom")),
+                    .bytes("2020/no-extension", iso("mp42")), .bytes("a.xmp", Array("<x:xmpmeta/>".utf8)),
+                    .bytes("IMG_1.AAE", Array("<plist/>".utf8)), .bytes("a.jpg.json", Array("{}".utf8)),
+                    .bytes("song.mp3", Array("ID3".utf8)), .bytes("notes.txt", Array("hi".utf8)),
+                    .bytes(".DS_Store", [0]), .bytes("2020/.hidden.mov", iso("qt  ")),
+                ])
+            let expected = ["video": 3, "sidecar": 3, "audio": 1, "other": 1]
+            let json = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(json.status == 0, "\(json.stderr)")
+            let line = try #require(json.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(summary["skipped"] as? [String: Int] == expected, "\(line)")
+            let document = try ManifestDocument.decode(from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+            #expect(document.skipped == expected)
+            #expect(document.itemCount == 1 && document.failures.isEmpty)
+
+            let text = try await CLITests.run(["build", lib, "--out", out])
+            #expect(
+                text.stderr.contains("1 items in 1 sections, 0 failed, 8 skipped (1 audio, 1 other, 3 sidecar, 3 video), "),
+                "\(text.stderr)")
+            #expect(text.stderr.contains("manifest unchanged"))
+            let inspect = try await CLITests.run(["inspect", out + "/manifest.json"])
+            #expect(inspect.stdout.contains("\nskipped       sidecar=3, video=3, audio=1, other=1\n"), "\(inspect.stdout)")
+            let inspectJSON = try await CLITests.run(["inspect", out + "/manifest.json", "--json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(inspectJSON.stdout.utf8)) as? [String: Any])
+            #expect(object["skipped"] as? [String: Int] == expected)
+
+            // No image changed, but the manifest says what was skipped: one more video is news.
+            #expect(try await CLITests.run(["build", lib, "--out", out, "--check"]).status == 0)
+            try Fixtures.write(iso("qt  "), to: lib + "/2020/c.mov")
+            let check = try await CLITests.run(["build", lib, "--out", out, "--check"])
+            #expect(check.status == 1 && check.stdout.contains("manifest.json differs"), "\(check.stdout) \(check.stderr)")
+            let again = try await CLITests.run(["build", lib, "--out", out])
+            #expect(again.stderr.contains("9 skipped (1 audio, 1 other, 3 sidecar, 4 video)") && again.stderr.contains("manifest written"))
+            let updated = try ManifestDocument.decode(from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+            #expect(updated.skipped?["video"] == 4)
+        }
+    }
+
     @Test("another build's OUT_DIR inside SOURCE_DIR, NAS system folders, .nomedia folders and .thumbframeignore patterns are not walked")
     func leftOut() async throws {
         try await Fixtures.withTemporaryDirectory { root in

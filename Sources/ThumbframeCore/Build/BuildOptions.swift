@@ -151,4 +151,6 @@ package struct BuildReport: Sendable, Equatable {
     package var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     package var stale: [String] = []
+    /// Files the walk met that are neither items nor failures, by kind (video, audio, sidecar, other).
+    package var skipped: [String: Int] = [:]
 }

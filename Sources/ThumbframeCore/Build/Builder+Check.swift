@@ -53,6 +53,7 @@ extension Builder {
                 verify: options.verify, events: events)
             if stale.isEmpty,
                 published.settings != options.settings.canonicalKey || published.walkFailures != walk.failuresKey
+                    || published.skipped ?? [:] != walk.skipped
                     || !published.clean || !publisher.manifestIntact(published)
             {
                 stale.append("manifest.json differs from what a build would write")
@@ -61,6 +62,6 @@ extension Builder {
         return BuildReport(
             manifestPath: site.manifestPath, items: stale.isEmpty ? published.items : 0,
             sections: stale.isEmpty ? published.sections : 0, failures: Manifest.Failure.ordered(failures), thumbnailsWritten: 0,
-            manifestWritten: false, reused: reused, stale: stale)
+            manifestWritten: false, reused: reused, stale: stale, skipped: walk.skipped)
     }
 }

@@ -11,7 +11,8 @@ extension Builder {
         let shape = Self.shape(options.thumbnails)
         let record = ShardRecord(
             shard: shard.index, count: shard.count, generator: shape.generator, recipes: shape.recipes,
-            settings: options.settings, source: options.sourceTitle, walkDigest: walkDigest, walkFailures: walk.failures)
+            settings: options.settings, source: options.sourceTitle, walkDigest: walkDigest, walkFailures: walk.failures,
+            walkSkipped: walk.skipped.isEmpty ? nil : walk.skipped)
         var counts = (items: 0, failures: 0)
         try storing(in: output) { () throws(SQLiteError) in
             try index.removeRows(removed)
@@ -24,6 +25,7 @@ extension Builder {
         let failures = try publisher.reportFailures(SourceWalker.Result())
         return BuildReport(
             manifestPath: output.path + "/" + OutputDirectory.manifestName, items: counts.items, sections: 0,
-            failures: failures, thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: false, reused: reused)
+            failures: failures, thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: false, reused: reused,
+            skipped: walk.skipped)
     }
 }

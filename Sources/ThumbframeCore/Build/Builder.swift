@@ -75,6 +75,7 @@ package struct Builder: Sendable {
             manifestPath: site.manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reused,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
-            newFailures: tally.newFailures + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed)
+            newFailures: tally.newFailures + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed,
+            skipped: walk.skipped)
     }
 }

@@ -63,6 +63,7 @@ package struct Shard: Equatable, Sendable {
             lines += file.rawPath + Array("\t\(file.stat.size)\t\(file.stat.modifiedRFC3339)\n".utf8)
         }
         lines += Array(walk.failuresKey.utf8)
+        lines += Array(walk.skipped.sorted { $0.key < $1.key }.map { "\n\($0.key)\t\($0.value)" }.joined().utf8)
         return lines.withUnsafeBytes(Digest.sha256)
     }
 }

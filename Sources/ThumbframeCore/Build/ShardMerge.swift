@@ -61,12 +61,13 @@ package struct ShardMerge: Sendable {
         }
         try Builder.refuseShrink(published.items, dropped: max(0, published.items - merged), allowed: allowShrink)
         let publisher = Publisher(index: index, output: out, settings: first.settings, sourceTitle: first.source, events: events)
-        let written = try publisher.publish(walk: SourceWalker.Result(failures: first.walkFailures), unchanged: false, changed: nil)
+        let written = try publisher.publish(
+            walk: SourceWalker.Result(failures: first.walkFailures, skipped: first.walkSkipped ?? [:]), unchanged: false, changed: nil)
         let prune = try Pruner(output: out).prune(after: written, by: publisher, published: published, always: true)
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: 0, manifestWritten: written.manifestWritten, pruned: prune.removed, foreign: prune.foreign,
-            sectionsAssembled: written.sectionsAssembled)
+            sectionsAssembled: written.sectionsAssembled, skipped: first.walkSkipped ?? [:])
     }
 
     /// Every shard's record, checked: each shard's index there and locked (none still running),

@@ -37,7 +37,9 @@ struct Publisher {
     func publish(walk: SourceWalker.Result, unchanged: Bool, changed: Set<[UInt8]>?) throws(ThumbframeError) -> Publication {
         let published = try stored { () throws(SQLiteError) in try index.published() }
         let settingsKey = settings.canonicalKey
-        if unchanged, published.settings == settingsKey, published.walkFailures == walk.failuresKey, manifestIntact(published) {
+        if unchanged, published.settings == settingsKey, published.walkFailures == walk.failuresKey,
+            published.skipped ?? [:] == walk.skipped, manifestIntact(published)
+        {
             let failures = try reportFailures(walk)
             return Publication(
                 manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
@@ -60,7 +62,7 @@ struct Publisher {
         }
         let document = ManifestDocument(
             generator: .current, settings: settings, sections: written.sections, itemCount: written.items,
-            summary: written.summary, failures: failures)
+            summary: written.summary, failures: failures, skipped: walk.skipped.isEmpty ? nil : walk.skipped)
         let (manifestWritten, sha256) = try Self.writeManifest(document, to: output)
         // A viewer left in OUT_DIR by an earlier --viewer build (or merge) shows this manifest,
         // never one that is gone.
@@ -76,7 +78,8 @@ struct Publisher {
                 ))
         }
         var record = StateIndex.Published(
-            settings: settingsKey, walkFailures: walk.failuresKey, manifestFingerprint: stat.fingerprint, manifestSHA256: sha256,
+            settings: settingsKey, walkFailures: walk.failuresKey, skipped: walk.skipped.isEmpty ? nil : walk.skipped,
+            manifestFingerprint: stat.fingerprint, manifestSHA256: sha256,
             items: written.items, sections: written.sections.count, clean: true)
         for page in written.pages { record.pages[page] = output.stat(file: page)?.fingerprint ?? "missing" }
         try stored { () throws(SQLiteError) in

@@ -36,6 +36,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var missingThumbnails: Int
     /// Every failure of the build.
     package var failures: [Manifest.Failure]
+    /// Files the build met that are neither items nor failures, by kind (empty when none).
+    package var skipped: [String: Int] = [:]
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
@@ -59,6 +61,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         self.init(
             generator: document.generator, sections: document.sections, failures: document.failures,
             items: document.itemCount, counts: document.summary)
+        skipped = document.skipped ?? [:]
         guard let thumbnailRoot else { return }
         thumbnailBytes = [:]
         var summary = self
@@ -126,6 +129,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         for failure in failures {
             lines.append("  \(failure.path)  [\(failure.stage)] \(failure.reason)")
         }
+        if !skipped.isEmpty { lines.append("skipped       \(counts(skipped))") }
         lines.append("sections")
         let width = sections.map(\.name.count).max() ?? 0
         for (index, section) in sections.enumerated() {

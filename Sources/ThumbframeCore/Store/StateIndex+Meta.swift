@@ -34,6 +34,8 @@ extension StateIndex {
         /// The published manifest's settings (canonical JSON) and the walk's failures (a SHA-256).
         var settings: String?
         var walkFailures: String?
+        /// What the walk skipped, by kind (nil: nothing, or an index from before it counted).
+        var skipped: [String: Int]?
         /// Every page of the published top document, with its `FileStat.fingerprint` when written.
         var pages: [String: String] = [:]
         /// `manifest.json` as written: its `FileStat.fingerprint` and SHA-256.
@@ -47,7 +49,7 @@ extension StateIndex {
         var clean = false
 
         private enum CodingKeys: String, CodingKey {
-            case settings, walkFailures, pages, manifestFingerprint, manifestSHA256, items, sections
+            case settings, walkFailures, skipped, pages, manifestFingerprint, manifestSHA256, items, sections
         }
 
         func json() throws(SQLiteError) -> String {
@@ -129,6 +131,8 @@ struct ShardRecord: Codable, Equatable {
     /// one merge, or some shard saw another state of the library.
     var walkDigest: String
     var walkFailures: [Manifest.Failure]
+    /// What the whole walk skipped, by kind (nil: nothing).
+    var walkSkipped: [String: Int]?
 
     /// Everything but the shard's own number: what all shards of a merge share.
     var agreement: ShardRecord {

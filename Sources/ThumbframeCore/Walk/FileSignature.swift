@@ -16,6 +16,26 @@ enum FileSignature {
         return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
     }
 
+    /// What a file the walk met is when it is not an image: `video`, `audio`, `sidecar` (an
+    /// editor's or camera's file beside a photo: XMP, AAE, THM, …) or `other`. By extension, or
+    /// for an ISO media file without one that says, by its `ftyp` box.
+    static func skippedKind(_ name: String, head: [UInt8]) -> String {
+        let lower = name.lowercased()
+        let ext = lower.lastIndex(of: ".").map { String(lower[lower.index(after: $0)...]) } ?? ""
+        if videoExtensions.contains(ext) { return "video" }
+        if audioExtensions.contains(ext) { return "audio" }
+        // Google Takeout writes `IMG_1.jpg.json` beside each photo.
+        if sidecarExtensions.contains(ext) || (ext == "json" && hasImageExtension(String(lower.dropLast(5)))) { return "sidecar" }
+        if head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8) { return "video" }
+        return "other"
+    }
+
+    static let videoExtensions: Set<String> = [
+        "mp4", "m4v", "mov", "qt", "3gp", "3g2", "mkv", "webm", "avi", "mts", "m2ts", "mpg", "mpeg", "wmv", "flv",
+    ]
+    static let audioExtensions: Set<String> = ["mp3", "m4a", "aac", "wav", "flac", "ogg", "oga", "opus", "aiff", "aif", "wma"]
+    static let sidecarExtensions: Set<String> = ["xmp", "aae", "thm", "dop", "pp3", "on1", "xmpx"]
+
     /// True when the first bytes are those of a photo format.
     static func looksLikeImage(_ head: [UInt8]) -> Bool {
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {

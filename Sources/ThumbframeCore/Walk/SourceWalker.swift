@@ -18,6 +18,8 @@ struct SourceWalker {
     struct Result {
         var files: [SourceFile] = []
         var failures: [Manifest.Failure] = []
+        /// Files met that are neither images nor failures, by kind (`FileSignature.skippedKind`).
+        var skipped: [String: Int] = [:]
 
         /// The walk's failures (links, unlistable directories), canonically: a SHA-256.
         var failuresKey: String {
@@ -89,6 +91,7 @@ struct SourceWalker {
         for part in parts {
             result.files += part.files
             result.failures += part.failures
+            result.skipped.merge(part.skipped, uniquingKeysWith: +)
         }
         return result
     }
@@ -172,11 +175,15 @@ struct SourceWalker {
         }
         guard stat.isRegularFile, !ignores.excludes(path, isDirectory: false) else { return nil }
         let display = String(decoding: name, as: UTF8.self)
-        if FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(directory.head(openName, count: 16)) {
+        let head = FileSignature.hasImageExtension(display) ? [] : directory.head(openName, count: 16)
+        if FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(head) {
             result.files.append(
                 SourceFile(
                     directory: components, name: name,
                     openPath: Array((openComponents + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
+        } else {
+            // Not an image: counted by kind, so the summary and the manifest say what was left out.
+            result.skipped[FileSignature.skippedKind(display, head: head), default: 0] += 1
         }
         return nil
     }
