@@ -7,10 +7,10 @@ import ThumbframeTestSupport
 
 @Suite("Shards and merge")
 struct ShardTests {
-    /// Three folders of photos, one broken file.
+    /// Three folders of photos, one broken file, one video (skipped, counted).
     static let library =
         ["", "2019/trip", "2020"].enumerated().flatMap { Fixtures.photos(5, in: [$1], width: 120 + $0 * 10, height: 90) }
-        + [.bytes("2020/broken.jpg", Array("not a jpeg".utf8))]
+        + [.bytes("2020/broken.jpg", Array("not a jpeg".utf8)), .bytes("2019/trip/clip.mov", Array("\0\0\0\u{14}ftypqt  ".utf8))]
 
     static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
         for index in only ?? Array(0..<count) {
@@ -31,7 +31,7 @@ struct ShardTests {
             try await Self.buildShards(root + "/lib", root + "/multi", count: count)
             #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
             let merged = try await ShardMerge(output: root + "/multi", count: count).run()
-            #expect(merged.manifestWritten && merged.items == 15 && merged.failures.count == 1)
+            #expect(merged.manifestWritten && merged.items == 15 && merged.failures.count == 1 && merged.skipped == ["video": 1])
             #expect(try Fixtures.manifestFiles(root + "/multi") == Fixtures.manifestFiles(root + "/single"))
             let thumbs = { (out: String) in
                 Set(FileManager.default.enumerator(atPath: out + "/thumbs")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") })
