@@ -127,6 +127,29 @@ struct DataKeptTests {
         }
     }
 
+    @Test(
+        "a state index whose record of what was published is damaged keeps its rows: the next build reuses every file and writes the manifest again"
+    )
+    func damagedPublishedRecord() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(4, width: 100, height: 75))
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            let published = try Self.data(out + "/manifest.json")
+            let damage =
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE meta SET value = '{' WHERE key = 'published'\"); db.commit()"
+            #expect(try await Self.python(damage, [out + "/.thumbframe-state.sqlite"]).status == 0)
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            let line = try #require(rerun.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(summary["reused"] as? Int == 4 && summary["thumbnailsWritten"] as? Int == 0, "\(line)")
+            #expect(try Self.data(out + "/manifest.json") == published)
+            let again = try await CLITests.run(["build", lib, "--out", out, "--check"])
+            #expect(again.status == 0, "\(again.stdout)")
+        }
+    }
+
     /// A small file system of its own (tmpfs), or nil with the reason (not root, no mount here).
     static func mountSmallFileSystem(_ path: String, kilobytes: Int) async throws -> String? {
         guard getuid() == 0 else { return "not root" }

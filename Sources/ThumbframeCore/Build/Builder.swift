@@ -31,6 +31,8 @@ package struct Builder: Sendable {
         try options.validate()
         try Self.startDecoders(jobs: options.jobs)
         let site = try BuildSite.open(options, events: events)
+        // Its locks are held to the end of the run, whatever the optimizer sees of its last use.
+        defer { withExtendedLifetime(site) {} }
         let itemsMatch = site.published.shape == Self.shape(options.thumbnails)
         var walk = try walkSource(site)
         let walkFailuresKnown = site.published.walkFailures == walk.failuresKey

@@ -64,15 +64,12 @@ extension StateIndex {
     }
 
     /// What was published, as recorded (nothing yet: an empty record). A record that does not
-    /// decode is an index not to trust.
+    /// decode counts as nothing published: the next build writes the manifest again and records
+    /// it anew (the rows, which it does not describe, stand).
     func published() throws(SQLiteError) -> Published {
         var published = Published()
-        if let json = try meta(.published) {
-            do {
-                published = try JSONDecoder().decode(Published.self, from: Data(json.utf8))
-            } catch {
-                throw SQLiteError(code: 26, message: "what was published cannot be read: \(error)")
-            }
+        if let json = try meta(.published), let record = try? JSONDecoder().decode(Published.self, from: Data(json.utf8)) {
+            published = record
         }
         if let generator = try meta(.generator), let recipes = try meta(.recipes) {
             published.shape = ItemShape(generator: generator, recipes: recipes)
