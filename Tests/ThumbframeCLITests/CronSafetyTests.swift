@@ -233,9 +233,7 @@ struct KilledColdBuildTests {
             let finished = journaled / 2
             let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json"])
             #expect(next.status == 0)
-            let summary = try #require(next.stderr.split(separator: "\n").last { $0.contains("\"summary\"") })
-            let object = try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any]
-            let reused = try #require(object?["reused"] as? Int)
+            let reused = try #require(next.summary["reused"] as? Int)
             #expect(reused >= finished - 1, "\(reused) files reused after \(finished) were finished")
             #expect(try ManifestFile.load(out + "/manifest.json").items.count == count)
         }

@@ -7,6 +7,15 @@ public enum Processes {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+
+        /// The closing `summary` event of a `--log-format json` build or merge, as an object
+        /// (empty when there is none).
+        public var summary: [String: Any] {
+            guard let line = stderr.split(separator: "\n").last(where: { $0.contains("\"summary\"") }),
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            else { return [:] }
+            return object
+        }
     }
 
     /// Runs `executable` to the end and captures both outputs, on a thread of its own: the test
