@@ -34,14 +34,6 @@ package struct VipsDecoder: ImageDecoder {
         return Decoded(result: result, window: opened...ErrorWindows.clock(), leftMessage: leftMessage)
     }
 
-    /// The header of an image in memory, or nil when libvips cannot open it (tests compare it
-    /// with exiftool's reading).
-    package static func header(_ file: UnsafeRawBufferPointer) -> ImageHeader? {
-        guard (try? Vips.start()) != nil else { return nil }
-        defer { Vips.clearErrors() }
-        return Vips.withImage(file, failOn: 0) { ImageHeader($0, fileBytes: file) }
-    }
-
     /// The probe, the refusal, the request, the render.
     private static func make(
         _ raw: UnsafeRawBufferPointer, file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
