@@ -167,3 +167,28 @@ struct ScopedImageTests {
         }
     }
 }
+
+@Suite("Build lock")
+struct BuildLockTests {
+    @Test("a build's lock is released when it ends even while a copy of its descriptor lives on (a child process being spawned)")
+    func releasedForEveryCopy() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let output = try OutputDirectory(root, create: true)
+            var lock: BuildLock? = try BuildLock.acquire(in: output.root)
+            #expect(lock != nil)
+            let lockPath = try #require(FileSystem.realPath(root)) + "/" + OutputDirectory.lockName
+            // The descriptor the lock holds, found as a child would inherit it; a copy of it (dup)
+            // shares its open file, as a child's copy does until it execs.
+            let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) }
+            let held = try #require(
+                descriptors.first { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == lockPath })
+            let copy = dup(held)
+            #expect(copy >= 0)
+            defer { close(copy) }
+            #expect(throws: ThumbframeError.self) { _ = try BuildLock.acquire(in: output.root) }
+            lock = nil
+            // Unlocked, not merely closed: the copy no longer holds it.
+            #expect(throws: Never.self) { _ = try BuildLock.acquire(in: output.root) }
+        }
+    }
+}

@@ -21,9 +21,8 @@ struct ViewerTests {
     @Test("--viewer writes its three files and the file:// data; a rerun changes none; someone's index.html is left alone")
     func writesItsFiles() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Fixtures.makeDirectory(root + "/lib/a")
-            try Fixtures.writeImage(to: root + "/lib/one.jpg", width: 300, height: 200)
-            try Fixtures.writeImage(to: root + "/lib/a/two.jpg", width: 200, height: 300)
+            try Fixtures.makeLibrary(
+                root + "/lib", [.photo("one.jpg", width: 300, height: 200), .photo("a/two.jpg", width: 200, height: 300)])
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.viewer = true
             _ = try await Builder(options: options).run()

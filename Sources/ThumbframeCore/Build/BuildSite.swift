@@ -56,11 +56,7 @@ struct BuildSite {
         (site.index, site.problem) = try StateIndex.open(
             output, readOnly: options.check, name: options.shard?.stateName ?? StateIndex.name)
         if let problem = site.problem { events(.warning(problem)) }
-        do {
-            site.published = try site.index?.published() ?? StateIndex.Published()
-        } catch {
-            throw .cannotWrite(path: StateIndex.name, reason: "cannot read the state index: \(error.description)")
-        }
+        if let index = site.index { site.published = try index.stopping { () throws(SQLiteError) in try index.published() } }
         if !options.check, options.shard == nil, hasManifest, site.published.shape == nil {
             do {
                 try output.adoptVersion1Thumbnails()

@@ -46,7 +46,7 @@ extension Builder {
                     if !gone.contains(path), let failure = stored.failure() { failures.append(failure) }
                 }
             } catch {
-                throw .manifestUnreadable(path: output.path + "/" + StateIndex.name, reason: error.description)
+                throw .manifestUnreadable(path: index.path, reason: error.description)
             }
             let publisher = Publisher(
                 index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,

@@ -59,13 +59,13 @@ extension Builder {
             do {
                 try index.record(unit.file, timed.outcome.entry)
             } catch {
-                halt.set(.cannotWrite(path: statePath(output), reason: "\(error)"))
+                halt.set(.cannotWrite(path: index.path, reason: "\(error)"))
             }
         }
         do {
             try index.commit()
         } catch {
-            halt.set(.cannotWrite(path: statePath(output), reason: error.description))
+            halt.set(.cannotWrite(path: index.path, reason: error.description))
         }
         let rediagnosed = Set(ErrorWindows.shared.finish(build: build)).union(messageless).sorted()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
@@ -79,15 +79,11 @@ extension Builder {
                 if plan.work[position].wasItem { tally.droppedByFailure -= 1 }
                 newlyFailed.remove(position)
             }
-            try storing(in: output) { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
+            try index.stopping { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
         }
         tally.newFailures = newlyFailed.count
         tally.rediagnosed = rediagnosed.count
         return tally
-    }
-
-    private func statePath(_ output: OutputDirectory) -> String {
-        output.path + "/" + (options.shard?.stateName ?? StateIndex.name)
     }
 
     /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to

@@ -14,7 +14,7 @@ extension Builder {
             settings: options.settings, source: options.sourceTitle, walkDigest: walkDigest, walkFailures: walk.failures,
             walkSkipped: walk.skipped.isEmpty ? nil : walk.skipped)
         var counts = (items: 0, failures: 0)
-        try storing(in: output) { () throws(SQLiteError) in
+        try index.stopping { () throws(SQLiteError) in
             try index.removeRows(removed)
             try index.setShardRecord(record)
             try index.commit()

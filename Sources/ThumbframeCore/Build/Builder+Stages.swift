@@ -43,15 +43,15 @@ extension Builder {
                 index: site.index, reusable: reusable && !options.force, verify: options.verify, check: options.check,
                 output: site.output, files: files)
         } catch {
-            throw .cannotWrite(path: site.outputPath + "/" + StateIndex.name, reason: error.description)
+            throw .cannotWrite(path: site.index?.path ?? site.outputPath, reason: error.description)
         }
     }
 
     /// Rows of other recipes or another thumbframe go (`--force`: every row); and once a row is
     /// to change, the index is dirty until a manifest is written from it (a run stopped in
     /// between leaves the next run something to write even when no file changed again).
-    func prepare(_ index: StateIndex, itemsMatch: Bool, changing: Bool, output: OutputDirectory) throws(ThumbframeError) {
-        try storing(in: output) { () throws(SQLiteError) in
+    func prepare(_ index: StateIndex, itemsMatch: Bool, changing: Bool) throws(ThumbframeError) {
+        try index.stopping { () throws(SQLiteError) in
             if !itemsMatch || options.force { try index.removeAllRows() }
             if !itemsMatch { try index.setShape(Self.shape(options.thumbnails)) }
             if changing { try index.markDirty() }
@@ -77,15 +77,6 @@ extension Builder {
     static func refuseShrink(_ previous: Int, dropped: Int, allowed: Bool) throws(ThumbframeError) {
         if !allowed, dropped >= 10, dropped * 2 > previous {
             throw .wouldShrink(previous: previous, dropped: dropped)
-        }
-    }
-
-    /// Runs writes to the state index; their failure stops the run (73) and keeps the index.
-    func storing(in output: OutputDirectory, _ body: () throws(SQLiteError) -> Void) throws(ThumbframeError) {
-        do {
-            try body()
-        } catch {
-            throw .cannotWrite(path: output.path + "/" + (options.shard?.stateName ?? StateIndex.name), reason: error.description)
         }
     }
 }

@@ -49,7 +49,7 @@ package struct Builder: Sendable {
             throw .cannotWrite(path: options.output, reason: "cannot open the output directory")
         }
         let removed = itemsMatch && !options.force ? plan.missing.map(\.path) : []
-        try prepare(index, itemsMatch: itemsMatch, changing: !plan.work.isEmpty || !removed.isEmpty, output: output)
+        try prepare(index, itemsMatch: itemsMatch, changing: !plan.work.isEmpty || !removed.isEmpty)
         let tally = try await process(plan, index: index, site: site, output: output)
         if let shard = options.shard, let walkDigest {
             return try finishShard(
@@ -57,7 +57,7 @@ package struct Builder: Sendable {
                 reused: plan.reusedItems)
         }
         try refuseShrink(site.published.items, dropped: droppedByWalk + tally.droppedByFailure)
-        try storing(in: output) { () throws(SQLiteError) in try index.removeRows(removed) }
+        try index.stopping { () throws(SQLiteError) in try index.removeRows(removed) }
         let changed = changedSections(plan, site: site, itemsMatch: itemsMatch)
         // The file lists are done with: a library's worth of paths need not stay while the
         // manifest is written.
@@ -67,7 +67,7 @@ package struct Builder: Sendable {
         let publisher = Publisher(
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
             verify: options.verify, events: events)
-        let written = try publisher.publish(walk: walk, unchanged: unchanged, changed: changed)
+        let written = try publisher.publish(walk: walk, published: site.published, unchanged: unchanged, changed: changed)
         let prune = try Pruner(output: output).prune(after: written, by: publisher, published: site.published)
         if options.viewer {
             let document = try ManifestFile.open(site.manifestPath).document

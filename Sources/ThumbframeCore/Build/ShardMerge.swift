@@ -44,25 +44,21 @@ package struct ShardMerge: Sendable {
         let (opened, problem) = try StateIndex.open(out, readOnly: false)
         if let problem { events(.warning(problem)) }
         guard let index = opened else { throw .cannotWrite(path: path + "/" + StateIndex.name, reason: "cannot open") }
-        let statePath = path + "/" + StateIndex.name
-        let published: StateIndex.Published
-        let merged: Int
-        do {
-            published = try index.published()
+        let (published, merged) = try index.stopping { () throws(SQLiteError) in
+            let published = try index.published()
             try index.removeAllRows()
             for number in 0..<count {
                 try index.importRows(from: path + "/" + Shard(index: number, count: count).stateName)
             }
             try index.setShape(first.shape)
             try index.markDirty()
-            merged = try index.rowCounts().items
-        } catch {
-            throw .cannotWrite(path: statePath, reason: error.description)
+            return (published, try index.rowCounts().items)
         }
         try Builder.refuseShrink(published.items, dropped: max(0, published.items - merged), allowed: allowShrink)
         let publisher = Publisher(index: index, output: out, settings: first.settings, sourceTitle: first.source, events: events)
         let written = try publisher.publish(
-            walk: SourceWalker.Result(failures: first.walkFailures, skipped: first.walkSkipped ?? [:]), unchanged: false, changed: nil)
+            walk: SourceWalker.Result(failures: first.walkFailures, skipped: first.walkSkipped ?? [:]), published: published,
+            unchanged: false, changed: nil)
         let prune = try Pruner(output: out).prune(after: written, by: publisher, published: published, always: true)
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
@@ -91,13 +87,7 @@ package struct ShardMerge: Sendable {
             // Its rows are checked as a build checks its own before it reuses them: every
             // thumbnail they name is thumbframe's and on disk (a plain build, a hand, or a
             // tampered row cannot make the merge publish what is not there).
-            let damaged: String?
-            do {
-                damaged = try index.firstDamagedRow(output: out)
-            } catch {
-                throw .cannotWrite(path: path + "/" + shard.stateName, reason: error.description)
-            }
-            if let damaged {
+            if let damaged = try index.stopping({ () throws(SQLiteError) in try index.firstDamagedRow(output: out) }) {
                 throw .shardsDisagree("shard \(number)/\(count): \(damaged); run that shard again, then merge (nothing merged)")
             }
             records.append(record)

@@ -28,14 +28,14 @@ struct Publisher {
         var sectionsAssembled = 0
     }
 
-    private var statePath: String { output.path + "/" + StateIndex.name }
-
     /// Writes the manifest unless nothing it depends on changed (`unchanged`: no file; and no
     /// setting, no failure of the walk, and the published file still intact). `changed` names
     /// the sections whose files changed (by `SectionPlan.key`); every other section whose stored
-    /// pages are intact is taken as it was. nil: every section is assembled.
-    func publish(walk: SourceWalker.Result, unchanged: Bool, changed: Set<[UInt8]>?) throws(ThumbframeError) -> Publication {
-        let published = try stored { () throws(SQLiteError) in try index.published() }
+    /// pages are intact is taken as it was. nil: every section is assembled. `published` is
+    /// what the index recorded of the manifest on disk, as the run read it before it changed rows.
+    func publish(
+        walk: SourceWalker.Result, published: StateIndex.Published, unchanged: Bool, changed: Set<[UInt8]>?
+    ) throws(ThumbframeError) -> Publication {
         let settingsKey = settings.canonicalKey
         if unchanged, published.settings == settingsKey, published.walkFailures == walk.failuresKey,
             published.skipped ?? [:] == walk.skipped, manifestIntact(published)
@@ -45,7 +45,7 @@ struct Publisher {
                 manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
         }
         var keys: [ManifestAssembler.Key] = []
-        try stored { () throws(SQLiteError) in
+        try index.stopping { () throws(SQLiteError) in
             try index.forEachItemKey { path, captured in keys.append(.init(source: SourceFile(path: path), captured: captured)) }
         }
         let failures = try reportFailures(walk)
@@ -82,7 +82,7 @@ struct Publisher {
             manifestFingerprint: stat.fingerprint, manifestSHA256: sha256,
             items: written.items, sections: written.sections.count, clean: true)
         for page in written.pages { record.pages[page] = output.stat(file: page)?.fingerprint ?? "missing" }
-        try stored { () throws(SQLiteError) in
+        try index.stopping { () throws(SQLiteError) in
             try index.replaceSections(written.stored)
             try index.recordPublished(record)
         }
@@ -140,9 +140,9 @@ struct Publisher {
             var items: [ManifestPage.Item] = []
             items.reserveCapacity(chunk.count)
             for (offset, key) in chunk.enumerated() {
-                let entry = try stored { () throws(SQLiteError) in try index.entry(key.source.rawPath)?.item() }
+                let entry = try index.stopping { () throws(SQLiteError) in try index.entry(key.source.rawPath)?.item() }
                 guard let entry else {
-                    throw .cannotWrite(path: statePath, reason: "the entry of \(key.source.relativePath) cannot be read")
+                    throw .cannotWrite(path: index.path, reason: "the entry of \(key.source.relativePath) cannot be read")
                 }
                 let item = Manifest.Item(
                     index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
@@ -162,7 +162,7 @@ struct Publisher {
     /// once: stderr says what the manifest says, whether or not it is written.
     func reportFailures(_ walk: SourceWalker.Result) throws(ThumbframeError) -> [Manifest.Failure] {
         var failures = walk.failures
-        try stored { () throws(SQLiteError) in
+        try index.stopping { () throws(SQLiteError) in
             try index.forEachEntry(failed: true) { _, stored in
                 if let failure = stored.failure() { failures.append(failure) }
             }
@@ -200,28 +200,16 @@ struct Publisher {
     /// publish. (Once a library is no longer built in shards, removing the
     /// `.thumbframe-shard-*` files lets a build prune what only they named.)
     func keptThumbnails() throws(ThumbframeError) -> Set<String> {
-        var kept = try stored { () throws(SQLiteError) in try index.thumbnailPaths() }
+        var kept = try index.stopping { () throws(SQLiteError) in try index.thumbnailPaths() }
         for name in StateIndex.shardNames(in: output) {
             let (shard, problem) = try StateIndex.open(output, readOnly: false, name: name)
             if let problem { events(.warning(problem)) }
             guard let shard else { continue }
-            do {
-                kept.formUnion(try shard.thumbnailPaths())
-            } catch {
-                throw .cannotWrite(path: output.path + "/" + name, reason: error.description)
-            }
+            kept.formUnion(try shard.stopping { () throws(SQLiteError) in try shard.thumbnailPaths() })
         }
         return kept
     }
 
-    /// Runs a read or write of the state index; its failure stops the run (73) and keeps the index.
-    private func stored<T>(_ body: () throws(SQLiteError) -> T) throws(ThumbframeError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .cannotWrite(path: statePath, reason: error.description)
-        }
-    }
 }
 
 extension Manifest.Settings {

@@ -18,6 +18,8 @@ final class StateIndex {
 
     /// Read and written by the `StateIndex` extensions of this folder alone.
     let database: SQLiteDatabase
+    /// The index's file, as errors name it.
+    let path: String
     private var inTransaction = false
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
@@ -28,8 +30,9 @@ final class StateIndex {
 
     /// Prepares the statements every run uses: a database of another shape fails here, and is
     /// then rebuilt like a damaged one.
-    private init(database: SQLiteDatabase, readOnly: Bool) throws(SQLiteError) {
+    private init(database: SQLiteDatabase, path: String, readOnly: Bool) throws(SQLiteError) {
         self.database = database
+        self.path = path
         try Self.prepareSchema(database, readOnly: readOnly)
         _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured FROM files")
         _ = try database.prepare("SELECT path, thumbnail, bytes FROM thumbnails")
@@ -59,7 +62,9 @@ final class StateIndex {
         if readOnly && !exists { return (nil, nil) }
         do {
             return (
-                try StateIndex(database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly), readOnly: readOnly), nil
+                try StateIndex(
+                    database: try SQLiteDatabase(path: path, readOnly: readOnly, create: !readOnly), path: path, readOnly: readOnly),
+                nil
             )
         } catch  where !error.isCorruption {
             // A full disk, an I/O error, a permission, a lock: the index may be perfectly good
@@ -70,10 +75,21 @@ final class StateIndex {
             if readOnly { return (nil, problem) }
             for suffix in [""] + companions { _ = (name + suffix).withCString { unlinkat(output.root.fd, $0, 0) } }
             do {
-                return (try StateIndex(database: try SQLiteDatabase(path: path, readOnly: false, create: true), readOnly: false), problem)
+                let database = try SQLiteDatabase(path: path, readOnly: false, create: true)
+                return (try StateIndex(database: database, path: path, readOnly: false), problem)
             } catch {
                 throw .cannotWrite(path: path, reason: error.description)
             }
+        }
+    }
+
+    /// Runs reads and writes of this index for a build or a merge: an SQLite failure (a full
+    /// disk, an I/O error) stops the run with 73, naming this index, which is kept as it is.
+    func stopping<T>(_ body: () throws(SQLiteError) -> T) throws(ThumbframeError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .cannotWrite(path: path, reason: error.description)
         }
     }
 
