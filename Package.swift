@@ -38,19 +38,27 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // FFmpeg's demuxers, decoders and scaler, for videos and the motion of Live and Motion Photos
+        // (a GPL build on Debian: see LICENSE). The module map links all four libraries.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"]), .brew(["ffmpeg"])]
+        ),
         // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
-        // What Swift cannot call in libvips and libexif: variadic vips_* calls, GObject signals,
-        // atomics and libexif's macros, as fixed-argument functions.
+        // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
+        // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
         .target(
-            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CThumbframeKernels"],
+            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CThumbframeKernels"],
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
-        // The only Swift code that touches libvips, libexif or the shim: decoders with Swift values
-        // in and out (the build checks that no other target imports them: scripts/swiftpm.sh).
+        // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift
+        // values in and out (the build checks that no other target imports them: scripts/swiftpm.sh).
         .target(
-            name: "ThumbframeImaging", dependencies: ["ThumbframeManifest", "CVips", "CExif", "CThumbframeShim"],
+            name: "ThumbframeImaging",
+            dependencies: ["ThumbframeManifest", "CVips", "CExif", "CFFmpeg", "CThumbframeShim", "CThumbframeKernels"],
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
 

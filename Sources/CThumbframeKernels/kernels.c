@@ -119,3 +119,78 @@ done:
     free(acc);
     return result;
 }
+
+/* HDR to SDR for video posters (tfk_tonemap_rgb48). */
+
+static double tfk_pq_eotf(double signal) {  // ST 2084: signal 0…1 to cd/m²
+    const double m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32,
+                 c3 = 2392.0 / 4096 * 32;
+    double p = pow(signal > 0 ? signal : 0, 1 / m2);
+    double numerator = p - c1 > 0 ? p - c1 : 0;
+    return 10000 * pow(numerator / (c2 - c3 * p), 1 / m1);
+}
+
+static double tfk_hlg_inverse_oetf(double signal) {  // BT.2100: signal 0…1 to scene light 0…1
+    const double a = 0.17883277, b = 1 - 4 * a, c = 0.5 - a * log(4 * a);
+    if (signal <= 0.5) return signal * signal / 3;
+    return (exp((signal - c) / a) + b) / 12;
+}
+
+static double tfk_srgb(double linear) {
+    if (linear <= 0.0031308) return 12.92 * (linear > 0 ? linear : 0);
+    return 1.055 * pow(linear, 1 / 2.4) - 0.055;
+}
+
+void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
+    const double white = 203;  // cd/m², HDR reference white (BT.2408)
+    const double knee = 0.75;
+    // BT.2020 to BT.709 primaries, linear light (BT.2087).
+    const double m[3][3] = {
+        {1.6605, -0.5876, -0.0728},
+        {-0.1246, 1.1329, -0.0083},
+        {-0.0182, -0.1006, 1.1187},
+    };
+    // The curves through a table over 16-bit code values: one pow per code value, not per pixel.
+    static double pq_table[65536], hlg_table[65536];
+    static int pq_ready, hlg_ready;
+    double *table = transfer == TFK_TRANSFER_PQ ? pq_table : hlg_table;
+    int *ready = transfer == TFK_TRANSFER_PQ ? &pq_ready : &hlg_ready;
+    if (!__atomic_load_n(ready, __ATOMIC_ACQUIRE)) {
+        // Two threads may fill it at once: they write the same values.
+        for (int code = 0; code < 65536; code++) {
+            double signal = code / 65535.0;
+            table[code] = transfer == TFK_TRANSFER_PQ ? tfk_pq_eotf(signal) : tfk_hlg_inverse_oetf(signal);
+        }
+        __atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+    }
+    for (int y = 0; y < height; y++) {
+        const uint16_t *row = (const uint16_t *)((const uint8_t *)in + (size_t)y * stride);
+        uint8_t *target = out + (size_t)y * width * 3;
+        for (int x = 0; x < width; x++) {
+            double rgb[3] = {table[row[3 * x]], table[row[3 * x + 1]], table[row[3 * x + 2]]};
+            if (transfer == TFK_TRANSFER_HLG) {
+                // OOTF for a 1000 cd/m² display: system gamma 1.2 on the scene luminance.
+                double luminance = 0.2627 * rgb[0] + 0.6780 * rgb[1] + 0.0593 * rgb[2];
+                double gain = 1000 * (luminance > 0 ? pow(luminance, 0.2) : 0);
+                for (int i = 0; i < 3; i++) rgb[i] *= gain;
+            }
+            double linear[3];
+            for (int i = 0; i < 3; i++) {
+                double value = (m[i][0] * rgb[0] + m[i][1] * rgb[1] + m[i][2] * rgb[2]) / white;
+                linear[i] = value > 0 ? value : 0;
+            }
+            double peak = linear[0] > linear[1] ? linear[0] : linear[1];
+            if (linear[2] > peak) peak = linear[2];
+            double scale = 1;
+            if (peak > knee) {
+                double excess = peak - knee;
+                double mapped = knee + (1 - knee) * excess / (excess + (1 - knee));
+                scale = mapped / peak;
+            }
+            for (int i = 0; i < 3; i++) {
+                double value = tfk_srgb(linear[i] * scale) * 255 + 0.5;
+                target[3 * x + i] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
+            }
+        }
+    }
+}

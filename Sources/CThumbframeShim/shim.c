@@ -499,3 +499,11 @@ done:
     return result;
 }
 
+
+int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out) {
+    VipsImage *raw = vips_image_new_from_memory_copy(pixels, length, width, height, 3, VIPS_FORMAT_UCHAR);
+    if (!raw) return -1;
+    int result = vips_copy(raw, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    g_object_unref(raw);
+    return result;
+}

@@ -70,6 +70,19 @@ package struct Decoded: Sendable {
     package var leftMessage = false
 }
 
+extension Decoded {
+    /// The outcome of a decode that began at `opened` and ends now; after a success, a message
+    /// libvips left in its buffer is emptied and noted.
+    init(_ result: Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure>, since opened: UInt64) {
+        var leftMessage = false
+        if case .success = result, Vips.hasErrors() {
+            leftMessage = true
+            Vips.clearErrors()
+        }
+        self.init(result: result, window: opened...ErrorWindows.clock(), leftMessage: leftMessage)
+    }
+}
+
 /// The decoders thumbframe has, in the order they are asked.
 package enum Decoders {
     package static let all: [any ImageDecoder] = [VipsDecoder()]

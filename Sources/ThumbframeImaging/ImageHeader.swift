@@ -19,10 +19,35 @@ package struct ImageHeader: Sendable, Equatable {
     package var isCMYK: Bool
     package var interlaced: Bool
     package var exif: Manifest.ExifInfo
+    /// A photo, or an animated GIF/WebP with its frames, duration and loop (the thumbnails are
+    /// of its first frame, what a browser shows before it animates).
+    package var media = Manifest.Media.photo
 
-    /// Orientations 5–8 turn the image a quarter, swapping width and height.
-    package var displayWidth: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).width }
-    package var displayHeight: Int { Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation).height }
+    /// Orientations 5–8 turn the image a quarter, swapping width and height; so does a video's
+    /// rotation of 90 or 270 degrees.
+    package var displayWidth: Int { displaySize.width }
+    package var displayHeight: Int { displaySize.height }
+
+    private var displaySize: (width: Int, height: Int) {
+        let size = Orientation.display(width: storedWidth, height: storedHeight, orientation: orientation)
+        let quarter = (media.video?.rotation ?? 0) % 180 == 90
+        return quarter ? (size.height, size.width) : size
+    }
+
+    /// A video's header: `storedWidth` × `storedHeight` the picture as coded (wider by its sample
+    /// aspect ratio), turned by `media.video.rotation` for display; the poster made upright.
+    init(video: Manifest.VideoInfo, width: Int, height: Int) {
+        format = video.container
+        storedWidth = width
+        storedHeight = height
+        orientation = 1
+        pages = 1
+        hasAlpha = false
+        isCMYK = false
+        interlaced = false
+        exif = Manifest.ExifInfo()
+        media = Manifest.Media(kind: .video, video: video)
+    }
 
     package var imageInfo: Manifest.ImageInfo {
         Manifest.ImageInfo(
@@ -45,6 +70,9 @@ package struct ImageHeader: Sendable, Equatable {
             // The other pages are smaller copies of the first (a page-based pyramid), not pages.
             pages = 1
         }
+        if format == "gif" || format == "webp", pages > 1 {
+            media = Manifest.Media(kind: .animated, animation: Self.animation(image, frames: pages))
+        }
         hasAlpha = image.hasAlpha
         isCMYK = image.isCMYK
         interlaced = (image.int("interlaced") ?? 0) != 0
@@ -61,6 +89,20 @@ package struct ImageHeader: Sendable, Equatable {
         exifOrientation = facts.orientation
         exif = facts.info
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
+    }
+
+    /// An animated image's facts from the loader's `delay` (milliseconds per frame) and `loop`
+    /// (plays, 0 forever). A frame without a delay (libvips 8.14 lists at most 4 097 of a GIF's)
+    /// counts 100 ms; so does a frame of 10 ms or less, which browsers play at 100 ms (libvips'
+    /// WebP loader already reports it so).
+    static func animation(_ image: VipsImageHandle, frames: Int) -> Manifest.AnimationInfo {
+        let delays = image.ints("delay") ?? []
+        var milliseconds = 0
+        for frame in 0..<frames {
+            let delay = frame < delays.count ? max(0, delays[frame]) : 100
+            milliseconds = milliseconds.addingReportingOverflow(delay <= 10 ? 100 : delay).partialValue
+        }
+        return Manifest.AnimationInfo(frames: frames, duration: Double(milliseconds) / 1000, loop: max(0, image.int("loop") ?? 0))
     }
 
     /// A TIFF whose pages 1, 2, ... each halve the one before (rounded either way) down to the

@@ -128,6 +128,18 @@ final class VipsImageHandle {
         return String(cString: value)
     }
 
+    /// Copies an integer-array metadata item (such as an animation's `delay`) out of the image.
+    func ints(_ name: String) -> [Int]? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var values: UnsafeMutablePointer<Int32>?
+        var count: Int32 = 0
+        guard vips_image_get_array_int(pointer, name, &values, &count) == 0, let values, count >= 0 else {
+            vips_error_clear()
+            return nil
+        }
+        return UnsafeBufferPointer(start: values, count: Int(count)).map(Int.init)
+    }
+
     /// Copies a binary metadata item (such as `exif-data`) out of the image.
     func blob(_ name: String) -> [UInt8]? {
         guard vips_image_get_typeof(pointer, name) != 0 else { return nil }

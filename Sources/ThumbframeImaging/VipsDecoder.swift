@@ -25,13 +25,7 @@ package struct VipsDecoder: ImageDecoder {
         }
         // The decoder gets a PNG without its text chunks (the caller's hash and size stay the file's).
         let bounded = MetadataBounds.pngWithoutText(file)
-        let result = bounded.map { $0.withUnsafeBytes(made) } ?? made(file)
-        var leftMessage = false
-        if case .success = result, Vips.hasErrors() {
-            leftMessage = true
-            Vips.clearErrors()
-        }
-        return Decoded(result: result, window: opened...ErrorWindows.clock(), leftMessage: leftMessage)
+        return Decoded(bounded.map { $0.withUnsafeBytes(made) } ?? made(file), since: opened)
     }
 
     /// The probe, the refusal, the request, the render.
@@ -60,11 +54,15 @@ package struct VipsDecoder: ImageDecoder {
         _ request: RenderRequest, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits,
         cancellation: CancellationFlag?
     ) -> Result<Rendering, DecodeFailure> {
-        let intermediate: VipsImageHandle
-        switch decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation) {
-        case .success(let image): intermediate = image
-        case .failure(let problem): return .failure(problem)
+        decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap {
+            finish($0, request)
         }
+    }
+
+    /// The placeholder and every requested thumbnail, from the decode box in memory (upright
+    /// 8-bit sRGB, exactly `plan.decodeWidth` × `plan.decodeHeight`): what a photo's decode and a
+    /// video's poster frame both end in.
+    static func finish(_ intermediate: VipsImageHandle, _ request: RenderRequest) -> Result<Rendering, DecodeFailure> {
         let placeholder: Manifest.Placeholder
         switch Self.placeholder(intermediate) {
         case .success(let value): placeholder = value
@@ -100,7 +98,7 @@ package struct VipsDecoder: ImageDecoder {
     }
 
     /// Runs one libvips step that makes a new image from nothing or from another image.
-    private static func step(
+    static func step(
         _ stage: DecodeFailure.Stage, _ operation: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
     ) -> Result<VipsImageHandle, DecodeFailure> {
         var out: UnsafeMutablePointer<VipsImage>?

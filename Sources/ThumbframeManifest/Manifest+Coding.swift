@@ -8,14 +8,16 @@ enum ManifestCoding {
         var version: Int?
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, format: String, version: Int) throws(ManifestError) -> T {
+    static func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, format: String, versions: ClosedRange<Int> = Manifest.readableVersions
+    ) throws(ManifestError) -> T {
         let header: Header
         do {
             header = try JSONDecoder().decode(Header.self, from: data)
         } catch {
             throw .malformed(describe(error))
         }
-        guard header.format == format, header.version == version else {
+        guard header.format == format, let version = header.version, versions.contains(version) else {
             // A hostile file's format may be 100 MB long: the message quotes its beginning.
             let named = header.format.map { $0.count > 40 ? String($0.prefix(40)) + "…" : $0 } ?? "(none)"
             throw .unsupported(format: named, version: header.version ?? 0)

@@ -22,7 +22,7 @@ extension Manifest {
         func report(_ problem: String) {
             if problems.count < limit { problems.append(problem) }
         }
-        if format != Self.formatName || version != Self.currentVersion {
+        if format != Self.formatName || !Self.readableVersions.contains(version) {
             report("format '\(format)' version \(version) is not \(Self.formatName) version \(Self.currentVersion)")
         }
         // Every number here comes from a file that may be hostile: arithmetic must not trap.
@@ -94,6 +94,7 @@ extension Manifest {
             if let captured = item.exif?.capturedAt, !Manifest.isTimestamp(captured, utcNanoseconds: false) {
                 problems.append("items[\(index)].exif.capturedAt '\(captured)' is not a calendar date and time")
             }
+            problems += Manifest.mediaProblems(item.media, at: index)
             if let placeholder = item.placeholder {
                 if placeholder.picture == nil { problems.append("items[\(index)].placeholder.thumbhash is not a ThumbHash") }
                 if !Manifest.isColour(placeholder.color) {
@@ -104,6 +105,47 @@ extension Manifest {
             }
             return problems
         }
+    }
+
+    /// Problems of an item's kind and the facts that go with it: each kind has its own facts
+    /// and no other's, and their numbers are possible.
+    static func mediaProblems(_ media: Media, at index: Int) -> [String] {
+        var problems: [String] = []
+        let name = "items[\(index)]"
+        if (media.kind == .video) != (media.video != nil) {
+            problems.append("\(name) is \(media.kind.rawValue) but video facts are \(media.video == nil ? "missing" : "present")")
+        }
+        if (media.kind == .animated) != (media.animation != nil) {
+            problems.append("\(name) is \(media.kind.rawValue) but animation facts are \(media.animation == nil ? "missing" : "present")")
+        }
+        if media.motion != nil, media.kind != .photo { problems.append("\(name) is \(media.kind.rawValue) but has a motion part") }
+        func check(_ video: VideoInfo, _ key: String) {
+            if ![0, 90, 180, 270].contains(video.rotation) {
+                problems.append("\(name).\(key).rotation \(video.rotation) is not 0, 90, 180 or 270")
+            }
+            if !(video.duration >= 0) || !(video.frameRate >= 0) || !(video.poster >= 0) {
+                problems.append("\(name).\(key) has a negative duration, frame rate or poster time")
+            }
+        }
+        if let video = media.video { check(video, "video") }
+        if let animation = media.animation, animation.frames < 2 || !(animation.duration >= 0) || animation.loop < 0 {
+            problems.append("\(name).animation needs 2 frames or more, a duration and a loop count of 0 or more")
+        }
+        if let motion = media.motion {
+            check(motion.video, "motion.video")
+            switch motion.source {
+            case .embedded:
+                if !(motion.path.map { $0.hasPrefix("motion/") && isContainedRelativePath($0) } ?? false) {
+                    problems.append("\(name).motion.path is not inside motion/")
+                }
+            case .live:
+                if !(motion.original.map(isContainedRelativePath) ?? false) {
+                    problems.append("\(name).motion.original is not a path inside the source directory")
+                }
+            }
+            if !isSHA256(motion.sha256) || motion.bytes <= 0 { problems.append("\(name).motion has no size or SHA-256") }
+        }
+        return problems
     }
 
     /// A real calendar date and time as thumbframe writes them: `YYYY-MM-DDTHH:MM:SS` with a

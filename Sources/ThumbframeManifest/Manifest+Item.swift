@@ -1,7 +1,7 @@
 import Foundation
 
 extension Manifest {
-    /// One image of the library.
+    /// One photo, video or animated image of the library.
     public struct Item: Codable, Hashable, Sendable {
         /// Position in `items`.
         public var index: Int
@@ -15,8 +15,17 @@ extension Manifest {
         public var rawPath: String?
         /// What the source file was when it was read.
         public var file: FileInfo
-        /// The image's header facts.
+        /// What a frontend shows: a photo, a video or an animated image (its cell).
+        public var kind: Kind
+        /// The picture's header facts: a photo's, a video's poster frame's (display size after
+        /// rotation), an animated image's.
         public var image: ImageInfo
+        /// A video's facts (`kind` video).
+        public var video: VideoInfo?
+        /// An animated image's frames, duration and loop (`kind` animated).
+        public var animation: AnimationInfo?
+        /// A Live Photo's or Motion Photo's moving part (`kind` photo).
+        public var motion: MotionPart?
         /// Capture facts from EXIF; absent when the file has none of them.
         public var exif: ExifInfo?
         /// Thumbnails by recipe name.
@@ -29,8 +38,8 @@ extension Manifest {
         /// Creates an item.
         public init(
             index: Int, section: Int, item: Int, path: String, rawPath: String? = nil, file: FileInfo,
-            image: ImageInfo, exif: ExifInfo?, thumbnails: [String: Thumbnail], placeholder: Placeholder? = nil,
-            layouts: [String: Layout]
+            media: Media = .photo, image: ImageInfo, exif: ExifInfo?, thumbnails: [String: Thumbnail],
+            placeholder: Placeholder? = nil, layouts: [String: Layout]
         ) {
             self.index = index
             self.section = section
@@ -38,6 +47,10 @@ extension Manifest {
             self.path = path
             self.rawPath = rawPath
             self.file = file
+            kind = media.kind
+            video = media.video
+            animation = media.animation
+            motion = media.motion
             self.image = image
             self.exif = exif
             self.thumbnails = thumbnails
@@ -241,6 +254,12 @@ public enum RawPath {
 extension Manifest.Item {
     /// The source path's bytes: the item's identity.
     public var pathBytes: [UInt8] { RawPath.bytes(path: path, rawPath: rawPath) }
+
+    /// The kind and its facts, together.
+    public var media: Manifest.Media {
+        get { Manifest.Media(kind: kind, video: video, animation: animation, motion: motion) }
+        set { (kind, video, animation, motion) = (newValue.kind, newValue.video, newValue.animation, newValue.motion) }
+    }
 }
 
 extension Manifest.Failure {

@@ -7,8 +7,11 @@ import Foundation
 public struct Manifest: Codable, Hashable, Sendable {
     /// The value of `format` in every thumbframe manifest.
     public static let formatName = "thumbframe-manifest"
-    /// The manifest version this library reads and writes: 2, paged (see `ManifestDocument`).
-    public static let currentVersion = 2
+    /// The manifest version this library writes: 3, paged (see `ManifestDocument`), every item
+    /// with a `kind`.
+    public static let currentVersion = 3
+    /// The versions this library reads: 2 (paged, every item a photo) and 3.
+    public static let readableVersions = 2...3
 
     /// Always `thumbframe-manifest`.
     public var format: String

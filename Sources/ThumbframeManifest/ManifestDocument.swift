@@ -1,13 +1,13 @@
 public import Foundation
 
-/// The top document of a paged manifest (`manifest.json`, version 2): settings, sections with
+/// The top document of a paged manifest (`manifest.json`, version 3): settings, sections with
 /// their page files, and failures — a few KB whatever the library's size. Items live in pages
 /// (`ManifestPage`), one or more per section, content-addressed (`pages/XX/<hash>.json`) so an
 /// unchanged section keeps its files and a CDN can cache them forever.
 public struct ManifestDocument: Codable, Hashable, Sendable {
     /// Always `thumbframe-manifest`.
     public var format: String
-    /// Always 2 for this layout.
+    /// 3 as written now; 2 in manifests written before items had kinds (read as photos).
     public var version: Int
     /// The tool and library versions that wrote the manifest.
     public var generator: Manifest.Generator
@@ -58,16 +58,19 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
         return data
     }
 
-    /// Decodes a top document, rejecting JSON that is not a version-2 thumbframe manifest.
+    /// Decodes a top document, rejecting JSON that is not a thumbframe manifest of a version this
+    /// library reads (`Manifest.readableVersions`: 2, whose items are all photos, and 3).
     public static func decode(from data: Data) throws(ManifestError) -> ManifestDocument {
-        try ManifestCoding.decode(ManifestDocument.self, from: data, format: formatName, version: currentVersion)
+        try ManifestCoding.decode(ManifestDocument.self, from: data, format: formatName)
     }
 }
 
 extension ManifestDocument {
     /// Counts over every item of a manifest, kept in the top document.
     public struct Summary: Codable, Hashable, Sendable {
-        /// Items per image format.
+        /// Items per kind (`photo`, `video`, `animated`, and `motion` for photos with a moving part).
+        public var kinds: [String: Int] = [:]
+        /// Items per image format (a video's container).
         public var formats: [String: Int] = [:]
         /// Items per EXIF orientation (keys `"1"`…`"8"`).
         public var orientations: [String: Int] = [:]
@@ -81,11 +84,32 @@ extension ManifestDocument {
         /// An empty summary.
         public init() {}
 
+        private enum CodingKeys: String, CodingKey {
+            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes
+        }
+
+        /// Decodes a summary; a version-2 document's (which had no `kinds`) counts every item a photo.
+        public init(from decoder: any Decoder) throws {
+            let keys = try decoder.container(keyedBy: CodingKeys.self)
+            formats = try keys.decode([String: Int].self, forKey: .formats)
+            orientations = try keys.decode([String: Int].self, forKey: .orientations)
+            longImages = try keys.decode(Int.self, forKey: .longImages)
+            thumbnails = try keys.decode([String: Int].self, forKey: .thumbnails)
+            thumbnailBytes = try keys.decode([String: Int].self, forKey: .thumbnailBytes)
+            if let kinds = try keys.decodeIfPresent([String: Int].self, forKey: .kinds) {
+                self.kinds = kinds
+            } else {
+                let items = formats.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
+                kinds = items > 0 ? [Manifest.Kind.photo.rawValue: items] : [:]
+            }
+        }
+
         /// Adds another summary's counts (of other items) to this one.
         public mutating func merge(_ other: Summary) {
             func add(_ table: inout [String: Int], _ more: [String: Int]) {
                 for (key, value) in more { table[key] = table[key, default: 0].addingReportingOverflow(value).partialValue }
             }
+            add(&kinds, other.kinds)
             add(&formats, other.formats)
             add(&orientations, other.orientations)
             longImages = longImages.addingReportingOverflow(other.longImages).partialValue
@@ -95,6 +119,8 @@ extension ManifestDocument {
 
         /// Counts one more item.
         public mutating func add(_ item: Manifest.Item) {
+            kinds[item.kind.rawValue, default: 0] += 1
+            if item.motion != nil { kinds["motion", default: 0] += 1 }
             formats[item.image.format, default: 0] += 1
             orientations[String(item.image.orientation), default: 0] += 1
             let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
@@ -133,7 +159,7 @@ extension Manifest {
 public struct ManifestPage: Codable, Hashable, Sendable {
     /// Always `thumbframe-page`.
     public var format: String
-    /// Always 2.
+    /// The top document's version.
     public var version: Int
     /// The items, in section order.
     public var items: [Item]
@@ -161,8 +187,16 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public var rawPath: String?
         /// What the source file was when it was read.
         public var file: Manifest.FileInfo
-        /// The image's header facts.
+        /// Photo, video or animated (see `Manifest.Item.kind`).
+        public var kind: Manifest.Kind
+        /// The picture's header facts.
         public var image: Manifest.ImageInfo
+        /// A video's facts.
+        public var video: Manifest.VideoInfo?
+        /// An animated image's facts.
+        public var animation: Manifest.AnimationInfo?
+        /// A Live Photo's or Motion Photo's moving part.
+        public var motion: Manifest.MotionPart?
         /// Capture facts from EXIF, when the file has any.
         public var exif: Manifest.ExifInfo?
         /// Thumbnails by recipe name.
@@ -178,7 +212,11 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             path = item.path
             rawPath = item.rawPath
             file = item.file
+            kind = item.kind
             image = item.image
+            video = item.video
+            animation = item.animation
+            motion = item.motion
             exif = item.exif
             thumbnails = item.thumbnails
             placeholder = item.placeholder
@@ -188,8 +226,31 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         /// The item with its place in the whole manifest.
         public func item(index: Int, section: Int) -> Manifest.Item {
             Manifest.Item(
-                index: index, section: section, item: item, path: path, rawPath: rawPath, file: file, image: image,
+                index: index, section: section, item: item, path: path, rawPath: rawPath, file: file,
+                media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion), image: image,
                 exif: exif, thumbnails: thumbnails, placeholder: placeholder, layouts: layouts)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case item, path, rawPath, file, kind, image, video, animation, motion, exif, thumbnails, placeholder, layouts
+        }
+
+        /// Decodes a page's item; a version-2 page's items (which had no `kind`) are photos.
+        public init(from decoder: any Decoder) throws {
+            let keys = try decoder.container(keyedBy: CodingKeys.self)
+            item = try keys.decode(Int.self, forKey: .item)
+            path = try keys.decode(String.self, forKey: .path)
+            rawPath = try keys.decodeIfPresent(String.self, forKey: .rawPath)
+            file = try keys.decode(Manifest.FileInfo.self, forKey: .file)
+            kind = try keys.decodeIfPresent(Manifest.Kind.self, forKey: .kind) ?? .photo
+            image = try keys.decode(Manifest.ImageInfo.self, forKey: .image)
+            video = try keys.decodeIfPresent(Manifest.VideoInfo.self, forKey: .video)
+            animation = try keys.decodeIfPresent(Manifest.AnimationInfo.self, forKey: .animation)
+            motion = try keys.decodeIfPresent(Manifest.MotionPart.self, forKey: .motion)
+            exif = try keys.decodeIfPresent(Manifest.ExifInfo.self, forKey: .exif)
+            thumbnails = try keys.decode([String: Manifest.Thumbnail].self, forKey: .thumbnails)
+            placeholder = try keys.decodeIfPresent(Manifest.Placeholder.self, forKey: .placeholder)
+            layouts = try keys.decode([String: Layout].self, forKey: .layouts)
         }
     }
 
@@ -204,6 +265,6 @@ public struct ManifestPage: Codable, Hashable, Sendable {
 
     /// Decodes a page, rejecting JSON that is not a thumbframe page.
     public static func decode(from data: Data) throws(ManifestError) -> ManifestPage {
-        try ManifestCoding.decode(ManifestPage.self, from: data, format: formatName, version: Manifest.currentVersion)
+        try ManifestCoding.decode(ManifestPage.self, from: data, format: formatName)
     }
 }

@@ -20,7 +20,7 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
             "not a thumbframe manifest: \(why)"
         case .unsupported(let format, let version):
             "unsupported manifest: format '\(format)' version \(version) "
-                + "(expected '\(Manifest.formatName)' version \(Manifest.currentVersion))"
+                + "(expected '\(Manifest.formatName)' version \(Manifest.readableVersions.lowerBound)–\(Manifest.currentVersion))"
         case .invalidThumbnailSpec(let text, let why):
             "invalid thumbnail recipe '\(text)': \(why)"
         case .invalidViewport(let text, let why):

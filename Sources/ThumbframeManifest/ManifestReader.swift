@@ -171,8 +171,10 @@ public struct ManifestReader: Sendable {
         let sections = document.sections.map {
             Manifest.Section(name: $0.name, rawName: $0.rawName, title: $0.title, start: $0.start, count: $0.count, pages: $0.pages)
         }
-        return Manifest(
+        var manifest = Manifest(
             generator: document.generator, settings: document.settings, sections: sections, items: items,
             failures: document.failures)
+        manifest.version = document.version
+        return manifest
     }
 }

@@ -293,7 +293,7 @@ struct ManifestToolsCLITests {
             let cases: [(String, String)] = [
                 ("truncated", String(good.prefix(good.count / 3))),
                 ("foreign", "{\"format\":\"photos\",\"version\":1}"),
-                ("version 3", good.replacingOccurrences(of: "\"version\" : 2\n}", with: "\"version\" : 3\n}")),
+                ("version 4", good.replacingOccurrences(of: "\"version\" : 3\n}", with: "\"version\" : 4\n}")),
                 (
                     "huge number",
                     good.replacingOccurrences(of: #""itemCount" : [0-9]+"#, with: "\"itemCount\" : 1e999", options: .regularExpression)

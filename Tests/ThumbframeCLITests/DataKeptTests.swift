@@ -116,8 +116,53 @@ struct DataKeptTests {
             let format = try await Self.python(
                 "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT value FROM meta WHERE key = 'format'\").fetchone()[0])",
                 [out + "/.thumbframe-state.sqlite"])
-            #expect(format.stdout == "thumbframe-state-5\n")
+            #expect(format.stdout == "thumbframe-state-6\n")
             // And the next run is the no-op it always was.
+            let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
+        }
+    }
+
+    @Test(
+        "an upgrade from 0.3 (state index format 5, rows without kinds) probes only the GIFs and WebPs of several frames again, writes nothing else, and publishes them as animated"
+    )
+    func upgradesFormat5() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(
+                lib,
+                Fixtures.photos(4, width: 120, height: 90) + [
+                    .animation("album/loop.gif", width: 40, height: 30, delays: [100, 200], loop: 0),
+                    .animation("album/still.gif", width: 40, height: 30, delays: [100]),
+                ])
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            // 0.3 as it left things: rows without kinds, format 5, a version-2 manifest published
+            // under a settings key without the manifest's version.
+            let downgrade = """
+                import json, sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                for path, entry in db.execute("SELECT path, entry FROM entries").fetchall():
+                    item = json.loads(entry)
+                    item.pop("media", None)
+                    db.execute("UPDATE entries SET entry = ? WHERE path = ?", (json.dumps(item).encode(), path))
+                record = json.loads(db.execute("SELECT value FROM meta WHERE key = 'published'").fetchone()[0])
+                record["settings"] = record["settings"].split("\\n", 1)[1]
+                db.execute("UPDATE meta SET value = ? WHERE key = 'published'", (json.dumps(record),))
+                db.execute("UPDATE meta SET value = 'thumbframe-state-5' WHERE key = 'format'")
+                db.commit()
+                print(sum(1 for _ in db.execute("SELECT path FROM entries WHERE CAST(entry AS TEXT) LIKE '%animated%'")))
+                """
+            let downgraded = try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"])
+            #expect(downgraded.status == 0 && downgraded.stdout == "0\n", "\(downgraded.stdout) \(downgraded.stderr)")
+            let before = SafetyTests.snapshot(out + "/thumbs")
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            let manifest = try ManifestFile.load(out + "/manifest.json")
+            #expect(manifest.version == 3)
+            #expect(manifest.items.first { $0.path == "album/loop.gif" }?.animation == .init(frames: 2, duration: 0.3, loop: 0))
+            #expect(manifest.items.filter { $0.kind == .photo }.count == 5)
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
         }

@@ -15,7 +15,7 @@ struct WalkEdgeTests {
     }
 
     @Test(
-        "files that are neither images nor failures are counted by kind — in the summary, the manifest and inspect — and one more rewrites the manifest"
+        "files that are neither items nor failures are counted by kind — in the summary, the manifest and inspect — and one more rewrites the manifest; a video that cannot be read is a failure"
     )
     func skippedByKind() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -30,34 +30,36 @@ struct WalkEdgeTests {
                     .bytes("song.mp3", Array("ID3".utf8)), .bytes("notes.txt", Array("hi".utf8)),
                     .bytes(".DS_Store", [0]), .bytes("2020/.hidden.mov", iso("qt  ")),
                 ])
-            let expected = ["video": 3, "sidecar": 3, "audio": 1, "other": 1]
+            let expected = ["sidecar": 3, "audio": 1, "other": 1]
             let json = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
-            #expect(json.status == 0, "\(json.stderr)")
+            #expect(json.status == 1, "\(json.stderr)")
             #expect(json.summary["skipped"] as? [String: Int] == expected, "\(json.stderr)")
             let document = try ManifestDocument.decode(from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
             #expect(document.skipped == expected)
-            #expect(document.itemCount == 1 && document.failures.isEmpty)
+            // Videos (by extension, or an ISO media file's brand) are items; these are damaged.
+            #expect(document.itemCount == 1 && document.failures.map(\.path) == ["2020/b.mp4", "2020/no-extension", "clip.MOV"])
+            #expect(document.failures.allSatisfy { $0.reason.hasPrefix("not a readable video: ") }, "\(document.failures)")
 
             let text = try await CLITests.run(["build", lib, "--out", out])
             #expect(
-                text.stderr.contains("1 items in 1 sections, 0 failed, 8 skipped (1 audio, 1 other, 3 sidecar, 3 video), "),
+                text.stderr.contains("1 items in 1 sections, 3 failed, 5 skipped (1 audio, 1 other, 3 sidecar), "),
                 "\(text.stderr)")
             #expect(text.stderr.contains("manifest unchanged"))
             let inspect = try await CLITests.run(["inspect", out + "/manifest.json"])
-            #expect(inspect.stdout.contains("\nskipped       sidecar=3, video=3, audio=1, other=1\n"), "\(inspect.stdout)")
+            #expect(inspect.stdout.contains("\nskipped       sidecar=3, audio=1, other=1\n"), "\(inspect.stdout)")
             let inspectJSON = try await CLITests.run(["inspect", out + "/manifest.json", "--json"])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(inspectJSON.stdout.utf8)) as? [String: Any])
             #expect(object["skipped"] as? [String: Int] == expected)
 
-            // No image changed, but the manifest says what was skipped: one more video is news.
+            // No item changed, but the manifest says what was skipped: one more sidecar is news.
             #expect(try await CLITests.run(["build", lib, "--out", out, "--check"]).status == 0)
-            try Fixtures.write(iso("qt  "), to: lib + "/2020/c.mov")
+            try Fixtures.write(Array("<x:xmpmeta/>".utf8), to: lib + "/2020/c.xmp")
             let check = try await CLITests.run(["build", lib, "--out", out, "--check"])
             #expect(check.status == 1 && check.stdout.contains("manifest.json differs"), "\(check.stdout) \(check.stderr)")
             let again = try await CLITests.run(["build", lib, "--out", out])
-            #expect(again.stderr.contains("9 skipped (1 audio, 1 other, 3 sidecar, 4 video)") && again.stderr.contains("manifest written"))
+            #expect(again.stderr.contains("6 skipped (1 audio, 1 other, 4 sidecar)") && again.stderr.contains("manifest written"))
             let updated = try ManifestDocument.decode(from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
-            #expect(updated.skipped?["video"] == 4)
+            #expect(updated.skipped?["sidecar"] == 4)
         }
     }
 

@@ -6,12 +6,12 @@ import ThumbframeTestSupport
 
 @testable import ThumbframeCore
 
-/// Manifests (top documents and pages) checked against manifests/thumbframe-manifest.v2.schema.json
+/// Manifests (top documents and pages) checked against manifests/thumbframe-manifest.v3.schema.json
 /// by an independent validator (Python's jsonschema, installed by scripts/bootstrap --test).
 @Suite("JSON Schema")
 struct SchemaTests {
     static let repository = Fixtures.packageRoot
-    static let schema = repository + "/manifests/thumbframe-manifest.v2.schema.json"
+    static let schema = repository + "/manifests/thumbframe-manifest.v3.schema.json"
 
     static var jsonschemaAvailable: Bool {
         (try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import jsonschema"]).status) == 0
@@ -94,10 +94,12 @@ struct SchemaTests {
             let pagePath = try #require(ManifestFile.open(path).document.sections.first?.pages?.first?.path)
             let page = try String(contentsOfFile: root + "/out/" + pagePath, encoding: .utf8)
             let mutations = [
-                (top, "\"version\" : 2", "\"version\" : 1"), (top, "\"preset\" : \"jx3\"", "\"preset\" : \"jx5\""),
+                (top, "\"version\" : 3", "\"version\" : 1"), (top, "\"preset\" : \"jx3\"", "\"preset\" : \"jx5\""),
                 (top, "\"count\" : 2", "\"count\" : 0"), (top, "\"path\" : \"pages/", "\"path\" : \"../pages/"),
                 (page, "\"path\":\"a.jpg\"", "\"path\":\"../a.jpg\""), (page, "\"orientation\":1", "\"orientation\":0"),
                 (page, "\"hasAlpha\":false", "\"hasAlpha\":0"), (page, "\"item\":0", "\"index\":0"),
+                (page, "\"kind\":\"photo\"", "\"kind\":\"movie\""), (page, "\"kind\":\"photo\"", "\"kind\":\"video\""),
+                (top, "\"kinds\" : {", "\"kindz\" : {"),
             ]
             for (index, (text, from, to)) in mutations.enumerated() {
                 #expect(text.contains(from), "\(from)")

@@ -7,10 +7,13 @@ import ThumbframeTestSupport
 
 @Suite("Shards and merge")
 struct ShardTests {
-    /// Three folders of photos, one broken file, one video (skipped, counted).
+    /// Three folders of photos, one broken file, one sidecar (skipped, counted), one animated GIF.
     static let library =
         ["", "2019/trip", "2020"].enumerated().flatMap { Fixtures.photos(5, in: [$1], width: 120 + $0 * 10, height: 90) }
-        + [.bytes("2020/broken.jpg", Array("not a jpeg".utf8)), .bytes("2019/trip/clip.mov", Array("\0\0\0\u{14}ftypqt  ".utf8))]
+        + [
+            .bytes("2020/broken.jpg", Array("not a jpeg".utf8)), .bytes("2019/trip/IMG_0.xmp", Array("<x:xmpmeta/>".utf8)),
+            .animation("2020/loop.gif", width: 40, height: 30, delays: [80, 80], loop: 0),
+        ]
 
     static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
         for index in only ?? Array(0..<count) {
@@ -27,11 +30,25 @@ struct ShardTests {
     func mergeEqualsOneBuild(count: Int) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeLibrary(root + "/lib", Self.library)
+            // A video is sharded and merged like a photo.
+            try await Fixtures.makeVideos(
+                root + "/lib",
+                [
+                    (
+                        "2019/trip/clip.mov",
+                        VideoFixture().with {
+                            $0.seconds = 1
+                            $0.rotate = 90
+                        }
+                    )
+                ])
             _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
             try await Self.buildShards(root + "/lib", root + "/multi", count: count)
             #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
             let merged = try await ShardMerge(output: root + "/multi", count: count).run()
-            #expect(merged.manifestWritten && merged.items == 15 && merged.failures.count == 1 && merged.skipped == ["video": 1])
+            #expect(merged.manifestWritten && merged.items == 17 && merged.failures.count == 1 && merged.skipped == ["sidecar": 1])
+            let document = try ManifestFile.open(root + "/multi/manifest.json").document
+            #expect(document.summary.kinds == ["photo": 15, "video": 1, "animated": 1])
             #expect(try Fixtures.manifestFiles(root + "/multi") == Fixtures.manifestFiles(root + "/single"))
             let thumbs = { (out: String) in
                 Set(FileManager.default.enumerator(atPath: out + "/thumbs")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") })

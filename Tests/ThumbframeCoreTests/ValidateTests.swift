@@ -47,7 +47,18 @@ struct ValidateTests {
                 ("is 256×256, the manifest says 256×255", { $0.items[0].thumbnails["grid"]?.height = 255 }),
                 ("'x/e.jpg' is both an item and a failure", { $0.items[3].path = "x/e.jpg" }),
                 ("settings.frontend does not match preset jx4", { $0.settings.preset = .jx4 }),
-                ("format 'thumbframe-manifesto' version 2", { $0.format = "thumbframe-manifesto" }),
+                ("items[0] is video but video facts are missing", { $0.items[0].kind = .video }),
+                ("items[1] is photo but animation facts are present", { $0.items[1].animation = .init(frames: 3, duration: 1, loop: 0) }),
+                (
+                    "items[2].video.rotation 45 is not 0, 90, 180 or 270",
+                    {
+                        $0.items[2].kind = .video
+                        $0.items[2].video = .init(
+                            container: "mp4", codec: "h264", duration: 1, frameRate: 30, audio: nil, rotation: 45, hdr: nil,
+                            playable: true, poster: 0.5)
+                    }
+                ),
+                ("format 'thumbframe-manifesto' version 3", { $0.format = "thumbframe-manifesto" }),
             ]
             for (expected, corrupt) in corruptions {
                 var manifest = good

@@ -87,6 +87,48 @@ struct ManifestCodingTests {
         #expect(rect.y.sign == .plus)
     }
 
+    @Test("a version-2 manifest (before kinds) reads as photos; version 3 keeps each kind's facts")
+    func readsVersion2AndKinds() throws {
+        var files = try Self.sampleFiles()
+        // Version 2 as 0.3 wrote it: no kind on items, no kinds in the summary.
+        func downgrade(_ data: Data) throws -> Data {
+            var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            json["version"] = 2
+            if var summary = json["summary"] as? [String: Any] {
+                summary["kinds"] = nil
+                json["summary"] = summary
+            }
+            if let items = json["items"] as? [[String: Any]] {
+                json["items"] = items.map { item in item.filter { $0.key != "kind" } }
+            }
+            return try JSONSerialization.data(withJSONObject: json)
+        }
+        for (path, data) in files { files[path] = try downgrade(data) }
+        #expect(!String(decoding: files["manifest.json"]!, as: UTF8.self).contains("kind"))
+        let version2 = files
+        let old = try ManifestReader(document: ManifestDocument.decode(from: version2["manifest.json"]!)) { try #require(version2[$0]) }
+        #expect(old.document.version == 2 && old.document.summary.kinds == ["photo": 1])
+        let loaded = try old.loadAll()
+        #expect(loaded.items[0].kind == .photo)
+        // The sample has no placeholder; nothing else is wrong with a version-2 manifest.
+        #expect(loaded.consistencyProblems() == ["items[0] has no placeholder"])
+
+        var mixed = Self.sample()
+        mixed.items[0].media = Manifest.Media(
+            kind: .video,
+            video: .init(
+                container: "mov", codec: "hevc", duration: 3.33333, frameRate: 29.97002997, audio: "aac", rotation: 90,
+                hdr: "hlg", playable: false, poster: 0.5))
+        let page = try ManifestPage(items: mixed.items.map(ManifestPage.Item.init)).encoded()
+        let text = String(decoding: page, as: UTF8.self)
+        #expect(text.contains(#""kind":"video""#) && text.contains(#""duration":3.3333"#) && text.contains(#""frameRate":29.97"#))
+        let back = try ManifestPage.decode(from: page).items[0].item(index: 0, section: 0)
+        #expect(back == mixed.items[0])
+        var summary = ManifestDocument.Summary()
+        summary.add(back)
+        #expect(summary.kinds == ["video": 1])
+    }
+
     @Test func rejectsOtherDocuments() {
         #expect(throws: ManifestError.unsupported(format: "something-else", version: 1)) {
             try ManifestDocument.decode(from: Data(#"{"format":"something-else","version":1}"#.utf8))

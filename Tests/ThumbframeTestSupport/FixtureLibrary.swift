@@ -8,10 +8,13 @@ public enum LibraryFile: Sendable {
     case photo(String, width: Int, height: Int, png: Bool = false, exif: [String: String] = [:])
     case copy(String, of: String)
     case bytes(String, [UInt8])
+    /// An animated GIF or WebP (by the extension): one flat colour per frame, each frame shown
+    /// `delays[i]` milliseconds, played `loop` times (0: forever).
+    case animation(String, width: Int, height: Int, delays: [Int], loop: Int = 0)
 
     var path: String {
         switch self {
-        case .photo(let path, _, _, _, _), .copy(let path, _), .bytes(let path, _): path
+        case .photo(let path, _, _, _, _), .copy(let path, _), .bytes(let path, _), .animation(let path, _, _, _, _): path
         }
     }
 }
@@ -32,6 +35,8 @@ extension Fixtures {
                 try FileManager.default.copyItem(atPath: source + "/" + original, toPath: path)
             case .bytes(_, let bytes):
                 try write(bytes, to: path)
+            case .animation(_, let width, let height, let delays, let loop):
+                try writeAnimation(to: path, width: width, height: height, delays: delays, loop: loop)
             }
         }
     }

@@ -121,6 +121,29 @@ public enum Fixtures {
         }
     }
 
+    /// Writes an animated GIF or WebP (by the extension) of `delays.count` frames: frame i is a
+    /// flat colour (red for the first, then greens), shown `delays[i]` milliseconds.
+    public static func writeAnimation(to path: String, width: Int, height: Int, delays: [Int], loop: Int) throws {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * 3 * delays.count)
+        for frame in delays.indices {
+            let colour: [UInt8] = frame == 0 ? [220, 30, 30] : [20, UInt8(80 + 150 * frame / max(1, delays.count - 1)), 40]
+            for _ in 0..<(width * height) { pixels += colour }
+        }
+        try startVips()
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy(
+                $0.baseAddress, $0.count, Int32(width), Int32(height * delays.count), 3, VIPS_FORMAT_UCHAR)
+        }
+        guard let image else { throw FixtureError(vipsError()) }
+        defer { g_object_unref(image) }
+        vips_image_set_int(image, "page-height", Int32(height))
+        vips_image_set_int(image, "loop", Int32(loop))
+        var values = delays.map(Int32.init)
+        vips_image_set_array_int(image, "delay", &values, Int32(values.count))
+        guard tf_write_to_file(image, path) == 0 else { throw FixtureError(vipsError()) }
+    }
+
     /// Wraps 8-bit pixels in a libvips image, lets `metadata` set fields, and saves it with its
     /// metadata (so an orientation or EXIF field reaches the file).
     private static func save(

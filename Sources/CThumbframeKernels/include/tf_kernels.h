@@ -21,4 +21,18 @@ void tfk_transpose(const uint8_t *in, uint8_t *out, int width, int height, int b
 /// scratch rows.
 int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out, int rows_out, double scale);
 
+/// HDR transfer functions `tfk_tonemap_rgb48` decodes.
+typedef enum {
+    TFK_TRANSFER_PQ = 1,   ///< SMPTE ST 2084
+    TFK_TRANSFER_HLG = 2,  ///< ARIB STD-B67
+} TFKTransfer;
+
+/// Turns `width` x `height` pixels of non-linear BT.2020 R'G'B' in 16 bits (rows of `stride`
+/// bytes, 3 values per pixel, native byte order) into 8-bit sRGB in `out` (rows of width * 3
+/// bytes): the transfer's EOTF (PQ absolute; HLG through its OOTF for a 1000 cd/m² display),
+/// BT.2020 to BT.709 primaries in linear light, HDR reference white (203 cd/m², BT.2408) to SDR
+/// white, highlights above 0.75 of it rolled off smoothly (slope 1 at the knee, approaching
+/// white) on the largest channel so hues keep, then the sRGB curve.
+void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out);
+
 #endif

@@ -127,5 +127,8 @@ void tf_flag_set(int *flag, int value);
 /// Bytes per band of the image's pixel format (1 for uchar, 2 for ushort, ...).
 int tf_image_sizeof_band(VipsImage *image);
 
+/// An sRGB image of a copy of `width` x `height` packed 8-bit RGB pixels (a video's poster frame).
+int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out);
+
 #endif  // THUMBFRAME_IMAGING
 #endif

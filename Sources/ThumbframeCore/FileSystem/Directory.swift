@@ -237,6 +237,14 @@ final class OpenFile {
         if Foundation.read(fd, &probe, 1) > 0 { throw .changedWhileReading }
         return bytes
     }
+
+    /// The first `count` bytes (fewer if the file is shorter), read with `pread`: the file's
+    /// offset does not move.
+    func head(_ count: Int) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, 0) }
+        return got > 0 ? Array(buffer.prefix(got)) : []
+    }
 }
 
 extension Array where Element == UInt8 {

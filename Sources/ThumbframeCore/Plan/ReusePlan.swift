@@ -142,7 +142,8 @@ struct ReusePlan {
     static func item(_ stored: StateIndex.StoredItem, _ file: SourceFile) -> Manifest.Item {
         Manifest.Item(
             index: 0, section: 0, item: 0, path: file.relativePath, rawPath: file.manifestRawPath, file: stored.file,
-            image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails, placeholder: stored.placeholder,
+            media: stored.media ?? .photo, image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails,
+            placeholder: stored.placeholder,
             layouts: [:])
     }
 }

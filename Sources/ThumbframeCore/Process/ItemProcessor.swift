@@ -35,6 +35,7 @@ struct ProcessingContext: Sendable {
 struct ProcessedItem: Sendable, Equatable {
     var source: SourceFile
     var file: Manifest.FileInfo
+    var media: Manifest.Media = .photo
     var image: Manifest.ImageInfo
     var exif: Manifest.ExifInfo?
     var thumbnails: [String: Manifest.Thumbnail]
@@ -52,13 +53,15 @@ extension ProcessedItem {
 
     /// What the state index keeps of it.
     var stored: StateIndex.StoredItem {
-        StateIndex.StoredItem(file: file, image: image, exif: exif, thumbnails: thumbnails, placeholder: placeholder)
+        StateIndex.StoredItem(
+            file: file, image: image, exif: exif, thumbnails: thumbnails, placeholder: placeholder,
+            media: media == .photo ? nil : media)
     }
 
     /// A previous manifest's entry for an unchanged file, taken without opening it.
     init(reusing previous: Manifest.Item, source: SourceFile) {
         self.init(
-            source: source, file: previous.file, image: previous.image, exif: previous.exif,
+            source: source, file: previous.file, media: previous.media, image: previous.image, exif: previous.exif,
             thumbnails: previous.thumbnails, placeholder: previous.placeholder, thumbnailsWritten: 0)
     }
 }
@@ -124,38 +127,75 @@ enum ItemProcessor {
         known: ReusePlan.KnownPlaceholder? = nil
     ) -> Timed {
         defer { Decoders.threadDone() }
+        let file: OpenFile
+        do {
+            file = try context.source.open(source)
+        } catch {
+            return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
+        }
+        if VideoDecoder.recognizes(file.head(VideoDecoder.signatureBytes)) {
+            return video(source, file, context: context, previous: previous, known: known)
+        }
         let bytes: [UInt8]
         do {
-            bytes = try context.source.read(source, limit: context.limits.maxFileBytes)
+            bytes = try file.read(limit: context.limits.maxFileBytes)
         } catch {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
         guard !bytes.isEmpty else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
         return bytes.withUnsafeBytes { raw in
             let sha256 = Digest.sha256(raw)
-            var context = context
-            if let previous, previous.file.sha256 == sha256 {
-                if thumbnailsIntact(previous, output: context.output) {
-                    return Timed(outcome: .item(ProcessedItem(reusing: previous, source: source)))
-                }
-                // A thumbnail was replaced behind thumbframe's back: write them all again.
-                context.overwrite = true
+            guard let context = reuse(previous, sha256: sha256, context: context) else {
+                return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source)))
             }
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            return make(source, raw, sha256: sha256, context: context, placeholder: placeholder)
+            return make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
+                Decoders.decoder(for: raw).decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
+            }
         }
     }
 
-    /// Probes and (for what is missing) decodes the file, writes the thumbnails it lacked, and
-    /// makes the item.
+    /// A video: hashed and decoded through its descriptor, never read whole (its size is not
+    /// bounded by `--max-file-bytes`; the memory it takes is the decoder's, bounded by its frame).
+    private static func video(
+        _ source: SourceFile, _ file: OpenFile, context: ProcessingContext, previous: Manifest.Item?,
+        known: ReusePlan.KnownPlaceholder?
+    ) -> Timed {
+        guard let stat = file.stat(), stat.size > 0 else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
+        guard let sha256 = Digest.sha256(fd: file.fd, size: stat.size), file.stat() == stat else {
+            return Timed(outcome: .failed(failure(source, .read, FileSystemError.changedWhileReading.localizedDescription)))
+        }
+        guard let context = reuse(previous, sha256: sha256, context: context) else {
+            return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source)))
+        }
+        let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
+        return make(source, bytes: stat.size, sha256: sha256, context: context, placeholder: placeholder) { request in
+            VideoDecoder().decode(
+                fd: file.fd, size: stat.size, limits: context.limits, cancellation: context.cancellation, request: request)
+        }
+    }
+
+    /// `--verify`: nil when the previous entry is the same bytes with intact thumbnails (reuse
+    /// it); else the context to make the item in (every thumbnail written again when one was
+    /// replaced behind thumbframe's back).
+    private static func reuse(_ previous: Manifest.Item?, sha256: String, context: ProcessingContext) -> ProcessingContext? {
+        var context = context
+        if let previous, previous.file.sha256 == sha256 {
+            if thumbnailsIntact(previous, output: context.output) { return nil }
+            context.overwrite = true
+        }
+        return context
+    }
+
+    /// Probes and (for what is missing) decodes the file through `decode`, writes the thumbnails
+    /// it lacked, and makes the item.
     private static func make(
-        _ source: SourceFile, _ raw: UnsafeRawBufferPointer, sha256: String, context: ProcessingContext,
-        placeholder known: Manifest.Placeholder?
+        _ source: SourceFile, bytes: Int, sha256: String, context: ProcessingContext, placeholder known: Manifest.Placeholder?,
+        decode: ((ImageHeader) -> RenderRequest?) -> Decoded
     ) -> Timed {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
-        let decoder = Decoders.decoder(for: raw)
-        let decoded = decoder.decode(raw, limits: context.limits, cancellation: context.cancellation) { header in
+        let decoded = decode { header in
             let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
             for output in plan.outputs {
                 let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe)
@@ -190,10 +230,10 @@ enum ItemProcessor {
                 thumbnails[output.recipe.name]?.bytes = encoded.count
                 thumbnails[output.recipe.name]?.sha256 = encoded.withUnsafeBytes(Digest.sha256)
             }
-            let file = Manifest.FileInfo(bytes: raw.count, modified: source.stat.modifiedRFC3339, sha256: sha256)
+            let file = Manifest.FileInfo(bytes: bytes, modified: source.stat.modifiedRFC3339, sha256: sha256)
             timed.outcome = .item(
                 ProcessedItem(
-                    source: source, file: file, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
+                    source: source, file: file, media: header.media, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
                     thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, thumbnailsWritten: missing.count))
         }
         return timed

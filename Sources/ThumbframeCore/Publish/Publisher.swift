@@ -146,7 +146,8 @@ struct Publisher {
                 }
                 let item = Manifest.Item(
                     index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
-                    rawPath: key.source.manifestRawPath, file: entry.file, image: entry.image, exif: entry.exif,
+                    rawPath: key.source.manifestRawPath, file: entry.file, media: entry.media ?? .photo, image: entry.image,
+                    exif: entry.exif,
                     thumbnails: entry.thumbnails, placeholder: entry.placeholder,
                     layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
                 summary.add(item)
@@ -217,7 +218,10 @@ extension Manifest.Settings {
     var canonicalKey: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        // The manifest's version is part of it: an upgrade that changes the layout of pages
+        // writes them all again (a version-2 manifest in OUT_DIR becomes version 3).
+        let settings = (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return "version \(Manifest.currentVersion)\n" + settings
     }
 }
 

@@ -7,7 +7,8 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
     package struct Change: Codable, Equatable, Sendable {
         /// The item's path.
         package var path: String
-        /// What differs: `position`, `file`, `image`, `exif`, `thumbnails`, `layouts`.
+        /// What differs: `position`, `file`, `kind`, `image`, `video`, `animation`, `motion`, `exif`,
+        /// `thumbnails`, `layouts`.
         package var fields: [String]
     }
 
@@ -62,10 +63,13 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
                 return hasher.finalize()
             }
             position = [item.index, item.section, item.item]
-            fields = [hash(item.file), hash(item.image), hash(item.exif), hash(item.thumbnails), hash(item.layouts)]
+            fields = [
+                hash(item.file), hash(item.kind), hash(item.image), hash(item.video), hash(item.animation), hash(item.motion),
+                hash(item.exif), hash(item.thumbnails), hash(item.layouts),
+            ]
         }
 
-        static let names = ["file", "image", "exif", "thumbnails", "layouts"]
+        static let names = ["file", "kind", "image", "video", "animation", "motion", "exif", "thumbnails", "layouts"]
     }
 
     private init(

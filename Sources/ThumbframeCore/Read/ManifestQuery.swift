@@ -98,7 +98,20 @@ package enum ManifestQuery {
                 + "orientation \(image.orientation), \(image.pages) page\(image.pages == 1 ? "" : "s")"
                 + (image.hasAlpha ? ", alpha" : "") + (image.interlaced ? ", interlaced" : ""),
             "file        \(item.file.bytes) bytes, modified \(item.file.modified), sha256 \(item.file.sha256)",
+            "kind        \(item.kind.rawValue)",
         ]
+        if let video = item.video { lines.append("video       " + describe(video)) }
+        if let animation = item.animation {
+            lines.append(
+                "animation   \(animation.frames) frames, \(number(animation.duration)) s, "
+                    + (animation.loop == 0 ? "loops forever" : "plays \(animation.loop)×"))
+        }
+        if let motion = item.motion {
+            let place = motion.path ?? motion.original ?? "?"
+            lines.append(
+                "motion      \(motion.source.rawValue) \(place) \(motion.width)×\(motion.height), \(motion.bytes) bytes, "
+                    + describe(motion.video))
+        }
         if let exif = item.exif {
             let parts = [
                 exif.capturedAt.map { "captured \($0)\(exif.offset ?? "")" }, exif.make, exif.model,
@@ -116,6 +129,17 @@ package enum ManifestQuery {
                     + oneLine(layout))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A video's facts on one line: `mp4 h264 12.5 s 29.97 fps, aac, rotated 90, hlg, plays in browsers, poster at 1.25 s`.
+    static func describe(_ video: Manifest.VideoInfo) -> String {
+        var parts = ["\(video.container) \(video.codec) \(number(video.duration)) s \(number(video.frameRate)) fps"]
+        parts.append(video.audio ?? "silent")
+        if video.rotation != 0 { parts.append("rotated \(video.rotation)") }
+        if let hdr = video.hdr { parts.append(hdr) }
+        parts.append(video.playable ? "plays in browsers" : "not playable in every browser")
+        parts.append("poster at \(number(video.poster)) s")
+        return parts.joined(separator: ", ")
     }
 
     /// A layout on one line: frame, content size, offsets, zoom.

@@ -21,6 +21,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var items: Int
     /// Sections in order.
     package var sections: [SectionLine]
+    /// Items per kind (`photo`, `video`, `animated`; `motion`: photos with a moving part).
+    package var kinds: [String: Int]
     /// Items per image format.
     package var formats: [String: Int]
     /// Items per EXIF orientation (keys `"1"`…`"8"`).
@@ -81,6 +83,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         self.generator = "\(generator.name) \(generator.version) (libvips \(generator.libvips))"
         self.items = items
         self.sections = sections.map { SectionLine(name: $0.name, title: $0.title, start: $0.start, count: $0.count) }
+        kinds = counts.kinds
         formats = counts.formats
         orientations = counts.orientations
         longImages = counts.longImages
@@ -119,6 +122,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         var lines = [
             "generator     \(generator)",
             "items         \(items) in \(sections.count) section\(sections.count == 1 ? "" : "s")",
+            "kinds         \(counts(kinds))",
             "formats       \(counts(formats))",
             "orientations  \(counts(orientations))",
             "long images   \(longImages)",

@@ -120,11 +120,14 @@ package enum ManifestValidator {
             }
             let image = item.image
             if image.width > 0, image.height > 0 {
-                let swapped = Orientation.swapsAxes(image.orientation)
+                // A video's display matrix turns it as orientations 5–8 turn a photo.
+                let swapped = Orientation.swapsAxes(image.orientation) != ((item.video?.rotation ?? 0) % 180 == 90)
                 if (swapped ? (image.storedHeight, image.storedWidth) : (image.storedWidth, image.storedHeight))
                     != (image.width, image.height)
                 {
-                    report("items[\(index)].image size does not follow from its stored size and orientation \(image.orientation)")
+                    report(
+                        "items[\(index)].image size does not follow from its stored size, orientation \(image.orientation)"
+                            + " and rotation \(item.video?.rotation ?? 0)")
                 }
                 let size = manifest.settings.layoutSize(image: image, thumbnails: item.thumbnails)
                 for viewport in manifest.settings.viewports where size.width > 0 && size.height > 0 {

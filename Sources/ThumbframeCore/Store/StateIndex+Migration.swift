@@ -13,8 +13,7 @@ extension StateIndex {
     /// in one transaction; a failure leaves the index as it was and is reported as unusable
     /// (then rebuilt from the sources).
     static func migrateFrom4(_ database: SQLiteDatabase) throws(SQLiteError) {
-        do {
-            try database.execute("BEGIN")
+        try upgrade(database, from: format4, to: format5) { () throws(SQLiteError) in
             let rows = try database.prepare("SELECT path, thumbs FROM files")
             let insert = try database.prepare("INSERT OR REPLACE INTO thumbnails (path, thumbnail, bytes) VALUES (?, ?, ?)")
             while try rows.step() {
@@ -56,13 +55,43 @@ extension StateIndex {
                 set.bind(2, try published.json())
                 try set.run()
             }
+        }
+    }
+
+    /// Format 5 knew only photos: its rows of GIF and WebP files with more than one frame lack
+    /// the animation that makes them `animated` items.
+    static let format5 = "thumbframe-state-5"
+
+    /// Marks those rows changed (a size no file has), so the next build probes just them again;
+    /// their thumbnails stay where they are. Videos were not rows then: they are new files now.
+    static func migrateFrom5(_ database: SQLiteDatabase) throws(SQLiteError) {
+        try upgrade(database, from: format5, to: format) { () throws(SQLiteError) in
+            try database.execute(
+                """
+                UPDATE files SET size = -1 WHERE failed = 0 AND path IN (
+                    SELECT path FROM entries
+                    WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
+                        AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
+                """)
+        }
+    }
+
+    /// Runs `change` and records the new format in one transaction; a failure rolls both back
+    /// and leaves the index as it was, reported as unusable (then rebuilt from the sources).
+    private static func upgrade(
+        _ database: SQLiteDatabase, from old: String, to new: String, _ change: () throws(SQLiteError) -> Void
+    ) throws(SQLiteError) {
+        do {
+            try database.execute("BEGIN")
+            try change()
+            let set = try database.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
             set.bind(1, Meta.format.rawValue)
-            set.bind(2, format)
+            set.bind(2, new)
             try set.run()
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
-            throw SQLiteError(code: 26, message: "a state index of \(format4) could not be upgraded (\(error))")
+            throw SQLiteError(code: 26, message: "a state index of \(old) could not be upgraded (\(error))")
         }
     }
 }

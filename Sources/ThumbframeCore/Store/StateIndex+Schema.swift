@@ -39,6 +39,9 @@ extension StateIndex {
         case Self.format: break
         case Self.format4 where !readOnly:
             try migrateFrom4(database)
+            try migrateFrom5(database)
+        case Self.format5 where !readOnly:
+            try migrateFrom5(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)

@@ -14,7 +14,7 @@ final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-5"
+    static let format = "thumbframe-state-6"
 
     /// Read and written by the `StateIndex` extensions of this folder alone.
     let database: SQLiteDatabase
@@ -187,6 +187,8 @@ final class StateIndex {
         var exif: Manifest.ExifInfo?
         var thumbnails: [String: Manifest.Thumbnail]
         var placeholder: Manifest.Placeholder?
+        /// The kind and its facts; nil in rows of photos (and of every row written before kinds).
+        var media: Manifest.Media?
     }
 
     /// What becomes of a file in the index.

@@ -1,4 +1,5 @@
 internal import CCrypto
+import Foundation
 
 /// SHA-256 through OpenSSL's libcrypto, which uses the CPU's SHA extensions where there are any:
 /// every byte of every original is hashed on a cold build, so this is on the hot path.
@@ -12,6 +13,32 @@ enum Digest {
             EVP_Digest(bytes.baseAddress, bytes.count, output.baseAddress, &length, EVP_sha256(), nil)
         }
         precondition(ok == 1 && length == 32, "OpenSSL SHA-256 failed")
+        return hex(digest)
+    }
+
+    /// Lowercase hex SHA-256 of the first `size` bytes of an open file, read with `pread` in
+    /// blocks of 4 MiB (a video is never held whole); nil when the file cannot be read that far.
+    static func sha256(fd: Int32, size: Int) -> String? {
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else { return nil }
+        let block = 4 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < size {
+            let got = pread(fd, buffer, min(block, size - offset), off_t(offset))
+            if got < 0, errno == EINTR { continue }
+            guard got > 0, EVP_DigestUpdate(context, buffer, got) == 1 else { return nil }
+            offset += got
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard EVP_DigestFinal_ex(context, &digest, &length) == 1, length == 32 else { return nil }
+        return hex(digest)
+    }
+
+    private static func hex(_ digest: [UInt8]) -> String {
         let hex = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)

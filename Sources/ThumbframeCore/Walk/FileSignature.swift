@@ -1,6 +1,8 @@
-/// Decides which files of a tree are meant to be images: by extension, or by the magic bytes of
-/// a photo format when the extension says nothing (an image with a wrong extension is still an
-/// image; a `.txt` or `.mov` is silently not one).
+import ThumbframeImaging
+
+/// Decides which files of a tree are meant to be items, photos or videos: by extension, or by
+/// the magic bytes of a photo or video format when the extension says nothing (an image with a
+/// wrong extension is still an image); the rest is counted by kind.
 enum FileSignature {
     /// Extensions of formats people keep in photo libraries, including ones libvips cannot read
     /// (RAW, PSD): those become failures with a reason instead of vanishing without a word.
@@ -12,21 +14,41 @@ enum FileSignature {
 
     /// True when the name's extension is an image format's.
     static func hasImageExtension(_ name: String) -> Bool {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-        return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+        imageExtensions.contains(self.extension(name))
     }
 
-    /// What a file the walk met is when it is not an image: `video`, `audio`, `sidecar` (an
-    /// editor's or camera's file beside a photo: XMP, AAE, THM, …) or `other`. By extension, or
-    /// for an ISO media file without one that says, by its `ftyp` box.
-    static func skippedKind(_ name: String, head: [UInt8]) -> String {
+    /// True when the name's extension is a video format's.
+    static func hasVideoExtension(_ name: String) -> Bool {
+        videoExtensions.contains(self.extension(name))
+    }
+
+    /// True when the name's extension is an image or a video format's.
+    static func hasItemExtension(_ name: String) -> Bool {
+        hasImageExtension(name) || hasVideoExtension(name)
+    }
+
+    /// The lowercased extension, or "" (a dot-file's name is not an extension).
+    private static func `extension`(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return name[name.index(after: dot)...].lowercased()
+    }
+
+    /// True when the file is meant to be an item: an image or video extension, else the first
+    /// bytes of one (`head`: at least 16 of them when the extension says nothing).
+    static func isCandidate(_ name: String, head: () -> [UInt8]) -> Bool {
+        if hasItemExtension(name) { return true }
+        let bytes = head()
+        return looksLikeImage(bytes) || VideoDecoder.recognizes(bytes)
+    }
+
+    /// What a file the walk met is when it is not an item: `audio`, `sidecar` (an editor's or
+    /// camera's file beside a photo: XMP, AAE, THM, …) or `other`, by extension.
+    static func skippedKind(_ name: String) -> String {
         let lower = name.lowercased()
-        let ext = lower.lastIndex(of: ".").map { String(lower[lower.index(after: $0)...]) } ?? ""
-        if videoExtensions.contains(ext) { return "video" }
+        let ext = self.extension(lower)
         if audioExtensions.contains(ext) { return "audio" }
         // Google Takeout writes `IMG_1.jpg.json` beside each photo.
         if sidecarExtensions.contains(ext) || (ext == "json" && hasImageExtension(String(lower.dropLast(5)))) { return "sidecar" }
-        if head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8) { return "video" }
         return "other"
     }
 

@@ -74,8 +74,13 @@ struct SourceRoot: Sendable {
 
     /// Reads a walked file whole, refusing more than `limit` bytes.
     func read(_ file: SourceFile, limit: Int) throws(FileSystemError) -> [UInt8] {
+        try open(file).read(limit: limit)
+    }
+
+    /// Opens a walked file for reading (one component at a time, never through a link).
+    func open(_ file: SourceFile) throws(FileSystemError) -> OpenFile {
         var components = file.openPath.split(separator: UInt8(ascii: "/")).map(Array.init)
         let name = components.removeLast()
-        return try directory.descend(components).readFile(name, limit: limit)
+        return try directory.descend(components).openFile(name)
     }
 }

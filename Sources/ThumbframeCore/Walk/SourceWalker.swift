@@ -175,15 +175,14 @@ struct SourceWalker {
         }
         guard stat.isRegularFile, !ignores.excludes(path, isDirectory: false) else { return nil }
         let display = String(decoding: name, as: UTF8.self)
-        let head = FileSignature.hasImageExtension(display) ? [] : directory.head(openName, count: 16)
-        if FileSignature.hasImageExtension(display) || FileSignature.looksLikeImage(head) {
+        if FileSignature.isCandidate(display, head: { directory.head(openName, count: 16) }) {
             result.files.append(
                 SourceFile(
                     directory: components, name: name,
                     openPath: Array((openComponents + [openName]).joined(separator: [UInt8(ascii: "/")])), stat: stat))
         } else {
             // Not an image: counted by kind, so the summary and the manifest say what was left out.
-            result.skipped[FileSignature.skippedKind(display, head: head), default: 0] += 1
+            result.skipped[FileSignature.skippedKind(display), default: 0] += 1
         }
         return nil
     }
@@ -206,13 +205,13 @@ struct SourceWalker {
         let display = String(decoding: name, as: UTF8.self)
         switch resolve(components + [name]) {
         case .failure(let problem):
-            if FileSignature.hasImageExtension(display) || problem.isDirectory {
+            if FileSignature.hasItemExtension(display) || problem.isDirectory {
                 result.failures.append(Self.failure(components, name, problem.description))
             }
         case .success(let target):
             // Reached from the root again, one component at a time without links.
             guard let parent = try? root.directory.descend(target.dropLast()), let stat = parent.stat(target.last!) else {
-                if FileSignature.hasImageExtension(display) {
+                if FileSignature.hasItemExtension(display) {
                     result.failures.append(Self.failure(components, name, "symbolic link changed while it was followed"))
                 }
                 return

@@ -1,0 +1,48 @@
+#ifndef TF_VIDEO_H
+#define TF_VIDEO_H
+
+// What Swift cannot do with FFmpeg's C API directly: an AVIOContext whose callbacks read a file
+// descriptor with pread (a video is never read whole into memory), an interrupt callback that
+// enforces the decode deadline and the build's cancellation, and FFmpeg's error macros.
+// Declared to ThumbframeImaging alone (THUMBFRAME_IMAGING), as tf_shim.h is.
+#ifdef THUMBFRAME_IMAGING
+
+#include <stdint.h>
+#include <stddef.h>
+#include <libavformat/avformat.h>
+
+/// An open container: the format context and what its callbacks read.
+typedef struct TFVideo TFVideo;
+
+/// Opens the container in `fd` (`size` bytes) and reads its stream headers
+/// (avformat_find_stream_info), with FFmpeg's logging off and these bounds: at most
+/// `probe_bytes` read to probe, every blocking call interrupted once `timeout_seconds` have
+/// passed since this call (0: none) or once `*stop` is non-zero. On failure returns NULL and
+/// writes the reason (one line) into `error`; `*stopped` says whether the deadline (1) or the
+/// stop flag (2) cut it short.
+TFVideo *tf_video_open(
+    int fd, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped, char *error,
+    size_t error_length);
+
+/// The format context of an open container (owned by it).
+AVFormatContext *tf_video_format(TFVideo *video);
+
+/// Why the last interrupted call stopped: 0 none, 1 the deadline, 2 the stop flag.
+int tf_video_stopped(TFVideo *video);
+
+/// Closes the container and frees everything tf_video_open made.
+void tf_video_close(TFVideo *video);
+
+/// FFmpeg's AVERROR(EAGAIN) and AVERROR_EOF (macros Swift cannot import).
+int tf_averror_eagain(void);
+int tf_averror_eof(void);
+
+/// av_strerror's text for an FFmpeg error code.
+void tf_av_error_text(int code, char *text, size_t length);
+
+/// The stream's display matrix rotation in degrees counter-clockwise (av_display_rotation_get),
+/// or 0 when the stream has no display matrix; `*mirrored` is 1 when the matrix flips.
+double tf_video_rotation(AVStream *stream, int *mirrored);
+
+#endif  // THUMBFRAME_IMAGING
+#endif

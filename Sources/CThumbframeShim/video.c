@@ -1,0 +1,156 @@
+#include "tf_video.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libavutil/display.h>
+
+#include "tf_shim.h"
+
+struct TFVideo {
+    AVFormatContext *format;
+    AVIOContext *io;
+    int fd;
+    int64_t size;
+    int64_t position;
+    double deadline;  // CLOCK_MONOTONIC seconds; 0: none
+    const int *stop;
+    int stopped;
+};
+
+static double tf_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+// Reads at the demuxer's position with pread: the descriptor's own offset is never moved, so
+// the same descriptor can be hashed by the caller.
+static int tf_video_read(void *opaque, uint8_t *buffer, int size) {
+    TFVideo *video = opaque;
+    if (video->position >= video->size) return AVERROR_EOF;
+    ssize_t got;
+    do {
+        got = pread(video->fd, buffer, (size_t)size, video->position);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return AVERROR(errno);
+    if (got == 0) return AVERROR_EOF;
+    video->position += got;
+    return (int)got;
+}
+
+static int64_t tf_video_seek(void *opaque, int64_t offset, int whence) {
+    TFVideo *video = opaque;
+    int64_t target;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return video->size;
+    case SEEK_SET: target = offset; break;
+    case SEEK_CUR: target = video->position + offset; break;
+    case SEEK_END: target = video->size + offset; break;
+    default: return AVERROR(EINVAL);
+    }
+    if (target < 0) return AVERROR(EINVAL);
+    video->position = target;
+    return target;
+}
+
+// Called by FFmpeg inside every blocking operation: non-zero stops it.
+static int tf_video_interrupt(void *opaque) {
+    TFVideo *video = opaque;
+    if (video->stop && tf_flag_get(video->stop)) {
+        video->stopped = 2;
+        return 1;
+    }
+    if (video->deadline > 0 && tf_now() > video->deadline) {
+        video->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void tf_av_error_text(int code, char *text, size_t length) {
+    if (av_strerror(code, text, length) < 0) snprintf(text, length, "error %d", code);
+}
+
+TFVideo *tf_video_open(
+    int fd, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped, char *error,
+    size_t error_length) {
+    av_log_set_level(AV_LOG_QUIET);
+    *stopped = 0;
+    TFVideo *video = av_mallocz(sizeof(TFVideo));
+    if (!video) {
+        snprintf(error, error_length, "out of memory");
+        return NULL;
+    }
+    video->fd = fd;
+    video->size = size;
+    video->stop = stop;
+    video->deadline = timeout_seconds > 0 ? tf_now() + timeout_seconds : 0;
+    const int buffer_size = 64 * 1024;
+    uint8_t *buffer = av_malloc(buffer_size);
+    video->format = avformat_alloc_context();
+    if (buffer) video->io = avio_alloc_context(buffer, buffer_size, 0, video, tf_video_read, NULL, tf_video_seek);
+    if (!buffer || !video->format || !video->io) {
+        if (!video->io) av_free(buffer);
+        snprintf(error, error_length, "out of memory");
+        tf_video_close(video);
+        return NULL;
+    }
+    video->format->pb = video->io;
+    video->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    video->format->interrupt_callback.callback = tf_video_interrupt;
+    video->format->interrupt_callback.opaque = video;
+    video->format->probesize = probe_bytes;
+    video->format->max_analyze_duration = 5 * AV_TIME_BASE;
+    // Bounds a hostile container's index and stream count before they are allocated.
+    video->format->max_streams = 64;
+    video->format->max_index_size = 4 << 20;
+    int result = avformat_open_input(&video->format, NULL, NULL, NULL);
+    if (result < 0) {
+        // avformat_open_input freed the context on failure.
+        video->format = NULL;
+    } else {
+        result = avformat_find_stream_info(video->format, NULL);
+    }
+    if (result < 0) {
+        *stopped = video->stopped;
+        char text[128];
+        tf_av_error_text(result, text, sizeof text);
+        snprintf(error, error_length, "%s", text);
+        tf_video_close(video);
+        return NULL;
+    }
+    return video;
+}
+
+AVFormatContext *tf_video_format(TFVideo *video) { return video->format; }
+
+int tf_video_stopped(TFVideo *video) { return video->stopped; }
+
+void tf_video_close(TFVideo *video) {
+    if (!video) return;
+    if (video->format) avformat_close_input(&video->format);
+    if (video->io) {
+        av_freep(&video->io->buffer);
+        avio_context_free(&video->io);
+    }
+    av_free(video);
+}
+
+int tf_averror_eagain(void) { return AVERROR(EAGAIN); }
+
+int tf_averror_eof(void) { return AVERROR_EOF; }
+
+double tf_video_rotation(AVStream *stream, int *mirrored) {
+    *mirrored = 0;
+    size_t size = 0;
+    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!data || size < 9 * sizeof(int32_t)) return 0;
+    const int32_t *matrix = (const int32_t *)data;
+    // A negative determinant of the 2×2 part: the picture is mirrored as well as turned.
+    double determinant = (double)matrix[0] * matrix[4] - (double)matrix[1] * matrix[3];
+    *mirrored = determinant < 0;
+    double angle = av_display_rotation_get(matrix);
+    return angle == angle ? angle : 0;  // NaN for a degenerate matrix
+}

@@ -1,0 +1,232 @@
+internal import CFFmpeg
+internal import CThumbframeKernels
+internal import CThumbframeShim
+internal import CVips
+import Foundation
+import ThumbframeManifest
+
+/// Videos through FFmpeg's C libraries: reads the container's facts (codec, duration, frame
+/// rate, audio, display matrix, HDR transfer), decodes one poster frame from a representative
+/// moment, converts it to upright sRGB at the decode box (tone-mapped when HDR), and hands it to
+/// the photo pipeline for every thumbnail and the placeholder. The file is read through its
+/// descriptor with `pread`, never whole into memory; every blocking call obeys the deadline and
+/// the build's cancellation.
+package struct VideoDecoder: Sendable {
+    /// Bytes FFmpeg may read to find the streams (its own default is 5 MB).
+    static let probeBytes: Int64 = 5 << 20
+    /// Frames decoded past a dark keyframe looking for light, per candidate moment.
+    static let framesPastDarkKeyframe = 90
+    /// Packets read for one candidate moment before it gives up (a stream that never yields a frame).
+    static let packetsPerCandidate = 2_000
+    /// A frame whose mean luma is under this fraction of white is dark (a fade from black).
+    static let darkLuma = 0.06
+
+    /// How many of a file's first bytes `recognizes` looks at (an MPEG-TS packet and the next sync byte).
+    package static let signatureBytes = 192
+
+    package init() {}
+
+    /// True when the first bytes are those of a container FFmpeg reads videos from and no image
+    /// format claims: ISO media with a video brand, QuickTime, Matroska/WebM, AVI, MPEG-TS/PS,
+    /// FLV, ASF.
+    package static func recognizes(_ head: [UInt8]) -> Bool {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
+        }
+        if starts(Array("ftyp".utf8), at: 4) {
+            let imageBrands = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx "]
+            return !imageBrands.contains { starts(Array($0.utf8), at: 8) }
+        }
+        if starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4)
+            || starts(Array("free".utf8), at: 4)
+        {
+            return true  // QuickTime without ftyp
+        }
+        if starts([0x1A, 0x45, 0xDF, 0xA3]) { return true }  // EBML: Matroska, WebM
+        if starts(Array("RIFF".utf8)), starts(Array("AVI ".utf8), at: 8) { return true }
+        if starts([0x47]), head.count > 188, head[188] == 0x47 { return true }  // MPEG-TS
+        if starts([0x00, 0x00, 0x01, 0xBA]) || starts([0x00, 0x00, 0x01, 0xB3]) { return true }  // MPEG-PS, ES
+        if starts(Array("FLV".utf8)) { return true }
+        if starts([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return true }  // ASF (WMV)
+        return false
+    }
+
+    /// Probes the video in `fd` (`size` bytes), asks `request` which thumbnails to make, and makes
+    /// them from the poster frame. Never throws: a video that cannot be made is a failure.
+    package func decode(
+        fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
+        request: (ImageHeader) -> RenderRequest?
+    ) -> Decoded {
+        let opened = ErrorWindows.clock()
+        return Decoded(Self.make(fd: fd, size: size, limits: limits, cancellation: cancellation, request: request), since: opened)
+    }
+
+    private static func make(
+        fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
+        request: (ImageHeader) -> RenderRequest?
+    ) -> Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure> {
+        var stopped: Int32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        guard
+            let video = tf_video_open(
+                fd, Int64(size), probeBytes, limits.decodeTimeout, cancellation?.pointer, &stopped, &message, message.count)
+        else {
+            return .failure(
+                stopFailure(stopped, limits: limits)
+                    ?? DecodeFailure(
+                        stage: .probe,
+                        reason: "not a readable video: "
+                            + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        defer { tf_video_close(video) }
+        let container = tf_video_format(video)!
+        let probe: Probe
+        switch Probe.read(container) {
+        case .success(let value): probe = value
+        case .failure(let problem): return .failure(problem)
+        }
+        if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
+        var header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+        let wanted = request(header)
+        let poster: PosterFrame
+        switch PosterFrame.find(video, probe: probe, limits: limits, cancellation: cancellation) {
+        case .success(let found): poster = found
+        case .failure(let problem): return .failure(problem)
+        }
+        header.media.video?.poster = poster.time.roundedForManifest
+        guard let wanted else { return .success((header, nil)) }
+        return poster.render(wanted.plan, probe: probe).flatMap { VipsDecoder.finish($0, wanted) }.map { (header, $0) }
+    }
+
+    /// The failure of a call FFmpeg's interrupt callback cut short, or nil when it was not.
+    static func stopFailure(_ stopped: Int32, limits: ResourceLimits) -> DecodeFailure? {
+        switch stopped {
+        case 1:
+            DecodeFailure(
+                stage: .decode, reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)")
+        case 2: DecodeFailure(stage: .decode, reason: "stopped by a signal")
+        default: nil
+        }
+    }
+}
+
+extension VideoDecoder {
+    /// What the container says of its video stream, read without decoding.
+    struct Probe {
+        var stream: UnsafeMutablePointer<AVStream>
+        var info: Manifest.VideoInfo
+        /// The coded picture, widened by the sample aspect ratio.
+        var storedWidth: Int
+        var storedHeight: Int
+        var codedWidth: Int
+        var codedHeight: Int
+        var bitsPerSample: Int
+
+        static func read(_ container: UnsafeMutablePointer<AVFormatContext>) -> Result<Probe, DecodeFailure> {
+            let streams = (0..<Int(container.pointee.nb_streams)).compactMap { container.pointee.streams[$0] }
+            func isPicture(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
+                stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+                    && stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+                    && stream.pointee.codecpar.pointee.width > 0 && stream.pointee.codecpar.pointee.height > 0
+            }
+            // The largest moving picture (a cover image attached to the file is not the video).
+            guard
+                let stream = streams.filter(isPicture).max(by: {
+                    Int($0.pointee.codecpar.pointee.width) * Int($0.pointee.codecpar.pointee.height)
+                        < Int($1.pointee.codecpar.pointee.width) * Int($1.pointee.codecpar.pointee.height)
+                })
+            else {
+                let audio = streams.contains { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
+                return .failure(DecodeFailure(stage: .probe, reason: audio ? "no video stream (audio only)" : "no video stream"))
+            }
+            let parameters = stream.pointee.codecpar.pointee
+            let codec = String(cString: avcodec_get_name(parameters.codec_id))
+            let audio = streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO }
+                .map { String(cString: avcodec_get_name($0.pointee.codecpar.pointee.codec_id)) }
+            var duration = 0.0
+            if stream.pointee.duration != Int64.min, stream.pointee.duration > 0 {
+                duration = Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
+            } else if container.pointee.duration != Int64.min, container.pointee.duration > 0 {
+                duration = Double(container.pointee.duration) / Double(AV_TIME_BASE)
+            }
+            let rate =
+                stream.pointee.avg_frame_rate.num > 0 && stream.pointee.avg_frame_rate.den > 0
+                ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+            let frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0
+            var mirrored: Int32 = 0
+            let counterClockwise = tf_video_rotation(stream, &mirrored)
+            // The display matrix turns counter-clockwise; players turn the picture the other way
+            // round to show it (ffmpeg's autorotate), in quarter turns.
+            let quarters = Int((-counterClockwise / 90).rounded())
+            let rotation = ((quarters % 4 + 4) % 4) * 90
+            let hdr: String? =
+                switch parameters.color_trc {
+                case AVCOL_TRC_SMPTE2084: "pq"
+                case AVCOL_TRC_ARIB_STD_B67: "hlg"
+                default: nil
+                }
+            var width = Int(parameters.width)
+            let aspect = parameters.sample_aspect_ratio
+            if aspect.num > 0, aspect.den > 0, aspect.num != aspect.den {
+                width = max(1, Int((Double(width) * Double(aspect.num) / Double(aspect.den)).rounded()))
+            }
+            let name = containerName(container, codec: codec, audio: audio)
+            let info = Manifest.VideoInfo(
+                container: name, codec: codec, duration: max(0, duration.isFinite ? duration : 0),
+                frameRate: frameRate.isFinite ? max(0, frameRate) : 0, audio: audio, rotation: rotation, hdr: hdr,
+                playable: playable(container: name, codec: codec, audio: audio), poster: 0)
+            let depth = av_pix_fmt_desc_get(AVPixelFormat(parameters.format))?.pointee.comp.0.depth ?? 8
+            return .success(
+                Probe(
+                    stream: stream, info: info, storedWidth: width, storedHeight: Int(parameters.height),
+                    codedWidth: Int(parameters.width), codedHeight: Int(parameters.height), bitsPerSample: Int(depth)))
+        }
+
+        /// `mp4`, `mov` (QuickTime brand), `3gp`, `webm` (Matroska holding only WebM's codecs),
+        /// `matroska`, or FFmpeg's demuxer name (`avi`, `mpegts`, `flv`, ...).
+        static func containerName(_ container: UnsafeMutablePointer<AVFormatContext>, codec: String, audio: String?) -> String {
+            let demuxer = String(cString: container.pointee.iformat.pointee.name)
+            if demuxer.hasPrefix("mov,") {
+                let brand = av_dict_get(container.pointee.metadata, "major_brand", nil, 0).map { String(cString: $0.pointee.value) }
+                switch brand?.trimmingCharacters(in: .whitespaces) {
+                case "qt": return "mov"
+                case let brand? where brand.hasPrefix("3g"): return "3gp"
+                default: return "mp4"
+                }
+            }
+            if demuxer.hasPrefix("matroska") {
+                let webm = ["vp8", "vp9", "av1"].contains(codec) && (audio == nil || ["opus", "vorbis"].contains(audio!))
+                return webm ? "webm" : "matroska"
+            }
+            return demuxer.split(separator: ",").first.map(String.init) ?? demuxer
+        }
+
+        /// Whether Chrome, Firefox and Safari all play the file as it is (see `VideoInfo.playable`).
+        static func playable(container: String, codec: String, audio: String?) -> Bool {
+            switch container {
+            case "mp4", "mov":
+                ["h264", "av1", "vp9"].contains(codec) && (audio == nil || ["aac", "mp3", "opus"].contains(audio!))
+            case "webm":
+                ["vp8", "vp9", "av1"].contains(codec) && (audio == nil || ["opus", "vorbis"].contains(audio!))
+            default: false
+            }
+        }
+
+        /// Why this video may not be decoded: its picture is over `--max-pixels`, or the frames
+        /// a decoder keeps (up to 8 reference and output pictures) are over `--max-decode-bytes`.
+        func refusal(_ limits: ResourceLimits) -> String? {
+            let pixels = codedWidth.multipliedReportingOverflow(by: codedHeight)
+            if pixels.overflow || pixels.partialValue > limits.maxPixels {
+                return "\(codedWidth)×\(codedHeight) pixels is over --max-pixels \(limits.maxPixels)"
+            }
+            let bytesPerSample = bitsPerSample > 8 ? 2 : 1
+            let frames = pixels.partialValue.multipliedReportingOverflow(by: 3 * bytesPerSample * 8 / 2)
+            if frames.overflow || frames.partialValue > limits.maxDecodeBytes {
+                return "decoding \(codedWidth)×\(codedHeight) video would hold about "
+                    + "\(ResourceLimits.mebibytes(frames.overflow ? Int.max : frames.partialValue)) (reference frames), "
+                    + "over --max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes))"
+            }
+            return nil
+        }
+    }
+}

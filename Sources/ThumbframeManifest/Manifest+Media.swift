@@ -1,0 +1,148 @@
+import Foundation
+
+extension Manifest {
+    /// What a frontend shows for an item, and so which cell it builds (JXPhotoBrowser 3 picks
+    /// its cell class per index: an image cell, a video cell). Every kind has `image` (the
+    /// display size), thumbnails, a placeholder and layouts; the kind adds its own facts.
+    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
+        /// A still image; with `motion`, a Live Photo or Motion Photo.
+        case photo
+        /// A video: `video` says what it is; thumbnails are of its poster frame.
+        case video
+        /// An animated GIF or WebP: `animation` says how it moves; thumbnails are of its first frame.
+        case animated
+    }
+
+    /// What a video is, read from its container without decoding more than the poster frame.
+    public struct VideoInfo: Codable, Hashable, Sendable {
+        /// The container: `mp4`, `mov`, `webm`, `matroska`, `avi`, `mpegts`, ...
+        public var container: String
+        /// The video codec as FFmpeg names it: `h264`, `hevc`, `vp9`, `av1`, `mpeg4`, ...
+        public var codec: String
+        /// Length in seconds (4 decimals).
+        public var duration: Double
+        /// Average frames per second (4 decimals); 0 when the container does not say.
+        public var frameRate: Double
+        /// The first audio stream's codec (`aac`, `opus`, ...); nil when the video is silent.
+        public var audio: String?
+        /// Degrees clockwise the player turns the coded picture (the container's display
+        /// matrix): 0, 90, 180 or 270. `image.width`/`height` are after it, `storedWidth` and
+        /// `storedHeight` before; the poster and thumbnails are upright already.
+        public var rotation: Int
+        /// `pq` or `hlg` for HDR video (SMPTE ST 2084, ARIB STD-B67), whose poster was tone-mapped
+        /// to SDR; nil for SDR.
+        public var hdr: String?
+        /// Whether current Chrome, Firefox and Safari all play the file as it is in `<video>`:
+        /// MP4/MOV with H.264, AV1 or VP9 (audio AAC, MP3, Opus or none), or WebM with VP8, VP9
+        /// or AV1 (audio Opus, Vorbis or none). HEVC is false (Firefox cannot play it).
+        public var playable: Bool
+        /// The time in seconds of the poster frame every thumbnail was made from (4 decimals).
+        public var poster: Double
+
+        /// Creates video facts.
+        public init(
+            container: String, codec: String, duration: Double, frameRate: Double, audio: String?, rotation: Int,
+            hdr: String?, playable: Bool, poster: Double
+        ) {
+            self.container = container
+            self.codec = codec
+            self.duration = duration.roundedForManifest
+            self.frameRate = frameRate.roundedForManifest
+            self.audio = audio
+            self.rotation = rotation
+            self.hdr = hdr
+            self.playable = playable
+            self.poster = poster.roundedForManifest
+        }
+    }
+
+    /// How an animated image moves.
+    public struct AnimationInfo: Codable, Hashable, Sendable {
+        /// Number of frames (at least 2).
+        public var frames: Int
+        /// One pass through every frame, in seconds (4 decimals): the sum of the frame delays.
+        public var duration: Double
+        /// How many times the animation plays; 0 for forever.
+        public var loop: Int
+
+        /// Creates animation facts.
+        public init(frames: Int, duration: Double, loop: Int) {
+            self.frames = frames
+            self.duration = duration.roundedForManifest
+            self.loop = loop
+        }
+    }
+
+    /// The moving part of a photo: an Apple Live Photo's MOV, or the MP4 inside a Google or
+    /// Samsung Motion Photo. A frontend plays it on press or hover and shows the photo otherwise.
+    public struct MotionPart: Codable, Hashable, Sendable {
+        /// Where the motion comes from.
+        public enum Source: String, Codable, Hashable, Sendable {
+            /// A Live Photo's MOV beside the photo, paired by Apple's content identifier.
+            case live
+            /// The MP4 embedded in a Motion Photo's JPEG, extracted into OUT_DIR.
+            case embedded
+        }
+
+        /// Where the motion comes from.
+        public var source: Source
+        /// `embedded`: the extracted MP4, relative to the manifest (`motion/XX/<hash>.mp4`,
+        /// content-addressed). nil for `live`.
+        public var path: String?
+        /// `live`: the MOV's path relative to the source directory (served like an original,
+        /// from `settings.originalURL`). nil for `embedded`.
+        public var original: String?
+        /// Base64 of `original`'s bytes when they are not valid UTF-8 (see `RawPath`).
+        public var rawOriginal: String?
+        /// Size of the motion file in bytes.
+        public var bytes: Int
+        /// SHA-256 of the motion file, lowercase hex.
+        public var sha256: String
+        /// The motion's video facts.
+        public var video: VideoInfo
+        /// Display width of the motion video (after rotation).
+        public var width: Int
+        /// Display height of the motion video (after rotation).
+        public var height: Int
+
+        /// Creates a motion part.
+        public init(
+            source: Source, path: String? = nil, original: String? = nil, rawOriginal: String? = nil, bytes: Int,
+            sha256: String, video: VideoInfo, width: Int, height: Int
+        ) {
+            self.source = source
+            self.path = path
+            self.original = original
+            self.rawOriginal = rawOriginal
+            self.bytes = bytes
+            self.sha256 = sha256
+            self.video = video
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// What sets one item apart by kind: the kind and the facts that go with it. Kept together
+    /// so the build, the state index and pages carry one value.
+    public struct Media: Codable, Hashable, Sendable {
+        /// The item's kind.
+        public var kind: Kind
+        /// Set for `video`.
+        public var video: VideoInfo?
+        /// Set for `animated`.
+        public var animation: AnimationInfo?
+        /// Set for a photo with a moving part.
+        public var motion: MotionPart?
+
+        /// A still photo.
+        public static let photo = Media(kind: .photo)
+
+        /// Creates media facts.
+        public init(kind: Kind, video: VideoInfo? = nil, animation: AnimationInfo? = nil, motion: MotionPart? = nil) {
+            self.kind = kind
+            self.video = video
+            self.animation = animation
+            self.motion = motion
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import ThumbframeCore
+import ThumbframeManifest
+import ThumbframeTestSupport
+
+/// Videos obey the rules images do (../shared/SPEC.md §8): a damaged, truncated, oversized or
+/// slow one is one failure with a one-line reason, and the run goes on. Run out of process, so a
+/// crash in a demuxer or decoder would show as the run's signal.
+@Suite("Hostile videos", .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make fixtures"))
+struct HostileVideoTests {
+    @Test("truncated and byte-flipped MP4, MOV and WebM files: every one an item or a one-line failure, no crash")
+    func mutatedContainers() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let seeds = root + "/seeds"
+            let small = VideoFixture().with {
+                $0.width = 160
+                $0.height = 120
+                $0.seconds = 1
+            }
+            try await Fixtures.makeVideos(
+                seeds,
+                [
+                    ("a.mp4", small.with { $0.audio = true }), ("b.mov", small.with { $0.rotate = 90 }),
+                    ("c.webm", small.with { $0.codec = "libvpx-vp9" }), ("d.mp4", small.with { $0.codec = "libx265" }),
+                ])
+            let lib = root + "/lib"
+            var random = SplitMix64(state: 2100)
+            var count = 0
+            for name in ["a.mp4", "b.mov", "c.webm", "d.mp4"] {
+                let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: seeds + "/" + name)))
+                let ext = (name as NSString).pathExtension
+                try Fixtures.write(bytes, to: lib + "/good-\(name)")
+                for fraction in [0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.999] {
+                    try Fixtures.write(Array(bytes.prefix(Int(Double(bytes.count) * fraction))), to: lib + "/cut-\(fraction)-\(name)")
+                    count += 1
+                }
+                for mutant in 0..<12 {
+                    var damaged = bytes
+                    for _ in 0..<(1 + Int(random.next() % 24)) {
+                        let offset = 8 + Int(random.next() % UInt64(damaged.count - 8))
+                        damaged[offset] = UInt8(truncatingIfNeeded: random.next())
+                    }
+                    try Fixtures.write(damaged, to: lib + "/flip-\(mutant)-\(name.prefix(1)).\(ext)")
+                    count += 1
+                }
+            }
+            let run = try await CLITests.run(["build", lib, "--out", root + "/out", "--jobs", "2", "--decode-timeout", "20"])
+            #expect(run.status == 0 || run.status == 1, "\(run.status): \(run.stderr.suffix(2000))")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.count + manifest.failures.count == count + 4)
+            let items = Set(manifest.items.map(\.path))
+            #expect(["good-a.mp4", "good-b.mov", "good-c.webm", "good-d.mp4"].allSatisfy(items.contains))
+            #expect(manifest.failures.allSatisfy { !$0.reason.isEmpty && !$0.reason.contains("\n") })
+            // A file cut to 1% has no picture to show.
+            #expect(!items.contains { $0.hasPrefix("cut-0.01-") }, "\(items.sorted())")
+            #expect(manifest.items.allSatisfy { $0.kind == .video && $0.placeholder != nil && $0.thumbnails.count == 2 })
+        }
+    }
+
+    @Test("a video over --max-pixels or past --decode-timeout is a failure naming the limit; the photo beside it is built")
+    func limits() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            try Fixtures.makeLibrary(lib, [.photo("a.jpg", width: 40, height: 30)])
+            try await Fixtures.makeVideos(
+                lib,
+                [
+                    (
+                        "big.mp4",
+                        VideoFixture().with {
+                            $0.width = 640
+                            $0.height = 480
+                            $0.seconds = 1
+                        }
+                    )
+                ])
+            let pixels = try await CLITests.run(["build", lib, "--out", root + "/out", "--max-pixels", "100000"])
+            #expect(
+                pixels.status == 1 && pixels.stderr.contains("big.mp4: probe: 640×480 pixels is over --max-pixels 100000"),
+                "\(pixels.stderr)")
+            let memory = try await CLITests.run(["build", lib, "--out", root + "/out2", "--max-decode-bytes", "1000000"])
+            #expect(memory.status == 1 && memory.stderr.contains("over --max-decode-bytes"), "\(memory.stderr)")
+            let slow = try await CLITests.run(["build", lib, "--out", root + "/out3", "--decode-timeout", "0.000001"])
+            #expect(slow.status == 1 && slow.stderr.contains("big.mp4: decode: decoding took longer than"), "\(slow.stderr)")
+            #expect(try ManifestFile.load(root + "/out/manifest.json").items.map(\.path) == ["a.jpg"])
+        }
+    }
+}
