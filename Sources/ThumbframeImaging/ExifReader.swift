@@ -9,6 +9,8 @@ struct ExifFacts: Equatable {
     var orientation: Int?
     /// Capture facts for the manifest.
     var info = Manifest.ExifInfo()
+    /// Apple's content identifier from the MakerNote: what pairs a Live Photo with its MOV.
+    var contentIdentifier: String?
 }
 
 /// Reads EXIF blocks with libexif. The only file that touches libexif.
@@ -55,6 +57,10 @@ enum ExifReader {
         }
         facts.info.make = ascii(exif, EXIF_IFD_0, EXIF_TAG_MAKE).flatMap(ExifText.label)
         facts.info.model = ascii(exif, EXIF_IFD_0, EXIF_TAG_MODEL).flatMap(ExifText.label)
+        if let entry = tf_exif_entry(exif, EXIF_IFD_EXIF, EXIF_TAG_MAKER_NOTE), let data = entry.pointee.data, entry.pointee.size > 0 {
+            facts.contentIdentifier = AppleMakerNote.contentIdentifier(
+                Array(UnsafeBufferPointer(start: data, count: Int(entry.pointee.size))))
+        }
         return facts
     }
 
@@ -257,5 +263,37 @@ enum TIFFExifBlock {
         write(ifd0Entries)
         if !exifEntries.isEmpty { write(exifEntries) }
         return out + data
+    }
+}
+
+/// Apple's MakerNote (iPhone and iPad photos): `Apple iOS\0`, a version, a byte order, and a
+/// TIFF-style directory whose offsets count from the MakerNote's first byte. Only tag 0x0011 is
+/// read (exiftool calls it MediaGroupUUID): the content identifier a Live Photo's MOV carries
+/// too, as its QuickTime key `com.apple.quicktime.content.identifier`.
+enum AppleMakerNote {
+    static func contentIdentifier(_ note: [UInt8]) -> String? {
+        let signature = Array("Apple iOS\0".utf8)
+        guard note.count > 16, note.starts(with: signature) else { return nil }
+        let bigEndian: Bool
+        switch (note[12], note[13]) {
+        case (0x4D, 0x4D): bigEndian = true
+        case (0x49, 0x49): bigEndian = false
+        default: return nil
+        }
+        func number(_ offset: Int, _ length: Int) -> Int? {
+            guard offset >= 0, offset + length <= note.count else { return nil }
+            let bytes = note[offset..<(offset + length)]
+            return (bigEndian ? Array(bytes) : bytes.reversed()).reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let count = number(14, 2), count <= 512 else { return nil }
+        for index in 0..<count {
+            let entry = 16 + index * 12
+            guard let tag = number(entry, 2), let type = number(entry + 2, 2), let length = number(entry + 4, 4) else { return nil }
+            guard tag == 0x0011, type == 2, length > 1, length <= 128 else { continue }
+            let start = length <= 4 ? entry + 8 : (number(entry + 8, 4) ?? -1)
+            guard start >= 0, start + length <= note.count else { return nil }
+            return ImageHeader.contentIdentifier(note[start..<(start + length)].prefix { $0 != 0 })
+        }
+        return nil
     }
 }

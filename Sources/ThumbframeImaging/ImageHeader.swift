@@ -22,6 +22,9 @@ package struct ImageHeader: Sendable, Equatable {
     /// A photo, or an animated GIF/WebP with its frames, duration and loop (the thumbnails are
     /// of its first frame, what a browser shows before it animates).
     package var media = Manifest.Media.photo
+    /// Apple's content identifier (a photo's MakerNote, a MOV's QuickTime metadata): the two
+    /// halves of a Live Photo share it.
+    package var contentIdentifier: String?
 
     /// Orientations 5–8 turn the image a quarter, swapping width and height; so does a video's
     /// rotation of 90 or 270 degrees.
@@ -36,7 +39,8 @@ package struct ImageHeader: Sendable, Equatable {
 
     /// A video's header: `storedWidth` × `storedHeight` the picture as coded (wider by its sample
     /// aspect ratio), turned by `media.video.rotation` for display; the poster made upright.
-    init(video: Manifest.VideoInfo, width: Int, height: Int) {
+    init(video: Manifest.VideoInfo, width: Int, height: Int, contentIdentifier: String? = nil) {
+        self.contentIdentifier = contentIdentifier
         format = video.container
         storedWidth = width
         storedHeight = height
@@ -88,6 +92,7 @@ package struct ImageHeader: Sendable, Equatable {
         }
         exifOrientation = facts.orientation
         exif = facts.info
+        contentIdentifier = facts.contentIdentifier
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
     }
 
@@ -103,6 +108,16 @@ package struct ImageHeader: Sendable, Equatable {
             milliseconds = milliseconds.addingReportingOverflow(delay <= 10 ? 100 : delay).partialValue
         }
         return Manifest.AnimationInfo(frames: frames, duration: Double(milliseconds) / 1000, loop: max(0, image.int("loop") ?? 0))
+    }
+
+    /// A content identifier as both halves of a Live Photo give it: letters, digits and dashes
+    /// (a UUID; nothing that could be taken for a path or markup), at most 128, in upper case.
+    static func contentIdentifier(_ bytes: some Collection<UInt8>) -> String? {
+        func allowed(_ byte: UInt8) -> Bool {
+            byte == 0x2D || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        }
+        guard (1...128).contains(bytes.count), bytes.allSatisfy(allowed) else { return nil }
+        return String(decoding: bytes, as: UTF8.self).uppercased()
     }
 
     /// A TIFF whose pages 1, 2, ... each halve the one before (rounded either way) down to the

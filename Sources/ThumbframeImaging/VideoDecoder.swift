@@ -86,7 +86,9 @@ package struct VideoDecoder: Sendable {
         case .failure(let problem): return .failure(problem)
         }
         if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
-        var header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+        var header = ImageHeader(
+            video: probe.info, width: probe.storedWidth, height: probe.storedHeight,
+            contentIdentifier: Probe.contentIdentifier(container))
         let wanted = request(header)
         let poster: PosterFrame
         switch PosterFrame.find(video, probe: probe, limits: limits, cancellation: cancellation) {
@@ -180,6 +182,15 @@ extension VideoDecoder {
                 Probe(
                     stream: stream, info: info, storedWidth: width, storedHeight: Int(parameters.height),
                     codedWidth: Int(parameters.width), codedHeight: Int(parameters.height), bitsPerSample: Int(depth)))
+        }
+
+        /// The QuickTime key `com.apple.quicktime.content.identifier` (a Live Photo's MOV), in
+        /// the form `AppleMakerNote` reads from the photo.
+        static func contentIdentifier(_ container: UnsafeMutablePointer<AVFormatContext>) -> String? {
+            guard let entry = av_dict_get(container.pointee.metadata, "com.apple.quicktime.content.identifier", nil, 0),
+                let value = entry.pointee.value
+            else { return nil }
+            return ImageHeader.contentIdentifier(Array(String(cString: value).utf8))
         }
 
         /// `mp4`, `mov` (QuickTime brand), `3gp`, `webm` (Matroska holding only WebM's codecs),

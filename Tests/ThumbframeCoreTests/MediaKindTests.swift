@@ -223,4 +223,71 @@ struct MediaKindTests {
             #expect((228...250).contains(grey["pq.mp4", default: 0]), "\(grey)")
         }
     }
+
+    /// A Live Photo's MOV: H.264 with the QuickTime key that names its photo.
+    static func liveMOV(_ identifier: String) -> VideoFixture {
+        VideoFixture().with {
+            $0.seconds = 1.5
+            $0.options = ["-movflags", "use_metadata_tags", "-metadata", "com.apple.quicktime.content.identifier=\(identifier)"]
+        }
+    }
+
+    @Test(
+        "a Live Photo is one item, paired by Apple's content identifier in the same folder and never by name; an unpaired MOV is a video",
+        .enabled(if: ffmpegAvailable, "needs the ffmpeg program to make fixtures")
+    )
+    func livePhotos() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/lib"
+            let (a, b, c, d) = (
+                "1E2B5C3A-0000-4000-8000-00000000000A", "1E2B5C3A-0000-4000-8000-00000000000B",
+                "1E2B5C3A-0000-4000-8000-00000000000C", "1E2B5C3A-0000-4000-8000-00000000000D"
+            )
+            try Fixtures.makeLibrary(
+                source,
+                [
+                    .livePhoto("live/IMG_1.JPG", width: 160, height: 120, contentIdentifier: a),
+                    // The same name, another shoot: not a pair.
+                    .livePhoto("live/IMG_2.JPG", width: 160, height: 120, contentIdentifier: b),
+                    // The right identifier in another folder: not a pair either.
+                    .livePhoto("elsewhere/IMG_4.JPG", width: 160, height: 120, contentIdentifier: d),
+                ])
+            try await Fixtures.makeVideos(
+                source,
+                [
+                    ("live/IMG_1.MOV", Self.liveMOV(a.lowercased())), ("live/IMG_2.MOV", Self.liveMOV(c)),
+                    ("live/IMG_4.MOV", Self.liveMOV(d)),
+                ])
+            if let exiftool = Processes.tool("exiftool") {
+                // The oracle reads the fixture's MakerNote (tag 0x0011, exiftool's MediaGroupUUID)
+                // and QuickTime key (ContentIdentifier) as Apple's.
+                let photo = try await Processes.run(exiftool, ["-s3", "-MediaGroupUUID", source + "/live/IMG_1.JPG"])
+                let mov = try await Processes.run(exiftool, ["-s3", "-ContentIdentifier", source + "/live/IMG_1.MOV"])
+                #expect(photo.stdout == a + "\n" && mov.stdout.uppercased() == a + "\n", "\(photo.stdout) \(mov.stdout)")
+            }
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            let items = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0) })
+            #expect(Set(items.keys) == ["live/IMG_1.JPG", "live/IMG_2.JPG", "live/IMG_2.MOV", "live/IMG_4.MOV", "elsewhere/IMG_4.JPG"])
+            let live = try #require(items["live/IMG_1.JPG"])
+            let motion = try #require(live.motion)
+            let mov = try Data(contentsOf: URL(fileURLWithPath: source + "/live/IMG_1.MOV"))
+            #expect(live.kind == .photo && motion.source == .live && motion.original == "live/IMG_1.MOV" && motion.path == nil)
+            #expect(motion.bytes == mov.count && motion.sha256 == Digest.sha256(mov.withUnsafeBytes { $0 }))
+            #expect(
+                motion.video.container == "mov" && abs(motion.video.duration - 1.5) < 0.05 && (motion.width, motion.height) == (320, 240))
+            #expect(items["live/IMG_2.JPG"]?.motion == nil && items["live/IMG_2.MOV"]?.kind == .video)
+            #expect(items["elsewhere/IMG_4.JPG"]?.motion == nil && items["live/IMG_4.MOV"]?.kind == .video)
+            let document = try ManifestFile.open(root + "/out/manifest.json").document
+            #expect(document.summary.kinds == ["photo": 3, "motion": 1, "video": 2])
+            #expect(manifest.consistencyProblems() == [])
+
+            // The photo gone, its MOV is a video again; back, they pair again.
+            try FileManager.default.moveItem(atPath: source + "/live/IMG_1.JPG", toPath: root + "/IMG_1.JPG")
+            let (_, alone) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            #expect(alone.items.first { $0.path == "live/IMG_1.MOV" }?.kind == .video)
+            try FileManager.default.moveItem(atPath: root + "/IMG_1.JPG", toPath: source + "/live/IMG_1.JPG")
+            let (_, paired) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            #expect(paired == manifest)
+        }
+    }
 }

@@ -13,7 +13,11 @@ struct ShardTests {
         + [
             .bytes("2020/broken.jpg", Array("not a jpeg".utf8)), .bytes("2019/trip/IMG_0.xmp", Array("<x:xmpmeta/>".utf8)),
             .animation("2020/loop.gif", width: 40, height: 30, delays: [80, 80], loop: 0),
+            .livePhoto("2019/trip/IMG_L.JPG", width: 120, height: 90, contentIdentifier: livePair),
         ]
+
+    /// The content identifier of the library's Live Photo (its MOV is made by `makeVideos`).
+    static let livePair = "0C0FFEE0-0000-4000-8000-000000000001"
 
     static func buildShards(_ source: String, _ out: String, count: Int, only: [Int]? = nil) async throws {
         for index in only ?? Array(0..<count) {
@@ -30,25 +34,25 @@ struct ShardTests {
     func mergeEqualsOneBuild(count: Int) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeLibrary(root + "/lib", Self.library)
-            // A video is sharded and merged like a photo.
+            // A video is sharded and merged like a photo; so is a Live Photo whose halves are in
+            // different shards (as they are for 3 and 4 shards), its MOV named otherwise (pairs are not made by name).
+            let clip = VideoFixture().with {
+                $0.seconds = 1
+                $0.rotate = 90
+            }
             try await Fixtures.makeVideos(
-                root + "/lib",
-                [
-                    (
-                        "2019/trip/clip.mov",
-                        VideoFixture().with {
-                            $0.seconds = 1
-                            $0.rotate = 90
-                        }
-                    )
-                ])
+                root + "/lib", [("2019/trip/clip.mov", clip), ("2019/trip/clip_L.MOV", MediaKindTests.liveMOV(Self.livePair))])
+            if count > 1 {
+                let halves = ["2019/trip/IMG_L.JPG", "2019/trip/clip_L.MOV"].map { Shard.number(of: Array($0.utf8), count: count) }
+                #expect(halves[0] != halves[1], "the pair's halves fall in one shard of \(count): \(halves)")
+            }
             _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/single")).run()
             try await Self.buildShards(root + "/lib", root + "/multi", count: count)
             #expect(!FileManager.default.fileExists(atPath: root + "/multi/manifest.json"), "shards write no manifest")
             let merged = try await ShardMerge(output: root + "/multi", count: count).run()
-            #expect(merged.manifestWritten && merged.items == 17 && merged.failures.count == 1 && merged.skipped == ["sidecar": 1])
+            #expect(merged.manifestWritten && merged.items == 18 && merged.failures.count == 1 && merged.skipped == ["sidecar": 1])
             let document = try ManifestFile.open(root + "/multi/manifest.json").document
-            #expect(document.summary.kinds == ["photo": 15, "video": 1, "animated": 1])
+            #expect(document.summary.kinds == ["photo": 16, "motion": 1, "video": 1, "animated": 1])
             #expect(try Fixtures.manifestFiles(root + "/multi") == Fixtures.manifestFiles(root + "/single"))
             let thumbs = { (out: String) in
                 Set(FileManager.default.enumerator(atPath: out + "/thumbs")!.compactMap { $0 as? String }.filter { $0.hasSuffix(".jpg") })

@@ -11,10 +11,15 @@ public enum LibraryFile: Sendable {
     /// An animated GIF or WebP (by the extension): one flat colour per frame, each frame shown
     /// `delays[i]` milliseconds, played `loop` times (0: forever).
     case animation(String, width: Int, height: Int, delays: [Int], loop: Int = 0)
+    /// An iPhone JPEG: EXIF Make `Apple` and an Apple MakerNote holding `contentIdentifier`
+    /// (the half of a Live Photo that names its MOV).
+    case livePhoto(String, width: Int, height: Int, contentIdentifier: String)
 
     var path: String {
         switch self {
-        case .photo(let path, _, _, _, _), .copy(let path, _), .bytes(let path, _), .animation(let path, _, _, _, _): path
+        case .photo(let path, _, _, _, _), .copy(let path, _), .bytes(let path, _), .animation(let path, _, _, _, _),
+            .livePhoto(let path, _, _, _):
+            path
         }
     }
 }
@@ -37,6 +42,10 @@ extension Fixtures {
                 try write(bytes, to: path)
             case .animation(_, let width, let height, let delays, let loop):
                 try writeAnimation(to: path, width: width, height: height, delays: delays, loop: loop)
+            case .livePhoto(_, let width, let height, let identifier):
+                try writeImage(to: path, width: width, height: height)
+                let jpeg = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+                try write(Array(jpeg.prefix(2)) + appleExifSegment(contentIdentifier: identifier) + jpeg.dropFirst(2), to: path)
             }
         }
     }
@@ -59,5 +68,40 @@ extension Fixtures {
             }
             return .photo(name(index), width: width + index * step, height: height)
         }
+    }
+}
+
+extension Fixtures {
+    /// A JPEG APP1 segment of EXIF as an iPhone writes it, reduced to what pairs a Live Photo:
+    /// IFD0 Make `Apple`, an EXIF IFD with a MakerNote in Apple's layout (`Apple iOS\0`, version
+    /// 1, `MM`, a directory whose offsets count from the MakerNote's start) holding tag 0x0011,
+    /// the content identifier (exiftool's MediaGroupUUID). Big-endian throughout. (exiftool cannot write Apple MakerNote tags.)
+    public static func appleExifSegment(contentIdentifier: String) -> [UInt8] {
+        func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func u32(_ value: Int) -> [UInt8] {
+            [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
+        func entry(_ tag: Int, _ type: Int, _ count: Int, _ value: [UInt8]) -> [UInt8] { u16(tag) + u16(type) + u32(count) + value }
+        let identifier = Array(contentIdentifier.utf8) + [0]
+        // The MakerNote: header (14 bytes), a directory of one entry, no next directory, the string.
+        let noteDirectory = 14
+        let noteString = noteDirectory + 2 + 12 + 4
+        let note =
+            Array("Apple iOS\0".utf8) + u16(1) + Array("MM".utf8) + u16(1)
+            + entry(0x0011, 2, identifier.count, u32(noteString)) + u32(0) + identifier
+        // The TIFF structure: header, IFD0 (Make, ExifIFD pointer), Make's text, the EXIF IFD
+        // (MakerNote), the MakerNote.
+        let ifd0 = 8
+        let make = ifd0 + 2 + 2 * 12 + 4
+        let exifIFD = make + 6
+        let noteOffset = exifIFD + 2 + 12 + 4
+        let tiff =
+            Array("MM".utf8) + u16(42) + u32(ifd0)
+            + u16(2) + entry(0x010F, 2, 6, u32(make)) + entry(0x8769, 4, 1, u32(exifIFD)) + u32(0)
+            + Array("Apple\0".utf8)
+            + u16(1) + entry(0x927C, 7, note.count, u32(noteOffset)) + u32(0)
+            + note
+        let payload = Array("Exif\0\0".utf8) + tiff
+        return [0xFF, 0xE1] + u16(payload.count + 2) + payload
     }
 }

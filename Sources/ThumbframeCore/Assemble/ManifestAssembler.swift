@@ -14,6 +14,10 @@ struct ManifestAssembler {
         var source: SourceFile
         /// `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's modification time in UTC.
         var captured: String
+        /// A Live Photo half's `files.pair` (`photo <id>`, `video <id>`), nil for other items.
+        var pair: String? = nil
+        /// A photo's Live Photo MOV, found by `LivePhotoPairing`.
+        var motion: SourceFile? = nil
     }
 
     /// One section before it is written: its heading and its items' keys in display order.

@@ -98,7 +98,9 @@ extension Builder {
         let results = WorkerPool.run(
             count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
             work: { index in
-                ItemProcessor.timed(work[index].file, context: context, previous: work[index].previous, known: work[index].placeholder)
+                ItemProcessor.timed(
+                    work[index].file, context: context, previous: work[index].previous,
+                    previousIdentifier: work[index].previousIdentifier, known: work[index].placeholder)
             })
         for await (index, timed) in results {
             onResult(index, timed)

@@ -10,6 +10,8 @@ struct ReusePlan {
     struct Work {
         var file: SourceFile
         var previous: Manifest.Item?
+        /// `previous`'s content identifier (a Live Photo half's), which `Manifest.Item` does not carry.
+        var previousIdentifier: String?
         /// The index had a row for this path (so `--check` says "changed", not "added").
         var known = false
         /// That row was an item (so failing now drops it from the manifest).
@@ -88,6 +90,7 @@ struct ReusePlan {
                 } else if verify {
                     let stored = try index.entry(file.rawPath)?.item()
                     redo(previous: stored.map { Self.item($0, file) }, wasItem: true)
+                    work[work.count - 1].previousIdentifier = stored?.contentIdentifier
                 } else {
                     reusedItems += 1
                 }

@@ -40,6 +40,8 @@ struct ProcessedItem: Sendable, Equatable {
     var exif: Manifest.ExifInfo?
     var thumbnails: [String: Manifest.Thumbnail]
     var placeholder: Manifest.Placeholder?
+    /// Apple's content identifier: a Live Photo's photo and MOV share it.
+    var contentIdentifier: String?
     /// Thumbnails encoded by this run (the others already existed under their content address).
     var thumbnailsWritten: Int
 }
@@ -55,14 +57,15 @@ extension ProcessedItem {
     var stored: StateIndex.StoredItem {
         StateIndex.StoredItem(
             file: file, image: image, exif: exif, thumbnails: thumbnails, placeholder: placeholder,
-            media: media == .photo ? nil : media)
+            media: media == .photo ? nil : media, contentIdentifier: contentIdentifier)
     }
 
     /// A previous manifest's entry for an unchanged file, taken without opening it.
-    init(reusing previous: Manifest.Item, source: SourceFile) {
+    init(reusing previous: Manifest.Item, source: SourceFile, contentIdentifier: String?) {
         self.init(
             source: source, file: previous.file, media: previous.media, image: previous.image, exif: previous.exif,
-            thumbnails: previous.thumbnails, placeholder: previous.placeholder, thumbnailsWritten: 0)
+            thumbnails: previous.thumbnails, placeholder: previous.placeholder, contentIdentifier: contentIdentifier,
+            thumbnailsWritten: 0)
     }
 }
 
@@ -123,7 +126,7 @@ enum ItemProcessor {
     /// `known`: the placeholder recorded for a touched file, used when the bytes hash the same
     /// and its thumbnails exist (then the file is probed, not decoded).
     static func timed(
-        _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil,
+        _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil, previousIdentifier: String? = nil,
         known: ReusePlan.KnownPlaceholder? = nil
     ) -> Timed {
         defer { Decoders.threadDone() }
@@ -134,7 +137,7 @@ enum ItemProcessor {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
         if VideoDecoder.recognizes(file.head(VideoDecoder.signatureBytes)) {
-            return video(source, file, context: context, previous: previous, known: known)
+            return video(source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known)
         }
         let bytes: [UInt8]
         do {
@@ -146,7 +149,7 @@ enum ItemProcessor {
         return bytes.withUnsafeBytes { raw in
             let sha256 = Digest.sha256(raw)
             guard let context = reuse(previous, sha256: sha256, context: context) else {
-                return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source)))
+                return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
             }
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
             return make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
@@ -159,14 +162,14 @@ enum ItemProcessor {
     /// bounded by `--max-file-bytes`; the memory it takes is the decoder's, bounded by its frame).
     private static func video(
         _ source: SourceFile, _ file: OpenFile, context: ProcessingContext, previous: Manifest.Item?,
-        known: ReusePlan.KnownPlaceholder?
+        previousIdentifier: String?, known: ReusePlan.KnownPlaceholder?
     ) -> Timed {
         guard let stat = file.stat(), stat.size > 0 else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
         guard let sha256 = Digest.sha256(fd: file.fd, size: stat.size), file.stat() == stat else {
             return Timed(outcome: .failed(failure(source, .read, FileSystemError.changedWhileReading.localizedDescription)))
         }
         guard let context = reuse(previous, sha256: sha256, context: context) else {
-            return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source)))
+            return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
         }
         let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
         return make(source, bytes: stat.size, sha256: sha256, context: context, placeholder: placeholder) { request in
@@ -234,7 +237,8 @@ enum ItemProcessor {
             timed.outcome = .item(
                 ProcessedItem(
                     source: source, file: file, media: header.media, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
-                    thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, thumbnailsWritten: missing.count))
+                    thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, contentIdentifier: header.contentIdentifier,
+                    thumbnailsWritten: missing.count))
         }
         return timed
     }

@@ -46,8 +46,11 @@ struct Publisher {
         }
         var keys: [ManifestAssembler.Key] = []
         try index.stopping { () throws(SQLiteError) in
-            try index.forEachItemKey { path, captured in keys.append(.init(source: SourceFile(path: path), captured: captured)) }
+            try index.forEachItemKey { path, captured, pair in
+                keys.append(.init(source: SourceFile(path: path), captured: captured, pair: pair))
+            }
         }
+        keys = LivePhotoPairing.pair(keys)
         let failures = try reportFailures(walk)
         if published.manifestFingerprint != nil, !unchangedManifest(published) {
             events(.warning("manifest.json was changed outside thumbframe; writing it again"))
@@ -144,9 +147,19 @@ struct Publisher {
                 guard let entry else {
                     throw .cannotWrite(path: index.path, reason: "the entry of \(key.source.relativePath) cannot be read")
                 }
+                var media = entry.media ?? .photo
+                if let mov = key.motion {
+                    let video = try index.stopping { () throws(SQLiteError) in try index.entry(mov.rawPath)?.item() }
+                    guard let video, let facts = video.media?.video else {
+                        throw .cannotWrite(path: index.path, reason: "the entry of \(mov.relativePath) cannot be read")
+                    }
+                    media.motion = Manifest.MotionPart(
+                        source: .live, original: mov.relativePath, rawOriginal: mov.manifestRawPath, bytes: video.file.bytes,
+                        sha256: video.file.sha256, video: facts, width: video.image.width, height: video.image.height)
+                }
                 let item = Manifest.Item(
                     index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
-                    rawPath: key.source.manifestRawPath, file: entry.file, media: entry.media ?? .photo, image: entry.image,
+                    rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
                     exif: entry.exif,
                     thumbnails: entry.thumbnails, placeholder: entry.placeholder,
                     layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))

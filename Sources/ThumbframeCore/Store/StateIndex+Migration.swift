@@ -59,19 +59,27 @@ extension StateIndex {
     }
 
     /// Format 5 knew only photos: its rows of GIF and WebP files with more than one frame lack
-    /// the animation that makes them `animated` items.
+    /// the animation that makes them `animated` items, and its rows of Apple's photos the content
+    /// identifier that pairs a Live Photo with its MOV (MOVs were not rows then: they are new
+    /// files now).
     static let format5 = "thumbframe-state-5"
 
-    /// Marks those rows changed (a size no file has), so the next build probes just them again;
-    /// their thumbnails stay where they are. Videos were not rows then: they are new files now.
+    /// Adds `files.pair` and marks those rows touched (a modification time no file has): the
+    /// next build reads, hashes and probes just them again, and decodes nothing whose
+    /// thumbnails are there (the placeholder of the same bytes is known).
     static func migrateFrom5(_ database: SQLiteDatabase) throws(SQLiteError) {
         try upgrade(database, from: format5, to: format) { () throws(SQLiteError) in
+            let columns = try database.prepare("SELECT name FROM pragma_table_info('files') WHERE name = 'pair'")
+            let hasPair = try columns.step()
+            columns.reset()
+            if !hasPair { try database.execute("ALTER TABLE files ADD COLUMN pair TEXT") }
             try database.execute(
                 """
-                UPDATE files SET size = -1 WHERE failed = 0 AND path IN (
+                UPDATE files SET mtime = -1 WHERE failed = 0 AND path IN (
                     SELECT path FROM entries
-                    WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
-                        AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
+                    WHERE (json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
+                            AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
+                        OR json_extract(CAST(entry AS TEXT), '$.exif.make') = 'Apple');
                 """)
         }
     }

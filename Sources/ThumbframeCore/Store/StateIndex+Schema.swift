@@ -11,7 +11,8 @@ extension StateIndex {
             mtime INTEGER NOT NULL,     -- FileStat.modifiedKey when recorded
             failed INTEGER NOT NULL,    -- 1: a failure (entries holds a Manifest.Failure), 0: an item
             stage TEXT,                 -- a failure's FailureStage
-            captured TEXT NOT NULL      -- an item's capture time, YYYY-MM-DDTHH:MM:SS (orders the manifest)
+            captured TEXT NOT NULL,     -- an item's capture time, YYYY-MM-DDTHH:MM:SS (orders the manifest)
+            pair TEXT                   -- a Live Photo half: "photo <content identifier>" or "video <…>" (StoredItem.pair)
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS thumbnails (
             path BLOB NOT NULL,         -- files.path of the item that names it

@@ -34,12 +34,12 @@ final class StateIndex {
         self.database = database
         self.path = path
         try Self.prepareSchema(database, readOnly: readOnly)
-        _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured FROM files")
+        _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured, pair FROM files")
         _ = try database.prepare("SELECT path, thumbnail, bytes FROM thumbnails")
         selectEntry = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
         if !readOnly {
             upsert = try database.prepare(
-                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, captured) VALUES (?, ?, ?, ?, ?, ?)")
+                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, captured, pair) VALUES (?, ?, ?, ?, ?, ?, ?)")
             upsertEntry = try database.prepare("INSERT OR REPLACE INTO entries (path, entry) VALUES (?, ?)")
             deleteThumbnails = try database.prepare("DELETE FROM thumbnails WHERE path = ?")
             insertThumbnail = try database.prepare("INSERT OR REPLACE INTO thumbnails (path, thumbnail, bytes) VALUES (?, ?, ?)")
@@ -189,6 +189,19 @@ final class StateIndex {
         var placeholder: Manifest.Placeholder?
         /// The kind and its facts; nil in rows of photos (and of every row written before kinds).
         var media: Manifest.Media?
+        /// Apple's content identifier, shared by a Live Photo's photo and MOV (also in `files.pair`).
+        var contentIdentifier: String?
+
+        /// `files.pair`: `photo <identifier>` or `video <identifier>` for a half of a possible
+        /// Live Photo, nil otherwise.
+        var pair: String? {
+            guard let contentIdentifier else { return nil }
+            switch media?.kind ?? .photo {
+            case .photo: return "photo " + contentIdentifier
+            case .video: return "video " + contentIdentifier
+            case .animated: return nil
+            }
+        }
     }
 
     /// What becomes of a file in the index.
@@ -224,6 +237,7 @@ final class StateIndex {
         upsert.bind(4, item == nil ? 1 : 0)
         upsert.bind(5, failure?.stage)
         upsert.bind(6, captured)
+        upsert.bind(7, item?.pair)
         try upsert.run()
         guard let deleteThumbnails, let insertThumbnail else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         deleteThumbnails.bind(1, source.rawPath)
@@ -276,9 +290,9 @@ final class StateIndex {
     }
 
     /// Calls `body` with the path and capture time of every item: what orders the manifest.
-    func forEachItemKey(_ body: ([UInt8], String) -> Void) throws(SQLiteError) {
-        let select = try database.prepare("SELECT path, captured FROM files WHERE failed = 0")
-        while try select.step() { body(select.bytes(0), select.string(1) ?? "") }
+    func forEachItemKey(_ body: ([UInt8], String, String?) -> Void) throws(SQLiteError) {
+        let select = try database.prepare("SELECT path, captured, pair FROM files WHERE failed = 0")
+        while try select.step() { body(select.bytes(0), select.string(1) ?? "", select.string(2)) }
     }
 
     /// Every thumbnail path the items name.
