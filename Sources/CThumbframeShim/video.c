@@ -12,6 +12,7 @@ struct TFVideo {
     AVFormatContext *format;
     AVIOContext *io;
     int fd;
+    int64_t base;  // where the container starts in the file (a Motion Photo's MP4 after its JPEG)
     int64_t size;
     int64_t position;
     double deadline;  // CLOCK_MONOTONIC seconds; 0: none
@@ -30,9 +31,10 @@ static double tf_now(void) {
 static int tf_video_read(void *opaque, uint8_t *buffer, int size) {
     TFVideo *video = opaque;
     if (video->position >= video->size) return AVERROR_EOF;
+    if ((int64_t)size > video->size - video->position) size = (int)(video->size - video->position);
     ssize_t got;
     do {
-        got = pread(video->fd, buffer, (size_t)size, video->position);
+        got = pread(video->fd, buffer, (size_t)size, video->base + video->position);
     } while (got < 0 && errno == EINTR);
     if (got < 0) return AVERROR(errno);
     if (got == 0) return AVERROR_EOF;
@@ -74,8 +76,8 @@ void tf_av_error_text(int code, char *text, size_t length) {
 }
 
 TFVideo *tf_video_open(
-    int fd, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped, char *error,
-    size_t error_length) {
+    int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
+    char *error, size_t error_length) {
     av_log_set_level(AV_LOG_QUIET);
     *stopped = 0;
     TFVideo *video = av_mallocz(sizeof(TFVideo));
@@ -84,6 +86,7 @@ TFVideo *tf_video_open(
         return NULL;
     }
     video->fd = fd;
+    video->base = offset;
     video->size = size;
     video->stop = stop;
     video->deadline = timeout_seconds > 0 ? tf_now() + timeout_seconds : 0;

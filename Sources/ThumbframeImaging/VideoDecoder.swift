@@ -3,7 +3,7 @@ internal import CThumbframeKernels
 internal import CThumbframeShim
 internal import CVips
 import Foundation
-import ThumbframeManifest
+package import ThumbframeManifest
 
 /// Videos through FFmpeg's C libraries: reads the container's facts (codec, duration, frame
 /// rate, audio, display matrix, HDR transfer), decodes one poster frame from a representative
@@ -61,43 +61,59 @@ package struct VideoDecoder: Sendable {
         return Decoded(Self.make(fd: fd, size: size, limits: limits, cancellation: cancellation, request: request), since: opened)
     }
 
+    /// The facts and display size of the video `size` bytes long at `offset` in `fd` (a Motion
+    /// Photo's embedded MP4), read from its container without decoding a frame.
+    package func probe(fd: Int32, offset: Int, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?)
+        -> Result<(video: Manifest.VideoInfo, width: Int, height: Int), DecodeFailure>
+    {
+        Self.open(fd: fd, offset: offset, size: size, limits: limits, cancellation: cancellation) { _, probe in
+            let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+            return .success((probe.info, header.displayWidth, header.displayHeight))
+        }
+    }
+
+    /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
+    /// while the container is open.
+    private static func open<T>(
+        fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
+        _ body: (OpaquePointer, Probe) -> Result<T, DecodeFailure>
+    ) -> Result<T, DecodeFailure> {
+        var stopped: Int32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let opened = tf_video_open(
+            fd, Int64(offset), Int64(size), probeBytes, limits.decodeTimeout, cancellation?.pointer, &stopped, &message,
+            message.count)
+        guard let video = opened else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(stopFailure(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
+        }
+        defer { tf_video_close(video) }
+        return Probe.read(tf_video_format(video)!).flatMap { probe in
+            if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
+            return body(video, probe)
+        }
+    }
+
+    /// The header, the request, the poster, the render.
     private static func make(
         fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
         request: (ImageHeader) -> RenderRequest?
     ) -> Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure> {
-        var stopped: Int32 = 0
-        var message = [CChar](repeating: 0, count: 256)
-        guard
-            let video = tf_video_open(
-                fd, Int64(size), probeBytes, limits.decodeTimeout, cancellation?.pointer, &stopped, &message, message.count)
-        else {
-            return .failure(
-                stopFailure(stopped, limits: limits)
-                    ?? DecodeFailure(
-                        stage: .probe,
-                        reason: "not a readable video: "
-                            + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        open(fd: fd, size: size, limits: limits, cancellation: cancellation) { video, probe in
+            let container = tf_video_format(video)!
+            var header = ImageHeader(
+                video: probe.info, width: probe.storedWidth, height: probe.storedHeight,
+                contentIdentifier: Probe.contentIdentifier(container))
+            let wanted = request(header)
+            let poster: PosterFrame
+            switch PosterFrame.find(video, probe: probe, limits: limits, cancellation: cancellation) {
+            case .success(let found): poster = found
+            case .failure(let problem): return .failure(problem)
+            }
+            header.media.video?.poster = poster.time.roundedForManifest
+            guard let wanted else { return .success((header, nil)) }
+            return poster.render(wanted.plan, probe: probe).flatMap { VipsDecoder.finish($0, wanted) }.map { (header, $0) }
         }
-        defer { tf_video_close(video) }
-        let container = tf_video_format(video)!
-        let probe: Probe
-        switch Probe.read(container) {
-        case .success(let value): probe = value
-        case .failure(let problem): return .failure(problem)
-        }
-        if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
-        var header = ImageHeader(
-            video: probe.info, width: probe.storedWidth, height: probe.storedHeight,
-            contentIdentifier: Probe.contentIdentifier(container))
-        let wanted = request(header)
-        let poster: PosterFrame
-        switch PosterFrame.find(video, probe: probe, limits: limits, cancellation: cancellation) {
-        case .success(let found): poster = found
-        case .failure(let problem): return .failure(problem)
-        }
-        header.media.video?.poster = poster.time.roundedForManifest
-        guard let wanted else { return .success((header, nil)) }
-        return poster.render(wanted.plan, probe: probe).flatMap { VipsDecoder.finish($0, wanted) }.map { (header, $0) }
     }
 
     /// The failure of a call FFmpeg's interrupt callback cut short, or nil when it was not.

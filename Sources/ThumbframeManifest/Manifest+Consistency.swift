@@ -135,8 +135,8 @@ extension Manifest {
             check(motion.video, "motion.video")
             switch motion.source {
             case .embedded:
-                if !(motion.path.map { $0.hasPrefix("motion/") && isContainedRelativePath($0) } ?? false) {
-                    problems.append("\(name).motion.path is not inside motion/")
+                if !(motion.path.map { isThumbnailPath($0) && $0.hasSuffix(".mp4") } ?? false) {
+                    problems.append("\(name).motion.path is not an MP4 inside thumbs/")
                 }
             case .live:
                 if !(motion.original.map(isContainedRelativePath) ?? false) {

@@ -86,8 +86,8 @@ extension Manifest {
 
         /// Where the motion comes from.
         public var source: Source
-        /// `embedded`: the extracted MP4, relative to the manifest (`motion/XX/<hash>.mp4`,
-        /// content-addressed). nil for `live`.
+        /// `embedded`: the extracted MP4, relative to the manifest (`thumbs/XX/<hash>.mp4`,
+        /// content-addressed, beside the thumbnails). nil for `live`.
         public var path: String?
         /// `live`: the MOV's path relative to the source directory (served like an original,
         /// from `settings.originalURL`). nil for `embedded`.

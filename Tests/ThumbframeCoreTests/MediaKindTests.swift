@@ -290,4 +290,61 @@ struct MediaKindTests {
             #expect(paired == manifest)
         }
     }
+
+    @Test(
+        "a Motion Photo's MP4 is extracted byte for byte into OUT_DIR, content-addressed, as the photo's motion; found from the XMP directory, the MicroVideo offset, or its ftyp",
+        .enabled(if: ffmpegAvailable, "needs the ffmpeg program to make fixtures")
+    )
+    func motionPhotos() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try await Fixtures.makeVideos(
+                root + "/clips",
+                [
+                    (
+                        "motion.mp4",
+                        VideoFixture().with {
+                            $0.seconds = 1.2
+                            $0.width = 192
+                            $0.height = 144
+                        }
+                    )
+                ])
+            let mp4 = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/clips/motion.mp4")))
+            let source = root + "/lib"
+            try Fixtures.makeDirectory(source)
+            for (name, style) in [
+                ("PXL_1.MP.jpg", MotionPhotoStyle.containerDirectory), ("MVIMG_2.jpg", .microVideo), ("PXL_3.jpg", .flagOnly),
+            ] {
+                try Fixtures.writeMotionPhoto(to: source + "/" + name, width: 160, height: 120, mp4: mp4, style: style)
+            }
+            // An MP4 glued to a JPEG without the XMP that says so is no Motion Photo.
+            try Fixtures.writeImage(to: source + "/plain.jpg", width: 160, height: 120)
+            try Fixtures.write(Array(try Data(contentsOf: URL(fileURLWithPath: source + "/plain.jpg"))) + mp4, to: source + "/plain.jpg")
+            let (report, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            #expect(manifest.failures.isEmpty && manifest.items.count == 4)
+            let sha256 = Digest.sha256(mp4.withUnsafeBytes { $0 })
+            var paths: Set<String> = []
+            for item in manifest.items where item.path != "plain.jpg" {
+                let motion = try #require(item.motion, "\(item.path)")
+                #expect(item.kind == .photo && motion.source == .embedded && motion.original == nil)
+                #expect(motion.bytes == mp4.count && motion.sha256 == sha256)
+                #expect(abs(motion.video.duration - 1.2) < 0.05 && (motion.width, motion.height) == (192, 144))
+                let path = try #require(motion.path)
+                #expect(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + path))) == mp4)
+                paths.insert(path)
+            }
+            // One MP4, one file: content-addressed.
+            #expect(paths.count == 1 && paths.first!.hasPrefix("thumbs/") && paths.first!.hasSuffix(".mp4"))
+            #expect(manifest.items.first { $0.path == "plain.jpg" }?.motion == nil)
+            #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
+            #expect(report.thumbnailsWritten == 8)
+
+            // The photos gone, their MP4 is pruned with their thumbnails.
+            for name in ["PXL_1.MP.jpg", "MVIMG_2.jpg", "PXL_3.jpg"] { try FileManager.default.removeItem(atPath: source + "/" + name) }
+            var options = BuildOptions(source: source, output: root + "/out")
+            options.allowShrink = true
+            _ = try await Fixtures.build(options)
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/" + paths.first!))
+        }
+    }
 }

@@ -105,3 +105,48 @@ extension Fixtures {
         return [0xFF, 0xE1] + u16(payload.count + 2) + payload
     }
 }
+
+/// How a fixture Motion Photo says where its MP4 is.
+public enum MotionPhotoStyle: Sendable {
+    /// Google's Motion Photo 1.0: `GCamera:MotionPhoto` and a `Container:Directory` whose
+    /// `MotionPhoto` item gives the MP4's length.
+    case containerDirectory
+    /// The older `GCamera:MicroVideo` with `MicroVideoOffset`, the MP4's distance from the end.
+    case microVideo
+    /// `GCamera:MotionPhoto` alone: the MP4 is found by its `ftyp` box.
+    case flagOnly
+}
+
+extension Fixtures {
+    /// Writes a Motion Photo: a JPEG whose XMP (an APP1 segment after SOI) announces the MP4
+    /// appended after its end, as Pixel and Samsung phones write them.
+    public static func writeMotionPhoto(to path: String, width: Int, height: Int, mp4: [UInt8], style: MotionPhotoStyle) throws {
+        try writeImage(to: path, width: width, height: height)
+        let jpeg = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let flags: String
+        var directory = ""
+        switch style {
+        case .containerDirectory:
+            flags = #"GCamera:MotionPhoto="1" GCamera:MotionPhotoVersion="1" GCamera:MotionPhotoPresentationTimestampUs="0""#
+            directory = """
+                <Container:Directory><rdf:Seq>\
+                <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="image/jpeg" Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>\
+                <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="\(mp4.count)" Item:Padding="0"/></rdf:li>\
+                </rdf:Seq></Container:Directory>
+                """
+        case .microVideo:
+            flags = #"GCamera:MicroVideo="1" GCamera:MicroVideoVersion="1" GCamera:MicroVideoOffset="\#(mp4.count)""#
+        case .flagOnly:
+            flags = #"GCamera:MotionPhoto="1""#
+        }
+        let xmp = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+            <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/" \
+            xmlns:Container="http://ns.google.com/photos/1.0/container/" xmlns:Item="http://ns.google.com/photos/1.0/container/item/" \
+            \(flags)>\(directory)</rdf:Description></rdf:RDF></x:xmpmeta>
+            """
+        let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8)
+        let segment = [0xFF, 0xE1, UInt8(((payload.count + 2) >> 8) & 0xFF), UInt8((payload.count + 2) & 0xFF)] + payload
+        try write(Array(jpeg.prefix(2)) + segment + jpeg.dropFirst(2) + mp4, to: path)
+    }
+}

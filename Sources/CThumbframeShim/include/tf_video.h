@@ -14,15 +14,16 @@
 /// An open container: the format context and what its callbacks read.
 typedef struct TFVideo TFVideo;
 
-/// Opens the container in `fd` (`size` bytes) and reads its stream headers
+/// Opens the container in `fd` — `size` bytes from `offset` (0 for a video file, where an
+/// embedded MP4 starts for a Motion Photo) — and reads its stream headers
 /// (avformat_find_stream_info), with FFmpeg's logging off and these bounds: at most
 /// `probe_bytes` read to probe, every blocking call interrupted once `timeout_seconds` have
 /// passed since this call (0: none) or once `*stop` is non-zero. On failure returns NULL and
 /// writes the reason (one line) into `error`; `*stopped` says whether the deadline (1) or the
 /// stop flag (2) cut it short.
 TFVideo *tf_video_open(
-    int fd, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped, char *error,
-    size_t error_length);
+    int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
+    char *error, size_t error_length);
 
 /// The format context of an open container (owned by it).
 AVFormatContext *tf_video_format(TFVideo *video);

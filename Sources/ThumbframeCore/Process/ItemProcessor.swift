@@ -152,10 +152,57 @@ enum ItemProcessor {
                 return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
             }
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            return make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
+            var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
                 Decoders.decoder(for: raw).decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
             }
+            if case .item(var item) = timed.outcome, item.image.format == "jpeg", let range = MotionPhoto.locate(raw) {
+                switch embeddedMotion(raw, range, file: file, context: context) {
+                case .success(let motion):
+                    item.media.motion = motion
+                    timed.outcome = .item(item)
+                case .failure(let problem):
+                    timed.outcome = .failed(failure(source, .write, problem.reason))
+                    timed.outputUnwritable = problem.outputUnwritable ? problem.reason : nil
+                case nil: break
+                }
+            }
+            return timed
         }
+    }
+
+    /// Why a Motion Photo's MP4 could not be put in OUT_DIR.
+    struct MotionWriteFailure: Error {
+        var reason: String
+        var outputUnwritable: Bool
+    }
+
+    /// A Motion Photo's embedded MP4 (`range` of the JPEG's bytes), probed for its facts and
+    /// extracted byte for byte into OUT_DIR under its content address (`thumbs/XX/<hash>.mp4`,
+    /// kept while an item names it, like a thumbnail). nil when the MP4 is not a readable video:
+    /// the photo is still a photo, without motion.
+    static func embeddedMotion(
+        _ raw: UnsafeRawBufferPointer, _ range: Range<Int>, file: OpenFile, context: ProcessingContext
+    ) -> Result<Manifest.MotionPart, MotionWriteFailure>? {
+        guard
+            case .success(let probe) = VideoDecoder().probe(
+                fd: file.fd, offset: range.lowerBound, size: range.count, limits: context.limits, cancellation: context.cancellation)
+        else { return nil }
+        let mp4 = UnsafeRawBufferPointer(rebasing: raw[range])
+        let sha256 = Digest.sha256(mp4)
+        let name = String(Digest.sha256("thumbframe-motion-v1\n\(sha256)").prefix(32))
+        let path = "thumbs/\(name.prefix(2))/\(name).mp4"
+        if context.overwrite || existingThumbnail(path, context: context)?.sha256 != sha256 {
+            do {
+                try context.output.write(file: path, Array(mp4))
+            } catch {
+                let reason = "cannot write motion \(path): \(error.localizedDescription)"
+                return .failure(MotionWriteFailure(reason: reason, outputUnwritable: error.isOutputUnwritable))
+            }
+        }
+        return .success(
+            Manifest.MotionPart(
+                source: .embedded, path: path, bytes: mp4.count, sha256: sha256, video: probe.video, width: probe.width,
+                height: probe.height))
     }
 
     /// A video: hashed and decoded through its descriptor, never read whole (its size is not

@@ -143,6 +143,12 @@ package enum ManifestValidator {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
+            if let motion = item.motion, let path = motion.path, Manifest.isThumbnailPath(path) {
+                let data = try? thumbnails.read(path, limit: ManifestValidator.maximumThumbnailBytes)
+                if data?.count != motion.bytes || data.map({ Digest.sha256($0.withUnsafeBytes { $0 }) }) != motion.sha256 {
+                    report("items[\(index)].motion \(path): \(data == nil ? "missing" : "not the recorded bytes")")
+                }
+            }
         }
 
         func finish() -> [String] { problems }

@@ -192,6 +192,14 @@ final class StateIndex {
         /// Apple's content identifier, shared by a Live Photo's photo and MOV (also in `files.pair`).
         var contentIdentifier: String?
 
+        /// The files in OUT_DIR the item names, with their sizes (-1: unknown): its thumbnails,
+        /// and a Motion Photo's extracted MP4.
+        var files: [(path: String, bytes: Int)] {
+            var files = thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
+            if let motion = media?.motion, let path = motion.path { files.append((path, motion.bytes)) }
+            return files
+        }
+
         /// `files.pair`: `photo <identifier>` or `video <identifier>` for a half of a possible
         /// Live Photo, nil otherwise.
         var pair: String? {
@@ -242,10 +250,10 @@ final class StateIndex {
         guard let deleteThumbnails, let insertThumbnail else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         deleteThumbnails.bind(1, source.rawPath)
         try deleteThumbnails.run()
-        for thumbnail in item?.thumbnails.values ?? [:].values {
+        for (path, bytes) in item?.files ?? [] {
             insertThumbnail.bind(1, source.rawPath)
-            insertThumbnail.bind(2, thumbnail.path)
-            insertThumbnail.bind(3, thumbnail.bytes ?? -1)
+            insertThumbnail.bind(2, path)
+            insertThumbnail.bind(3, bytes)
             try insertThumbnail.run()
         }
         guard let upsertEntry else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }

@@ -1,0 +1,93 @@
+import Foundation
+
+/// Google and Samsung Motion Photos: a JPEG with a short MP4 appended, announced in its XMP
+/// (`GCamera:MotionPhoto` or the older `GCamera:MicroVideo`). The MP4 is found where the XMP
+/// says — the `MotionPhoto` item of its `Container:Directory` (its `Item:Length` from the end),
+/// or `MicroVideoOffset` bytes from the end — else after Samsung's `MotionPhoto_Data` marker,
+/// else at the last `ftyp` box after the JPEG's own data; wherever found, it must start with an
+/// `ftyp` box.
+enum MotionPhoto {
+    /// How far into the file the XMP packet is looked for (it sits in an APP1 segment near the start).
+    static let xmpSearchBytes = 1 << 20
+
+    /// Where the embedded MP4 lies in the JPEG's bytes, or nil when the file is not a Motion Photo.
+    static func locate(_ bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        let head = UnsafeRawBufferPointer(rebasing: bytes.prefix(xmpSearchBytes))
+        guard let open = find(Array("<x:xmpmeta".utf8), in: head),
+            let close = find(Array("</x:xmpmeta>".utf8), in: head, from: open)
+        else { return nil }
+        let xmp = Array(head[open..<close])
+        let flagged = ["MotionPhoto", "MicroVideo"].contains { flag in
+            value(of: "GCamera:\(flag)", in: xmp) == "1"
+        }
+        guard flagged else { return nil }
+        let count = bytes.count
+        var candidates: [Int] = []
+        if let length = motionItemLength(xmp) { candidates.append(count - length) }
+        if let offset = value(of: "GCamera:MicroVideoOffset", in: xmp).flatMap(Int.init) { candidates.append(count - offset) }
+        if let marker = find(Array("MotionPhoto_Data".utf8), in: bytes, from: close) { candidates.append(marker + 16) }
+        if let box = lastFTYP(bytes, after: close) { candidates.append(box) }
+        return candidates.first { start in
+            start > close && start + 16 <= count && find(Array("ftyp".utf8), in: bytes, from: start + 4) == start + 4
+        }.map { $0..<count }
+    }
+
+    /// The `Item:Length` of the `Container:Item` whose `Item:Semantic` is `MotionPhoto`.
+    private static func motionItemLength(_ xmp: [UInt8]) -> Int? {
+        var from = 0
+        let itemOpen = Array("<Container:Item".utf8)
+        while let start = find(itemOpen, in: xmp, from: from) {
+            let end = find(Array(">".utf8), in: xmp, from: start) ?? xmp.count
+            let item = Array(xmp[start..<end])
+            if value(of: "Item:Semantic", in: item) == "MotionPhoto" { return value(of: "Item:Length", in: item).flatMap(Int.init) }
+            from = end
+        }
+        return nil
+    }
+
+    /// An XMP property's value, written as an attribute (`name="value"`) or an element
+    /// (`<name>value</name>`); at most 64 bytes of it.
+    private static func value(of name: String, in xmp: [UInt8]) -> String? {
+        for (open, close) in [(name + "=\"", "\""), ("<" + name + ">", "<")] {
+            guard let start = find(Array(open.utf8), in: xmp), start + open.utf8.count <= xmp.count else { continue }
+            let from = start + open.utf8.count
+            guard let end = find(Array(close.utf8), in: xmp, from: from), end - from <= 64 else { continue }
+            return String(decoding: xmp[from..<end], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        }
+        return nil
+    }
+
+    /// The start of the last `ftyp` box after `after` whose size and brand are an MP4's.
+    private static func lastFTYP(_ bytes: UnsafeRawBufferPointer, after: Int) -> Int? {
+        let brands = ["isom", "iso2", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "qt  "].map { Array($0.utf8) }
+        var found: Int?
+        var from = after
+        while let tag = find(Array("ftyp".utf8), in: bytes, from: from) {
+            from = tag + 4
+            guard tag >= 4, tag + 8 <= bytes.count else { continue }
+            let size = bytes[(tag - 4)..<tag].reduce(0) { $0 << 8 | Int($1) }
+            if (16...512).contains(size), brands.contains(Array(bytes[(tag + 4)..<(tag + 8)])) { found = tag - 4 }
+        }
+        return found
+    }
+
+    /// The first index at or after `from` where `needle` starts in `haystack` (memmem).
+    private static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer, from: Int = 0) -> Int? {
+        guard !needle.isEmpty, from >= 0, from < haystack.count, let base = haystack.baseAddress else { return nil }
+        // memchr to each candidate first byte, memcmp for the rest (memmem is a GNU extension).
+        return needle.withUnsafeBytes { pattern -> Int? in
+            var index = from
+            while index + needle.count <= haystack.count {
+                guard let hit = memchr(base + index, Int32(needle[0]), haystack.count - needle.count + 1 - index) else { return nil }
+                let position = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + position, pattern.baseAddress!, needle.count) == 0 { return position }
+                index = position + 1
+            }
+            return nil
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int = 0) -> Int? {
+        haystack.withUnsafeBytes { find(needle, in: $0, from: from) }
+    }
+}
