@@ -128,6 +128,29 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
         for index, item in enumerate(items):
             layout = item["layouts"][name]
             frame, zoom = layout["frame"], layout["zoom"]
+            if item["kind"] == "video" and originals:
+                # A video slide: the page's <video> at the manifest's frame, from the original; it plays.
+                driver.execute_script(f"document.querySelectorAll('#grid img')[{index}].click()")
+                state = wait(driver, """
+                    const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
+                    if (!v) return null; const r = v.getBoundingClientRect();
+                    return [r.x, r.y, r.width, r.height, v.currentSrc || v.src];""", 5)
+                expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
+                time.sleep(0.6)  # the opening animation
+                state = driver.execute_script("""
+                    const v = document.querySelector('.pswp__item[aria-hidden="false"] video'); const r = v.getBoundingClientRect();
+                    return [r.x, r.y, r.width, r.height, v.currentSrc || v.src];""") if state else None
+                check(f"{name}: video {item['path']} at the manifest's frame, from its original",
+                      state is not None and all(abs(a - b) <= 1 for a, b in zip(state[:4], expected))
+                      and state[4] == base.rstrip("/") + "/originals/" + quote(item["path"]), f"{state} vs {expected}")
+                played = driver.execute_script("""const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
+                    v.muted = true; return v.play().then(() => true, (e) => String(e));""")
+                moved = wait(driver, """const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
+                    return v.currentTime > 0.2 && v.currentTime""", 8)
+                check(f"{name}: video {item['path']} plays", played is True and bool(moved), f"{played} {moved}")
+                webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+                wait(driver, "return !document.querySelector('.pswp')", 5)
+                continue
             # The width PhotoSwipe was given: the display thumbnail's, or the original's.
             slide_width = item["image"]["width"] if originals else item["thumbnails"][display]["width"]
             driver.execute_script(f"document.querySelectorAll('#grid img')[{index}].click()")

@@ -131,12 +131,18 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     return { doc: await response.json(), page: async (path) => (await fetch(url(path))).json() };
   }
 
-  // The file the lightbox loads, and the pixel size the manifest's layouts are for.
+  // An original's URL (`--original-url` and the path below the source directory), or null.
+  const originalURL = (path) => settings.originalURL ? settings.originalURL + path.split("/").map(encodeURIComponent).join("/") : null;
+  // The display thumbnail: a video's is its poster.
+  const displayThumbnail = (item) => item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
+
+  // The file the lightbox loads, and the pixel size the manifest's layouts are for. A video's
+  // image is its poster; the video itself plays from its original.
   function loaded(item) {
-    if (settings.originalURL)
-      return { src: settings.originalURL + item.path.split("/").map(encodeURIComponent).join("/"),
-        width: item.image.width, height: item.image.height, layoutSize: [item.image.width, item.image.height] };
-    const thumbnail = item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
+    if (settings.originalURL && item.kind !== "video")
+      return { src: originalURL(item.path), width: item.image.width, height: item.image.height,
+        layoutSize: [item.image.width, item.image.height] };
+    const thumbnail = displayThumbnail(item);
     const photoswipe = settings.preset === "photoswipe";
     return { src: url(thumbnail.path), width: thumbnail.width, height: thumbnail.height,
       layoutSize: photoswipe ? [thumbnail.width, thumbnail.height] : [item.image.width, item.image.height] };
@@ -147,6 +153,39 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     if (viewport && item.layouts[viewport.name]) return { ...item.layouts[viewport.name], viewport: viewport.name };
     const [w, h] = loaded(item).layoutSize;
     return { ...layoutFor(w, h, innerWidth, innerHeight, devicePixelRatio || 1, settings.preset), viewport: null };
+  }
+
+  // ---- kinds: videos, animated images, Live and Motion Photos ---------------------------------
+  // A Live Photo's MOV is served like an original; a Motion Photo's MP4 lies beside the thumbnails.
+  function motionURL(item) {
+    const motion = item.motion;
+    if (!motion) return null;
+    return motion.path ? url(motion.path) : motion.original ? originalURL(motion.original) : null;
+  }
+  const clock = (seconds) => {
+    const s = Math.max(0, Math.round(seconds));
+    return s >= 3600 ? `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`
+      : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  };
+  // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP.
+  function badge(item) {
+    if (item.kind === "video" && item.video) return clock(item.video.duration);
+    if (item.kind === "animated") return item.image.format.toUpperCase();
+    if (item.motion) return "LIVE";
+    return null;
+  }
+  // Plays a photo's motion over `host` (muted, inline) while the pointer is on it or it is pressed.
+  function playMotion(host, item, once) {
+    const src = motionURL(item);
+    if (!src || host.querySelector(".tf-motion")) return;
+    const video = document.createElement("video");
+    Object.assign(video, { className: "tf-motion", muted: true, playsInline: true, autoplay: true, loop: !once, src });
+    if (once) video.addEventListener("ended", () => video.remove());
+    host.append(video);
+    video.play().catch(() => {});
+  }
+  function stopMotion(host) {
+    for (const video of host.querySelectorAll(".tf-motion")) { video.pause(); video.remove(); }
   }
 
   // ---- grid: justified rows per section, placeholders first -------------------------------
@@ -239,6 +278,18 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
         img.decoding = "async";
         img.addEventListener("load", () => img.classList.add("tf-loaded"));
         cell.append(img);
+        const mark = badge(item);
+        if (mark) {
+          const label = document.createElement("span");
+          label.className = "tf-badge";
+          label.textContent = mark;
+          cell.append(label);
+          cell.dataset.kind = item.motion ? "motion" : item.kind;
+        }
+        if (item.motion) {
+          cell.addEventListener("pointerenter", () => playMotion(cell, item, false));
+          cell.addEventListener("pointerleave", () => stopMotion(cell));
+        }
         cell.addEventListener("click", () => open(item.flat));
         rowElement.append(cell);
         observer.observe(cell);
@@ -271,6 +322,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
 
   // ---- lightbox ----------------------------------------------------------------------------
   const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
+  const player = $("tf-video"), live = $("tf-live");
   let current = -1, zoom = 1, frame = null, currentLayout = null;
 
   function sectionOf(index) {
@@ -290,6 +342,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     content.style.height = `${zoom === 1 ? Math.max(innerHeight, L.contentSize.height) : ch}px`;
     const x = zoom === 1 ? L.frame.x : Math.max(0, (cw - w) / 2), y = zoom === 1 ? L.frame.y : Math.max(0, (ch - h) / 2);
     Object.assign(image.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
+    Object.assign(player.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
     image.dataset.zoom = `${zoom}`;
     scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
   }
@@ -311,8 +364,22 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     scroller.scrollTop = 0;  // long images start at the top
     scroller.scrollLeft = 0;
     image.src = loaded(item).src;
+    // A video plays in a native <video> at the manifest's frame, its poster first; without
+    // --original-url there is no video to play, and the poster stays.
+    stopMotion(content);
+    player.pause();
+    const video = item.kind === "video" ? originalURL(item.path) : null;
+    player.hidden = !video;
+    image.hidden = !!video;
+    if (video) {
+      player.poster = url(displayThumbnail(item).path);
+      player.src = video;
+      player.dataset.index = current;
+    } else player.removeAttribute("src");
+    live.hidden = !motionURL(item);
     const section = sectionOf(current);
-    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}`;
+    const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}` : "";
+    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
     resetDrag();
   }
 
@@ -324,6 +391,9 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   }
 
   function close() {
+    player.pause();
+    player.removeAttribute("src");
+    stopMotion(content);
     box.hidden = true;
     document.body.style.overflow = "";
     const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
@@ -334,6 +404,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   // where the fitted frame is `min`.
   function relative(value) { return value / (currentLayout.zoom.min || 1); }
   function toggleZoom(clientX, clientY) {
+    if (!player.hidden) return;  // a video is shown at its frame, never zoomed
     const target = zoom === 1 ? Math.min(relative(currentLayout.zoom.doubleTap), relative(currentLayout.zoom.max)) : 1;
     if (target <= 1 && zoom === 1) return;
     zoomTo(target, clientX, clientY);
@@ -429,6 +500,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   $("tf-prev").addEventListener("click", () => show(current - 1));
   $("tf-next").addEventListener("click", () => show(current + 1));
   $("tf-close").addEventListener("click", close);
+  // A Live or Motion Photo: the motion plays over the photo while the mouse is on it, or once
+  // from the LIVE button (a press on a phone).
+  image.addEventListener("pointerenter", (event) => {
+    if (event.pointerType === "mouse" && items[current]) playMotion(content, items[current], false);
+  });
+  image.addEventListener("pointerleave", () => stopMotion(content));
+  live.addEventListener("click", () => { stopMotion(content); playMotion(content, items[current], true); placeMotion(); });
   document.addEventListener("keydown", (event) => {
     if (box.hidden) return;
     if (event.key === "ArrowRight") show(current + 1);
@@ -458,6 +536,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       document.body.dataset.ready = "error";
     }
   })();
+  // The motion video takes the image's place and size.
+  function placeMotion() {
+    for (const video of content.querySelectorAll(".tf-motion"))
+      Object.assign(video.style, { left: image.style.left, top: image.style.top, width: image.style.width, height: image.style.height });
+  }
+  new MutationObserver(placeMotion).observe(content, { childList: true });
   window.thumbframeViewer = { open, show, close, items: () => items, itemAt, zoomTo, zoom: () => zoom, layout: (i) => layout(items[i]),
     thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
       return [r.w, r.h, Array.from(r.rgba)]; } };

@@ -156,6 +156,22 @@ public struct ManifestReader: Sendable {
         }
     }
 
+    /// The flat indexes of the items of `kind` (a "Videos" album), in display order, with an
+    /// `IndexMap` over them by section, numbered as the manifest's (a section without one counts
+    /// 0): a browser that pages through videos alone maps its own index to (section, k-th video)
+    /// with it, and to the item with `indexes[i]`. Reads every
+    /// page once; the top document's `summary.kinds` says how many there are without reading any.
+    public func items(of kind: Manifest.Kind) throws -> (indexes: [Int], map: IndexMap) {
+        var indexes: [Int] = []
+        var counts = [Int](repeating: 0, count: document.sections.count)
+        try forEachItem { item in
+            guard item.kind == kind else { return }
+            indexes.append(item.index)
+            counts[item.section] += 1
+        }
+        return (indexes, try IndexMap(counts: counts))
+    }
+
     /// The flat index of a position, from the section's `start`.
     private func globalIndex(_ section: Int, _ item: Int) throws(ManifestError) -> Int {
         let index = document.sections[section].start.addingReportingOverflow(item)

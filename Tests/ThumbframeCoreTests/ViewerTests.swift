@@ -143,4 +143,80 @@ struct ViewerTests {
             #expect(run.stdout.contains("3 passed, 0 failed"), "\(run.stdout)")
         }
     }
+
+    @Test(
+        "in Chromium, a mixed library: videos open at the manifest's frame and play, Live and Motion Photos play their motion, cells say what they are",
+        .enabled(
+            if: browserAvailable && Fixtures.ffmpeg != nil,
+            "needs chromium, chromium-driver, Python's selenium and the ffmpeg program (scripts/bootstrap --test)"))
+    func mediaInChromium() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            let identifier = "5EEDF00D-0000-4000-8000-000000000001"
+            try Fixtures.makeLibrary(
+                lib,
+                [
+                    .photo("a.jpg", width: 400, height: 300),
+                    .livePhoto("IMG_7.JPG", width: 400, height: 300, contentIdentifier: identifier),
+                    .animation("loop.gif", width: 80, height: 60, delays: [200, 200, 200]),
+                ])
+            try await Fixtures.makeVideos(
+                lib,
+                [
+                    (
+                        "clip.webm",
+                        VideoFixture().with {
+                            $0.codec = "libvpx-vp9"
+                            $0.seconds = 3
+                            $0.options = ["-b:v", "200k"]
+                        }
+                    ),
+                    (
+                        "portrait.mp4",
+                        VideoFixture().with {
+                            $0.seconds = 3
+                            $0.rotate = 90
+                            $0.audio = true
+                        }
+                    ),
+                    ("IMG_7.MOV", MediaKindTests.liveMOV(identifier)),
+                    (
+                        "clips/motion.mp4",
+                        VideoFixture().with {
+                            $0.seconds = 2
+                            $0.width = 200
+                            $0.height = 150
+                        }
+                    ),
+                ])
+            let mp4 = Array(try Data(contentsOf: URL(fileURLWithPath: lib + "/clips/motion.mp4")))
+            try FileManager.default.removeItem(atPath: lib + "/clips")
+            try Fixtures.writeMotionPhoto(to: lib + "/PXL_1.MP.jpg", width: 400, height: 300, mp4: mp4, style: .containerDirectory)
+            var options = BuildOptions(source: lib, output: root + "/out")
+            options.viewer = true
+            options.originalURL = "originals/"
+            let (_, manifest) = try await Fixtures.build(options)
+            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .animated, .video, .photo])
+            #expect(manifest.items.filter { $0.motion != nil }.count == 2)
+            try FileManager.default.createSymbolicLink(atPath: root + "/out/originals", withDestinationPath: lib)
+            let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer-media"
+            let run = try await Processes.run(
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-media-test.py", root + "/out", artifacts])
+            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+            #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
+            // The README's PhotoSwipe page plays the same videos at PhotoSwipe's frame, the manifest's.
+            guard Self.photoswipeAvailable else { return }
+            options.output = root + "/pswp"
+            options.viewer = false
+            options.preset = .photoswipe
+            _ = try await Builder(options: options).run()
+            let page = try await Processes.run(
+                "/usr/bin/env",
+                [
+                    "python3", Self.packageRoot + "/scripts/photoswipe-test.py", Self.packageRoot + "/README.md", Self.photoswipe,
+                    root + "/pswp", artifacts, "--originals", lib,
+                ])
+            #expect(page.status == 0 && page.stdout.contains("video portrait.mp4 plays"), "\(page.stdout)\n\(page.stderr)")
+        }
+    }
 }

@@ -29,12 +29,20 @@ func readmeFrontendExample() throws {
     let layout = LayoutEngine.layout(
         width: first.image.width, height: first.image.height,
         viewport: Viewport(name: "now", width: 430, height: 932, scale: 3), preset: reader.document.settings.preset)
+    switch first.kind {
+    case .video: _ = first.video?.duration
+    case .animated: _ = first.animation?.frames
+    case .photo: _ = first.motion?.original ?? first.motion?.path
+    }
+    let videoCount = reader.document.summary.kinds["video", default: 0]
+    let videos = try reader.items(of: .video)
     // README end
 
     #expect(numberOfSections == 1 && itemsInFirst == 1 && numberOfItems == 1)
     #expect(try cell(at: IndexMap.Position(section: 0, item: 0)).thumbnails["grid"]?.path == "thumbs/ab/ab.jpg")
     #expect(try page(0, viewport: "phone")?.frame == Manifest.Rect(x: 0, y: 162, width: 390, height: 520))
     #expect(layout.frame.width == 430)
+    #expect(first.kind == .photo && videoCount == 0 && videos.indexes.isEmpty && videos.map.count == 0)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
 }
 

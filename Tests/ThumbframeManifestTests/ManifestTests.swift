@@ -127,6 +127,33 @@ struct ManifestCodingTests {
         var summary = ManifestDocument.Summary()
         summary.add(back)
         #expect(summary.kinds == ["video": 1])
+
+        // A videos-only browser: indexes and an IndexMap over the videos, sections as the manifest's.
+        var items = [mixed.items[0], Self.sample().items[0], mixed.items[0], mixed.items[0]]
+        for (index, _) in items.enumerated() {
+            items[index].index = index
+            items[index].section = index < 2 ? 0 : 2
+            items[index].item = index < 2 ? index : index - 2
+            items[index].path = "p\(index).mp4"
+        }
+        let pages = [
+            try ManifestPage(items: items[0..<2].map(ManifestPage.Item.init)).encoded(),
+            try ManifestPage(items: [Self.sample().items[0]].map(ManifestPage.Item.init)).encoded(),
+            try ManifestPage(items: items[2...].map(ManifestPage.Item.init)).encoded(),
+        ]
+        let sections = (0..<3).map { k in
+            Manifest.Section(
+                name: "s\(k)", title: "s\(k)", start: [0, 2, 3][k], count: [2, 1, 2][k],
+                pages: [Manifest.PageReference(path: "pages/0\(k)/x.json", start: 0, count: [2, 1, 2][k])])
+        }
+        let document = ManifestDocument(
+            generator: mixed.generator, settings: mixed.settings, sections: sections, itemCount: 5, summary: summary, failures: [])
+        let frozen = pages
+        let reader = try ManifestReader(document: document) { path in frozen[Int(path.dropFirst(7).prefix(1))!] }
+        let videos = try reader.items(of: .video)
+        #expect(videos.indexes == [0, 3, 4])
+        #expect(try videos.map.count == 3 && videos.map.count(ofSection: 1) == 0)
+        #expect(try videos.map.position(of: 1) == IndexMap.Position(section: 2, item: 0))
     }
 
     @Test func rejectsOtherDocuments() {
