@@ -86,4 +86,52 @@ struct HostileVideoTests {
             #expect(try ManifestFile.load(root + "/out/manifest.json").items.map(\.path) == ["a.jpg"])
         }
     }
+
+    @Test(
+        "videos are incremental like photos: a rerun reuses them unopened, a touched one is re-hashed, a changed one is stale for --check and rebuilt, a deleted one's thumbnails are pruned"
+    )
+    func incremental() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, [.photo("a.jpg", width: 40, height: 30)])
+            let small = VideoFixture().with {
+                $0.width = 160
+                $0.height = 120
+                $0.seconds = 1
+            }
+            try await Fixtures.makeVideos(
+                lib, [("b.mp4", small), ("c.mov", small.with { $0.rotate = 90 }), ("d.webm", small.with { $0.codec = "libvpx-vp9" })])
+            let first = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(first.status == 0 && first.summary["thumbnailsWritten"] as? Int == 8, "\(first.stderr)")
+            let manifest = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.summary["reused"] as? Int == 4 && rerun.summary["manifestWritten"] as? Bool == false, "\(rerun.stderr)")
+            #expect(try await CLITests.run(["build", lib, "--out", out, "--check"]).status == 0)
+            #expect(try await CLITests.run(["build", lib, "--out", out, "--check", "--verify"]).status == 0)
+
+            // Touched, same bytes: re-hashed, nothing written, the manifest's bytes kept.
+            let later = Date(timeIntervalSinceNow: 60)
+            try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: lib + "/b.mp4")
+            let touched = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(touched.summary["thumbnailsWritten"] as? Int == 0, "\(touched.stderr)")
+            let after = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+            #expect(String(decoding: after, as: UTF8.self).count == String(decoding: manifest, as: UTF8.self).count)
+
+            // Another video under the same name: stale for --check, rebuilt by the build.
+            try FileManager.default.removeItem(atPath: lib + "/c.mov")
+            try await Fixtures.makeVideos(lib, [("c.mov", small.with { $0.seconds = 2 })])
+            let check = try await CLITests.run(["build", lib, "--out", out, "--check"])
+            #expect(check.status == 1 && check.stdout.contains("changed c.mov"), "\(check.stdout)")
+            let rebuilt = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rebuilt.summary["thumbnailsWritten"] as? Int == 2, "\(rebuilt.stderr)")
+            let item = try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "c.mov" }
+            #expect(item?.video?.rotation == 0 && abs((item?.video?.duration ?? 0) - 2) < 0.05)
+
+            // Deleted: its thumbnails go with it.
+            let thumbnails = try #require(ManifestFile.load(out + "/manifest.json").items.first { $0.path == "d.webm" }?.thumbnails)
+            try FileManager.default.removeItem(atPath: lib + "/d.webm")
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            #expect(thumbnails.values.allSatisfy { !FileManager.default.fileExists(atPath: out + "/" + $0.path) })
+        }
+    }
 }

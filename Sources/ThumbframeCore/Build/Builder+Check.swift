@@ -25,8 +25,9 @@ extension Builder {
                 for unit in plan.work.sorted(by: { SourceFile.inDisplayOrder($0.file, $1.file) }) {
                     let path = unit.file.relativePath
                     // --verify: the same bytes, source and thumbnails, mean reusable; hashing writes nothing.
-                    if let item = unit.previous, let bytes = try? source.read(unit.file, limit: options.limits.maxFileBytes),
-                        bytes.withUnsafeBytes(Digest.sha256) == item.file.sha256
+                    // Hashed a block at a time: a video of any size, a photo without holding it.
+                    if let item = unit.previous, let file = try? source.open(unit.file), let stat = file.stat(),
+                        Digest.sha256(fd: file.fd, size: stat.size) == item.file.sha256
                     {
                         // The build's own test, so --check --verify calls stale what --verify rewrites.
                         if ItemProcessor.thumbnailsIntact(item, output: output) {
