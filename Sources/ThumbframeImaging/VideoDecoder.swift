@@ -34,8 +34,9 @@ package struct VideoDecoder: Sendable {
             head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
         }
         if starts(Array("ftyp".utf8), at: 4) {
-            let imageBrands = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx "]
-            return !imageBrands.contains { starts(Array($0.utf8), at: 8) }
+            // HEIF/AVIF images, Canon's CR3 and the audio-only brands of iTunes files.
+            let notVideo = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx ", "M4A ", "M4B ", "M4P "]
+            return !notVideo.contains { starts(Array($0.utf8), at: 8) }
         }
         if starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4)
             || starts(Array("free".utf8), at: 4)

@@ -150,6 +150,20 @@ struct FileSignatureTests {
         #expect(!FileSignature.looksLikeImage(Array("hello".utf8)))
         #expect(!FileSignature.looksLikeImage([]))
     }
+
+    @Test("items are photos and videos by extension or first bytes; sound and sidecars never, whatever their bytes")
+    func candidates() {
+        func iso(_ brand: String) -> [UInt8] { [0, 0, 0, 0x18] + Array("ftyp\(brand)".utf8) + [0, 0, 0, 0] }
+        #expect(FileSignature.isCandidate("clip.MOV") { [] } && FileSignature.isCandidate("a.webm") { [] })
+        #expect(FileSignature.isCandidate("no-extension") { iso("isom") })
+        #expect(FileSignature.isCandidate("no-extension") { [0x1A, 0x45, 0xDF, 0xA3, 0x01] })  // Matroska
+        #expect(FileSignature.isCandidate("photo.bin") { iso("heic") })
+        #expect(!FileSignature.isCandidate("song.m4a") { iso("M4A ") })
+        #expect(!FileSignature.isCandidate("no-extension") { iso("M4A ") })
+        #expect(!FileSignature.isCandidate("IMG_1.AAE") { iso("isom") })
+        #expect(!FileSignature.isCandidate("notes.txt") { Array("hello".utf8) })
+        #expect(FileSignature.skippedKind("song.M4A") == "audio" && FileSignature.skippedKind("a.jpg.json") == "sidecar")
+    }
 }
 
 @Suite("Images on bytes in memory")

@@ -159,6 +159,7 @@ struct ViewerTests {
                     .photo("a.jpg", width: 400, height: 300),
                     .livePhoto("IMG_7.JPG", width: 400, height: 300, contentIdentifier: identifier),
                     .animation("loop.gif", width: 80, height: 60, delays: [200, 200, 200]),
+                    .bytes("memo.m4a", Array("\0\0\0\u{18}ftypM4A ".utf8)),
                 ])
             try await Fixtures.makeVideos(
                 lib,
@@ -198,6 +199,10 @@ struct ViewerTests {
             let (_, manifest) = try await Fixtures.build(options)
             #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .animated, .video, .photo])
             #expect(manifest.items.filter { $0.motion != nil }.count == 2)
+            // The sound alone is counted, not an item; every item is valid and has its poster.
+            #expect(try ManifestFile.open(root + "/out/manifest.json").document.skipped == ["audio": 1])
+            #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
+            #expect(manifest.items.allSatisfy { $0.placeholder != nil && $0.thumbnails.count == 2 })
             try FileManager.default.createSymbolicLink(atPath: root + "/out/originals", withDestinationPath: lib)
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer-media"
             let run = try await Processes.run(

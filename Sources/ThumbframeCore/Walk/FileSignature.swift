@@ -37,6 +37,8 @@ enum FileSignature {
     /// bytes of one (`head`: at least 16 of them when the extension says nothing).
     static func isCandidate(_ name: String, head: () -> [UInt8]) -> Bool {
         if hasItemExtension(name) { return true }
+        // Sound and sidecars say what they are by name: an `.m4a` is ISO media too.
+        if skippedKind(name) != "other" { return false }
         let bytes = head()
         return looksLikeImage(bytes) || VideoDecoder.recognizes(bytes)
     }
