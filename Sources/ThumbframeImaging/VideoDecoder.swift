@@ -21,8 +21,8 @@ package struct VideoDecoder: Sendable {
     /// A frame whose mean luma is under this fraction of white is dark (a fade from black).
     static let darkLuma = 0.06
 
-    /// How many of a file's first bytes `recognizes` looks at (an MPEG-TS packet and the next sync byte).
-    package static let signatureBytes = 192
+    /// How many of a file's first bytes `recognizes` looks at (two MPEG-TS packets and the next sync byte).
+    package static let signatureBytes = 384
 
     package init() {}
 
@@ -45,7 +45,8 @@ package struct VideoDecoder: Sendable {
         }
         if starts([0x1A, 0x45, 0xDF, 0xA3]) { return true }  // EBML: Matroska, WebM
         if starts(Array("RIFF".utf8)), starts(Array("AVI ".utf8), at: 8) { return true }
-        if starts([0x47]), head.count > 188, head[188] == 0x47 { return true }  // MPEG-TS
+        // MPEG-TS: a sync byte every 188 bytes, three packets running (one `G` could be a GIF's).
+        if head.count > 376, head[0] == 0x47, head[188] == 0x47, head[376] == 0x47 { return true }
         if starts([0x00, 0x00, 0x01, 0xBA]) || starts([0x00, 0x00, 0x01, 0xB3]) { return true }  // MPEG-PS, ES
         if starts(Array("FLV".utf8)) { return true }
         if starts([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return true }  // ASF (WMV)

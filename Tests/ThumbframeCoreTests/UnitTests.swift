@@ -163,6 +163,13 @@ struct FileSignatureTests {
         #expect(!FileSignature.isCandidate("IMG_1.AAE") { iso("isom") })
         #expect(!FileSignature.isCandidate("notes.txt") { Array("hello".utf8) })
         #expect(FileSignature.skippedKind("song.M4A") == "audio" && FileSignature.skippedKind("a.jpg.json") == "sidecar")
+        // MPEG-TS by three sync bytes 188 apart; a GIF starts with a `G` too, and is an image first.
+        var ts = [UInt8](repeating: 0, count: VideoDecoder.signatureBytes)
+        (ts[0], ts[188], ts[376]) = (0x47, 0x47, 0x47)
+        #expect(VideoDecoder.recognizes(ts) && !VideoDecoder.recognizes(Array(ts.prefix(300))))
+        var gif = Array("GIF89a".utf8) + [UInt8](repeating: 0, count: VideoDecoder.signatureBytes - 6)
+        (gif[188], gif[376]) = (0x47, 0x47)
+        #expect(FileSignature.looksLikeImage(gif) && !VideoDecoder.recognizes(Array(gif.prefix(200))))
     }
 }
 

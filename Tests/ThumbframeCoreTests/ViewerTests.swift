@@ -5,7 +5,9 @@ import ThumbframeTestSupport
 
 @testable import ThumbframeCore
 
-@Suite("Web viewer")
+// One browser at a time: PhotoSwipe ignores clicks until its opening animation ends and
+// reads two queued clicks as a double tap, which several Chromiums sharing two cores provoke.
+@Suite("Web viewer", .serialized)
 struct ViewerTests {
     static let packageRoot = Fixtures.packageRoot
     static let browserAvailable =

@@ -136,7 +136,8 @@ enum ItemProcessor {
         } catch {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
-        if VideoDecoder.recognizes(file.head(VideoDecoder.signatureBytes)) {
+        let head = file.head(VideoDecoder.signatureBytes)
+        if !FileSignature.looksLikeImage(head), VideoDecoder.recognizes(head) {
             return video(source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known)
         }
         let bytes: [UInt8]
