@@ -45,13 +45,20 @@ let package = Package(
             pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"]), .brew(["ffmpeg"])]
         ),
+        // LibRaw (Debian's 0.20, thread-safe build) for RAW files: the module map links it with the
+        // OpenMP and C++ runtimes its pkg-config names in flags SwiftPM drops.
+        .systemLibrary(
+            name: "CLibRaw",
+            pkgConfig: "libraw_r",
+            providers: [.apt(["libraw-dev"]), .brew(["libraw"])]
+        ),
         // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
         // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
         // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
         .target(
-            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CThumbframeKernels"],
+            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CThumbframeKernels"],
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
         // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift

@@ -1,3 +1,4 @@
+#include <time.h>
 #include "tf_shim.h"
 #include "tf_kernels.h"
 
@@ -506,4 +507,27 @@ int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, 
     int result = vips_copy(raw, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
     g_object_unref(raw);
     return result;
+}
+
+static double tf_monotonic_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+TFDecodeGuard tf_guard_start(double timeout_seconds, const int *stop) {
+    TFDecodeGuard guard = {timeout_seconds > 0 ? tf_monotonic_now() + timeout_seconds : 0, stop, TF_STOP_NONE};
+    return guard;
+}
+
+int tf_guard_check(TFDecodeGuard *guard) {
+    if (guard->stop && tf_flag_get(guard->stop)) {
+        guard->stopped = TF_STOP_REQUESTED;
+        return 1;
+    }
+    if (guard->deadline > 0 && tf_monotonic_now() > guard->deadline) {
+        guard->stopped = TF_STOP_DEADLINE;
+        return 1;
+    }
+    return 0;
 }

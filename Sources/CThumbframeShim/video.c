@@ -15,16 +15,8 @@ struct TFVideo {
     int64_t base;  // where the container starts in the file (a Motion Photo's MP4 after its JPEG)
     int64_t size;
     int64_t position;
-    double deadline;  // CLOCK_MONOTONIC seconds; 0: none
-    const int *stop;
-    int stopped;
+    TFDecodeGuard guard;
 };
-
-static double tf_now(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
 
 // Reads at the demuxer's position with pread: the descriptor's own offset is never moved, so
 // the same descriptor can be hashed by the caller.
@@ -60,15 +52,7 @@ static int64_t tf_video_seek(void *opaque, int64_t offset, int whence) {
 // Called by FFmpeg inside every blocking operation: non-zero stops it.
 static int tf_video_interrupt(void *opaque) {
     TFVideo *video = opaque;
-    if (video->stop && tf_flag_get(video->stop)) {
-        video->stopped = 2;
-        return 1;
-    }
-    if (video->deadline > 0 && tf_now() > video->deadline) {
-        video->stopped = 1;
-        return 1;
-    }
-    return 0;
+    return tf_guard_check(&video->guard);
 }
 
 void tf_av_error_text(int code, char *text, size_t length) {
@@ -88,8 +72,7 @@ TFVideo *tf_video_open(
     video->fd = fd;
     video->base = offset;
     video->size = size;
-    video->stop = stop;
-    video->deadline = timeout_seconds > 0 ? tf_now() + timeout_seconds : 0;
+    video->guard = tf_guard_start(timeout_seconds, stop);
     const int buffer_size = 64 * 1024;
     uint8_t *buffer = av_malloc(buffer_size);
     video->format = avformat_alloc_context();
@@ -117,7 +100,7 @@ TFVideo *tf_video_open(
         result = avformat_find_stream_info(video->format, NULL);
     }
     if (result < 0) {
-        *stopped = video->stopped;
+        *stopped = video->guard.stopped;
         char text[128];
         tf_av_error_text(result, text, sizeof text);
         snprintf(error, error_length, "%s", text);
@@ -129,7 +112,7 @@ TFVideo *tf_video_open(
 
 AVFormatContext *tf_video_format(TFVideo *video) { return video->format; }
 
-int tf_video_stopped(TFVideo *video) { return video->stopped; }
+int tf_video_stopped(TFVideo *video) { return video->guard.stopped; }
 
 void tf_video_close(TFVideo *video) {
     if (!video) return;

@@ -4,14 +4,16 @@ package import ThumbframeManifest
 /// and, once the caller has said which thumbnails it lacks, those thumbnails encoded and the
 /// placeholder, from one decode. Swift values in and out; every C handle stays inside.
 ///
-/// libvips is the one decoder today (`VipsDecoder`); a video or RAW decoder plugs in beside it,
-/// chosen by `Decoders.decoder(for:)` from the file's first bytes.
+/// `VipsDecoder` (libvips) takes images, `RawDecoder` (LibRaw) RAW files — by their first bytes
+/// (`Decoders.decoder(for:)`) or, for the TIFF-based ones, their names; videos go through
+/// `VideoDecoder`, which reads a descriptor rather than bytes in memory.
 package protocol ImageDecoder: Sendable {
     /// Whether this decoder takes the file, from its first bytes (a signature, not its name).
     func recognizes(_ file: UnsafeRawBufferPointer) -> Bool
 
     /// Probes the file, refuses it when it would cost more than `limits` allow, asks `request`
-    /// which thumbnails to make for that header (nil: none, nor a placeholder), and makes them.
+    /// which thumbnails to make for that header (nil, or `render` false: none, nor a
+    /// placeholder), and makes them.
     /// Never throws: a file that cannot be made is a `DecodeFailure` in the result.
     func decode(
         _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
@@ -25,10 +27,15 @@ package struct RenderRequest: Sendable {
     package var plan: ThumbnailPlan
     /// The outputs to encode (those not already on disk), in order.
     package var outputs: [ThumbnailPlan.Output]
+    /// False when nothing is to be rendered (every thumbnail exists and the placeholder of the
+    /// same bytes is known): the header alone is wanted, with what the plan decides (a RAW's
+    /// rendering).
+    package var render: Bool
 
-    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output]) {
+    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output], render: Bool = true) {
         self.plan = plan
         self.outputs = outputs
+        self.render = render
     }
 }
 
@@ -85,7 +92,7 @@ extension Decoded {
 
 /// The decoders thumbframe has, in the order they are asked.
 package enum Decoders {
-    package static let all: [any ImageDecoder] = [VipsDecoder()]
+    package static let all: [any ImageDecoder] = [RawDecoder(), VipsDecoder()]
 
     /// The first decoder that recognizes the file; libvips (which names what it cannot open)
     /// for everything else.

@@ -113,7 +113,7 @@ package struct VideoDecoder: Sendable {
             case .failure(let problem): return .failure(problem)
             }
             header.media.video?.poster = poster.time.roundedForManifest
-            guard let wanted else { return .success((header, nil)) }
+            guard let wanted, wanted.render else { return .success((header, nil)) }
             return poster.render(wanted.plan, probe: probe).flatMap { VipsDecoder.finish($0, wanted) }.map { (header, $0) }
         }
     }

@@ -43,7 +43,7 @@ package struct VipsDecoder: ImageDecoder {
         if let refusal = limits.refusal(header, bands: bands, bytesPerBand: bytesPerBand, file: raw) {
             return .failure(DecodeFailure(stage: .probe, reason: refusal))
         }
-        guard let wanted = request(header) else { return .success((header, nil)) }
+        guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
 

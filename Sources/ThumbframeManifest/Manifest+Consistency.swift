@@ -119,6 +119,7 @@ extension Manifest {
             problems.append("\(name) is \(media.kind.rawValue) but animation facts are \(media.animation == nil ? "missing" : "present")")
         }
         if media.motion != nil, media.kind != .photo { problems.append("\(name) is \(media.kind.rawValue) but has a motion part") }
+        if media.raw != nil, media.kind != .photo { problems.append("\(name) is \(media.kind.rawValue) but has RAW facts") }
         func check(_ video: VideoInfo, _ key: String) {
             if ![0, 90, 180, 270].contains(video.rotation) {
                 problems.append("\(name).\(key).rotation \(video.rotation) is not 0, 90, 180 or 270")

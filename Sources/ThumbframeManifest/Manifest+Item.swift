@@ -26,6 +26,8 @@ extension Manifest {
         public var animation: AnimationInfo?
         /// A Live Photo's or Motion Photo's moving part (`kind` photo).
         public var motion: MotionPart?
+        /// A RAW photo's rendering: from its embedded preview or demosaiced (`kind` photo).
+        public var raw: RawInfo?
         /// Capture facts from EXIF; absent when the file has none of them.
         public var exif: ExifInfo?
         /// Thumbnails by recipe name.
@@ -51,6 +53,7 @@ extension Manifest {
             video = media.video
             animation = media.animation
             motion = media.motion
+            raw = media.raw
             self.image = image
             self.exif = exif
             self.thumbnails = thumbnails
@@ -257,8 +260,10 @@ extension Manifest.Item {
 
     /// The kind and its facts, together.
     public var media: Manifest.Media {
-        get { Manifest.Media(kind: kind, video: video, animation: animation, motion: motion) }
-        set { (kind, video, animation, motion) = (newValue.kind, newValue.video, newValue.animation, newValue.motion) }
+        get { Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw) }
+        set {
+            (kind, video, animation, motion, raw) = (newValue.kind, newValue.video, newValue.animation, newValue.motion, newValue.raw)
+        }
     }
 }
 

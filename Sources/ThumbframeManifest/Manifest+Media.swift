@@ -122,6 +122,31 @@ extension Manifest {
         }
     }
 
+    /// How a RAW file's thumbnails were made (its `image` is the sensor's picture as LibRaw
+    /// renders it, oriented).
+    public struct RawInfo: Codable, Hashable, Sendable {
+        /// Where the thumbnails' pixels come from.
+        public enum Rendering: String, Codable, Hashable, Sendable {
+            /// The largest JPEG (or bitmap) preview the camera embedded, turned by the RAW's orientation.
+            case preview
+            /// The sensor's data demosaiced by LibRaw (half size when that covers the thumbnails).
+            case demosaic
+        }
+
+        /// Where the thumbnails' pixels come from.
+        public var rendering: Rendering
+        /// The embedded preview's width and height, oriented; absent when the file has none.
+        public var previewWidth: Int?
+        public var previewHeight: Int?
+
+        /// Creates RAW facts.
+        public init(rendering: Rendering, previewWidth: Int? = nil, previewHeight: Int? = nil) {
+            self.rendering = rendering
+            self.previewWidth = previewWidth
+            self.previewHeight = previewHeight
+        }
+    }
+
     /// What sets one item apart by kind: the kind and the facts that go with it. Kept together
     /// so the build, the state index and pages carry one value.
     public struct Media: Codable, Hashable, Sendable {
@@ -133,16 +158,21 @@ extension Manifest {
         public var animation: AnimationInfo?
         /// Set for a photo with a moving part.
         public var motion: MotionPart?
+        /// Set for a RAW photo.
+        public var raw: RawInfo?
 
         /// A still photo.
         public static let photo = Media(kind: .photo)
 
         /// Creates media facts.
-        public init(kind: Kind, video: VideoInfo? = nil, animation: AnimationInfo? = nil, motion: MotionPart? = nil) {
+        public init(
+            kind: Kind, video: VideoInfo? = nil, animation: AnimationInfo? = nil, motion: MotionPart? = nil, raw: RawInfo? = nil
+        ) {
             self.kind = kind
             self.video = video
             self.animation = animation
             self.motion = motion
+            self.raw = raw
         }
     }
 }

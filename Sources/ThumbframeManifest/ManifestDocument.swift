@@ -197,6 +197,8 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public var animation: Manifest.AnimationInfo?
         /// A Live Photo's or Motion Photo's moving part.
         public var motion: Manifest.MotionPart?
+        /// A RAW photo's rendering.
+        public var raw: Manifest.RawInfo?
         /// Capture facts from EXIF, when the file has any.
         public var exif: Manifest.ExifInfo?
         /// Thumbnails by recipe name.
@@ -217,6 +219,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             video = item.video
             animation = item.animation
             motion = item.motion
+            raw = item.raw
             exif = item.exif
             thumbnails = item.thumbnails
             placeholder = item.placeholder
@@ -227,12 +230,12 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public func item(index: Int, section: Int) -> Manifest.Item {
             Manifest.Item(
                 index: index, section: section, item: item, path: path, rawPath: rawPath, file: file,
-                media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion), image: image,
+                media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw), image: image,
                 exif: exif, thumbnails: thumbnails, placeholder: placeholder, layouts: layouts)
         }
 
         private enum CodingKeys: String, CodingKey {
-            case item, path, rawPath, file, kind, image, video, animation, motion, exif, thumbnails, placeholder, layouts
+            case item, path, rawPath, file, kind, image, video, animation, motion, raw, exif, thumbnails, placeholder, layouts
         }
 
         /// Decodes a page's item; a version-2 page's items (which had no `kind`) are photos.
@@ -247,6 +250,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             video = try keys.decodeIfPresent(Manifest.VideoInfo.self, forKey: .video)
             animation = try keys.decodeIfPresent(Manifest.AnimationInfo.self, forKey: .animation)
             motion = try keys.decodeIfPresent(Manifest.MotionPart.self, forKey: .motion)
+            raw = try keys.decodeIfPresent(Manifest.RawInfo.self, forKey: .raw)
             exif = try keys.decodeIfPresent(Manifest.ExifInfo.self, forKey: .exif)
             thumbnails = try keys.decode([String: Manifest.Thumbnail].self, forKey: .thumbnails)
             placeholder = try keys.decodeIfPresent(Manifest.Placeholder.self, forKey: .placeholder)

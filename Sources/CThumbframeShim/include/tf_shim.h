@@ -127,6 +127,20 @@ void tf_flag_set(int *flag, int value);
 /// Bytes per band of the image's pixel format (1 for uchar, 2 for ushort, ...).
 int tf_image_sizeof_band(VipsImage *image);
 
+/// The deadline and stop flag of a decode that a library's callback polls (FFmpeg's interrupt
+/// callback, LibRaw's progress callback).
+typedef struct {
+    double deadline;  ///< CLOCK_MONOTONIC seconds; 0: none
+    const int *stop;  ///< non-zero once the build is cancelled
+    int stopped;      ///< a TFStopReason once the guard has said stop
+} TFDecodeGuard;
+
+/// A guard `timeout_seconds` from now (0: no deadline) watching `stop`.
+TFDecodeGuard tf_guard_start(double timeout_seconds, const int *stop);
+
+/// 1 (and `stopped` set) once the build is cancelled or the deadline has passed, else 0.
+int tf_guard_check(TFDecodeGuard *guard);
+
 /// An sRGB image of a copy of `width` x `height` packed 8-bit RGB pixels (a video's poster frame).
 int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out);
 

@@ -153,8 +153,10 @@ enum ItemProcessor {
                 return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
             }
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
+            let decoder: any ImageDecoder =
+                FileSignature.hasRawExtension(String(decoding: source.name, as: UTF8.self)) ? RawDecoder() : Decoders.decoder(for: raw)
             var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
-                Decoders.decoder(for: raw).decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
+                decoder.decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
             }
             if case .item(var item) = timed.outcome, item.image.format == "jpeg", let range = MotionPhoto.locate(raw) {
                 switch embeddedMotion(raw, range, file: file, context: context) {
@@ -261,8 +263,7 @@ enum ItemProcessor {
             // One decode serves the missing thumbnails and the placeholder, which every item
             // carries: a file whose thumbnails all exist under their content address is still
             // decoded once, unless the placeholder of the same bytes is known (a touched file).
-            if missing.isEmpty, known != nil { return nil }
-            return RenderRequest(plan: plan, outputs: missing.map(\.output))
+            return RenderRequest(plan: plan, outputs: missing.map(\.output), render: !missing.isEmpty || known == nil)
         }
         var timed = Timed(outcome: .failed(failure(source, .probe, "")), window: decoded.window, leftMessage: decoded.leftMessage)
         switch decoded.result {

@@ -22,6 +22,12 @@ enum FileSignature {
         videoExtensions.contains(self.extension(name))
     }
 
+    /// True when the name's extension is a RAW format's (LibRaw decodes it, not libvips: most
+    /// RAW files are TIFFs whose first directory is a small preview or the raw mosaic).
+    static func hasRawExtension(_ name: String) -> Bool {
+        RawDecoder.extensions.contains(self.extension(name))
+    }
+
     /// True when the name's extension is an image or a video format's.
     static func hasItemExtension(_ name: String) -> Bool {
         hasImageExtension(name) || hasVideoExtension(name)

@@ -1,0 +1,175 @@
+internal import CThumbframeShim
+internal import CVips
+import Foundation
+import ThumbframeManifest
+
+/// RAW files through LibRaw: the sensor's picture size and orientation (LibRaw's flip), EXIF from
+/// the file, and thumbnails from the largest embedded preview when it covers the largest recipe
+/// (turned by the RAW's orientation: previews are stored as the sensor saw them), else from a
+/// demosaic (half size when that covers them). A file LibRaw cannot open is a failure with
+/// LibRaw's reason — never an item built from whatever its first TIFF directory holds.
+package struct RawDecoder: ImageDecoder {
+    /// A preview whose aspect ratio differs from the sensor's by more than this is not the picture
+    /// (a letterboxed or cropped preview): the thumbnails are demosaiced instead.
+    static let aspectTolerance = 0.02
+
+    package init() {}
+
+    /// Extensions of RAW formats (by name: most are TIFF inside, as plain TIFFs are).
+    package static let extensions: Set<String> = [
+        "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raf", "pef", "srw", "x3f", "3fr", "iiq",
+        "rwl", "mrw", "kdc", "dcr", "erf", "mef", "mos",
+    ]
+
+    /// Signatures of RAW formats that say so in their first bytes: Olympus ORF (`IIRO`, `IIRS`),
+    /// Panasonic RW2 (`IIU\0`), Fujifilm RAF, Canon CR3 (`ftypcrx `).
+    package func recognizes(_ file: UnsafeRawBufferPointer) -> Bool {
+        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
+            file.count >= offset + prefix.count && file[offset..<offset + prefix.count].elementsEqual(prefix)
+        }
+        return starts(Array("IIRO".utf8)) || starts(Array("IIRS".utf8)) || starts([0x49, 0x49, 0x55, 0x00])
+            || starts(Array("FUJIFILMCCD-RAW".utf8)) || starts(Array("ftypcrx ".utf8), at: 4)
+    }
+
+    package func decode(
+        _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
+        request: (ImageHeader) -> RenderRequest?
+    ) -> Decoded {
+        let opened = ErrorWindows.clock()
+        return Decoded(Self.make(file, limits: limits, cancellation: cancellation, request: request), since: opened)
+    }
+
+    private static func make(
+        _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
+        request: (ImageHeader) -> RenderRequest?
+    ) -> Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure> {
+        var info = TFRawInfo()
+        var error: Int32 = 0
+        let megabytes = UInt32(max(1, min(limits.maxDecodeBytes >> 20, Int(UInt32.max))))
+        guard
+            let raw = tf_raw_open(file.baseAddress, file.count, megabytes, limits.decodeTimeout, cancellation?.pointer, &info, &error)
+        else {
+            return .failure(
+                DecodeFailure(stage: .probe, reason: "not a RAW file LibRaw can open: " + String(cString: tf_raw_error_text(error))))
+        }
+        defer { tf_raw_close(raw) }
+        guard info.width > 0, info.height > 0 else {
+            return .failure(DecodeFailure(stage: .probe, reason: "LibRaw found no picture in this RAW file"))
+        }
+        let pixels = Int(info.width).multipliedReportingOverflow(by: Int(info.height))
+        if pixels.overflow || pixels.partialValue > limits.maxPixels {
+            return .failure(
+                DecodeFailure(stage: .probe, reason: "\(info.width)×\(info.height) pixels is over --max-pixels \(limits.maxPixels)"))
+        }
+        var header = ImageHeader(raw: info, file: file)
+        let quarter = Orientation.swapsAxes(header.orientation)
+        let preview = Self.preview(info, quarter: quarter)
+        header.media.raw = Manifest.RawInfo(
+            rendering: .demosaic, previewWidth: preview.map { quarter ? $0.height : $0.width },
+            previewHeight: preview.map { quarter ? $0.width : $0.height })
+        guard let wanted = request(header) else { return .success((header, nil)) }
+        // The preview when it covers the largest thumbnail (decided from the plan alone, so a
+        // pass that renders nothing records the same rendering).
+        let storedBox = quarter ? (wanted.plan.decodeHeight, wanted.plan.decodeWidth) : (wanted.plan.decodeWidth, wanted.plan.decodeHeight)
+        let usePreview = preview.map { $0.width >= storedBox.0 && $0.height >= storedBox.1 } ?? false
+        header.media.raw?.rendering = usePreview ? .preview : .demosaic
+        guard wanted.render else { return .success((header, nil)) }
+        var developed: Result<VipsImageHandle, DecodeFailure>?
+        if usePreview, let preview {
+            if case .success(let image) = Self.fromPreview(raw, expected: preview, box: storedBox, orientation: header.orientation) {
+                developed = .success(image)
+            }
+        }
+        if developed == nil {
+            // No preview that covers the thumbnails, or one that does not decode to its stated
+            // size (a preview in several strips, a damaged one): the sensor's data.
+            header.media.raw?.rendering = .demosaic
+            let half = Int(info.width) / 2 >= storedBox.0 && Int(info.height) / 2 >= storedBox.1
+            developed = Self.demosaic(raw, half: half, box: (wanted.plan.decodeWidth, wanted.plan.decodeHeight), limits: limits)
+        }
+        return developed!.flatMap { VipsDecoder.finish($0, wanted) }.map { (header, $0) }
+    }
+
+    /// The embedded preview's stored size when it shows the sensor's picture (its aspect within
+    /// `aspectTolerance`), else nil.
+    private static func preview(_ info: TFRawInfo, quarter: Bool) -> (width: Int, height: Int)? {
+        guard info.preview != Int32(TF_RAW_PREVIEW_NONE.rawValue), info.preview_width > 0, info.preview_height > 0 else { return nil }
+        let sensor = Double(info.width) / Double(info.height)
+        let stored = Double(info.preview_width) / Double(info.preview_height)
+        guard abs(stored / sensor - 1) <= aspectTolerance else { return nil }
+        return (Int(info.preview_width), Int(info.preview_height))
+    }
+
+    /// The preview decoded (its own EXIF orientation ignored), resized to the stored box, turned by
+    /// the RAW's orientation, converted to sRGB, in memory.
+    private static func fromPreview(_ raw: OpaquePointer, expected: (width: Int, height: Int), box: (Int, Int), orientation: Int)
+        -> Result<VipsImageHandle, DecodeFailure>
+    {
+        var image = TFRawImage()
+        let error = tf_raw_preview(raw, &image)
+        defer { tf_raw_image_free(&image) }
+        guard error == 0, let data = image.data else {
+            return .failure(DecodeFailure(stage: .decode, reason: "the RAW's preview: " + String(cString: tf_raw_error_text(error))))
+        }
+        let loaded: Result<VipsImageHandle, DecodeFailure>
+        if image.jpeg != 0 {
+            // A cut or damaged preview fails (then the sensor's data is tried), never half grey.
+            loaded = VipsDecoder.step(.decode) {
+                tf_image_from_buffer(data, image.length, $0, Int32(VIPS_FAIL_ON_TRUNCATED.rawValue))
+            }
+        } else {
+            loaded = bitmap(image)
+        }
+        return loaded.flatMap { decoded in
+            guard decoded.width == expected.width, decoded.height == expected.height else {
+                return .failure(
+                    DecodeFailure(stage: .decode, reason: "the RAW's preview is \(decoded.width)×\(decoded.height), not its stated size"))
+            }
+            return VipsDecoder.step(.decode) { tf_resize_exact(decoded.pointer, $0, Int32(box.0), Int32(box.1), 0) }
+        }.flatMap { resized in
+            orientation == 1 ? .success(resized) : VipsDecoder.step(.decode) { tf_autorot(resized.pointer, $0, Int32(orientation)) }
+        }.flatMap { turned in
+            VipsDecoder.step(.decode) { tf_to_srgb(turned.pointer, $0) }
+        }.flatMap(inMemory)
+    }
+
+    /// The sensor's data demosaiced by LibRaw (oriented by it), resized to the display box.
+    private static func demosaic(_ raw: OpaquePointer, half: Bool, box: (Int, Int), limits: ResourceLimits) -> Result<
+        VipsImageHandle, DecodeFailure
+    > {
+        var image = TFRawImage()
+        let error = tf_raw_develop(raw, half ? 1 : 0, &image)
+        defer { tf_raw_image_free(&image) }
+        guard error == 0 else {
+            switch tf_raw_stopped(raw) {
+            case 1:
+                return .failure(
+                    DecodeFailure(
+                        stage: .decode,
+                        reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)"))
+            case 2: return .failure(DecodeFailure(stage: .decode, reason: "stopped by a signal"))
+            default:
+                return .failure(
+                    DecodeFailure(stage: .decode, reason: "LibRaw cannot develop it: " + String(cString: tf_raw_error_text(error))))
+            }
+        }
+        return bitmap(image).flatMap { developed in
+            VipsDecoder.step(.decode) { tf_resize_exact(developed.pointer, $0, Int32(box.0), Int32(box.1), 0) }
+        }.flatMap(inMemory)
+    }
+
+    /// An 8-bit RGB bitmap of LibRaw's as an sRGB image (copied: LibRaw's memory is freed after).
+    private static func bitmap(_ image: TFRawImage) -> Result<VipsImageHandle, DecodeFailure> {
+        let (width, height) = (Int(image.width), Int(image.height))
+        guard image.jpeg == 0, image.colors == 3, image.bits == 8, let data = image.data, image.length >= width * height * 3 else {
+            return .failure(DecodeFailure(stage: .decode, reason: "LibRaw gave a \(image.colors)-channel \(image.bits)-bit picture"))
+        }
+        return VipsDecoder.step(.decode) { tf_image_from_rgb(data, width * height * 3, Int32(width), Int32(height), $0) }
+    }
+
+    private static func inMemory(_ lazy: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
+        var stopped: Int32 = 0
+        guard let copy = tf_copy_memory_guarded(lazy.pointer, 0, nil, &stopped) else { return .failure(.vips(.decode)) }
+        return .success(VipsImageHandle(copy))
+    }
+}

@@ -1,0 +1,79 @@
+"""Writes the RAW fixtures the tests build (DNG with tifffile, numpy and imagecodecs' JPEG).
+
+Usage: python3 raw-fixtures.py DIR
+Every file shows one scene as the sensor saw it: a horizontal red ramp, a vertical green ramp,
+and a red square in the top-left quarter (where it lands shows the orientation applied).
+  mosaic.dng          the raw mosaic (RGGB) only, 600x400 (as Android's DngCreator writes)
+  mosaic-6.dng        the same, EXIF orientation 6 (the camera held upright)
+  preview-6.dng       a full-size JPEG preview in IFD0, the mosaic in a SubIFD, orientation 6
+  small-preview.dng   a 300x200 JPEG preview (smaller than the thumbnails), the mosaic
+  letterbox.dng       a 640x480 preview of another aspect ratio, the mosaic
+  stray-ifd.NEF       a plain TIFF named like a RAW: a 256x171 picture and nothing LibRaw reads
+  truncated.dng       preview-6.dng cut in half (its preview whole, its mosaic cut)
+  cut-in-preview.dng  preview-6.dng cut inside its preview
+"""
+import io
+import os
+import sys
+
+import numpy as np
+import tifffile
+from PIL import Image
+
+WIDTH, HEIGHT = 600, 400
+
+
+def scene(w=WIDTH, h=HEIGHT):
+    y, x = np.mgrid[0:h, 0:w]
+    r, g, b = x / w, y / h, 0.5 * np.ones((h, w))
+    r[: h // 4, : w // 4], g[: h // 4, : w // 4], b[: h // 4, : w // 4] = 1.0, 0.05, 0.05
+    return np.stack([r, g, b], -1)
+
+
+def mosaic(img, white=4095):
+    cfa = np.zeros(img.shape[:2], np.uint16)
+    cfa[0::2, 0::2] = img[0::2, 0::2, 0] * white
+    cfa[0::2, 1::2] = img[0::2, 1::2, 1] * white
+    cfa[1::2, 0::2] = img[1::2, 0::2, 1] * white
+    cfa[1::2, 1::2] = img[1::2, 1::2, 2] * white
+    return cfa
+
+
+RAW_TAGS = [(33421, "H", 2, (2, 2)), (33422, "B", 4, (0, 1, 1, 2)), (50717, "I", 1, 4095), (50714, "H", 1, 0)]
+
+
+def dng_tags(orientation):
+    return [(50706, "B", 4, (1, 4, 0, 0)), (50707, "B", 4, (1, 1, 0, 0)), (50708, "s", 0, "thumbframe test"),
+            (274, "H", 1, orientation), (271, "s", 0, "Thumbframe"), (272, "s", 0, "RAW 1"),
+            (306, "s", 0, "2021:05:06 07:08:09")]
+
+
+def write(path, orientation=1, preview=None):
+    cfa = mosaic(scene())
+    with tifffile.TiffWriter(path) as tif:
+        if preview is None:
+            tif.write(cfa, photometric=32803, subfiletype=0, extratags=dng_tags(orientation) + RAW_TAGS)
+            return
+        pw, ph = preview
+        small = np.asarray(Image.fromarray((scene() * 255).astype(np.uint8)).resize((pw, ph)))
+        # One strip: a camera's preview is one JPEG stream.
+        tif.write(small, photometric="rgb", compression="jpeg", rowsperstrip=ph, subfiletype=1,
+                  extratags=dng_tags(orientation), subifds=1)
+        tif.write(cfa, photometric=32803, subfiletype=0, extratags=RAW_TAGS)
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    write(os.path.join(out, "mosaic.dng"))
+    write(os.path.join(out, "mosaic-6.dng"), orientation=6)
+    write(os.path.join(out, "preview-6.dng"), orientation=6, preview=(WIDTH, HEIGHT))
+    write(os.path.join(out, "small-preview.dng"), preview=(300, 200))
+    write(os.path.join(out, "letterbox.dng"), preview=(640, 480))
+    tifffile.imwrite(os.path.join(out, "stray-ifd.NEF"), (scene(256, 171) * 255).astype(np.uint8), photometric="rgb",
+                     extratags=[(271, "s", 0, "NIKON CORPORATION"), (272, "s", 0, "NIKON D700")])
+    data = open(os.path.join(out, "preview-6.dng"), "rb").read()
+    open(os.path.join(out, "truncated.dng"), "wb").write(data[: len(data) // 2])
+    preview = tifffile.TiffFile(os.path.join(out, "preview-6.dng")).pages[0]
+    cut = preview.dataoffsets[0] + preview.databytecounts[0] // 2
+    open(os.path.join(out, "cut-in-preview.dng"), "wb").write(data[:cut])
