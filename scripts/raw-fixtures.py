@@ -1,6 +1,8 @@
 """Writes the RAW fixtures the tests build (DNG with tifffile, numpy and imagecodecs' JPEG).
 
 Usage: python3 raw-fixtures.py DIR
+       python3 raw-fixtures.py --bench N WIDTH HEIGHT DIR   (scripts/bench-raw: N DNGs with a
+       full-size JPEG preview in DIR/preview, N mosaic-only ones in DIR/mosaic)
 Every file shows one scene as the sensor saw it: a horizontal red ramp, a vertical green ramp,
 and a red square in the top-left quarter (where it lands shows the orientation applied).
   mosaic.dng          the raw mosaic (RGGB) only, 600x400 (as Android's DngCreator writes)
@@ -23,7 +25,8 @@ from PIL import Image
 WIDTH, HEIGHT = 600, 400
 
 
-def scene(w=WIDTH, h=HEIGHT):
+def scene(w=None, h=None):
+    w, h = w or WIDTH, h or HEIGHT
     y, x = np.mgrid[0:h, 0:w]
     r, g, b = x / w, y / h, 0.5 * np.ones((h, w))
     r[: h // 4, : w // 4], g[: h // 4, : w // 4], b[: h // 4, : w // 4] = 1.0, 0.05, 0.05
@@ -48,21 +51,35 @@ def dng_tags(orientation):
             (306, "s", 0, "2021:05:06 07:08:09")]
 
 
+NOISE = False  # --bench: grain, so files compress as photos do
+
+
 def write(path, orientation=1, preview=None):
-    cfa = mosaic(scene())
+    picture = scene() * (0.7 + 0.3 * np.random.rand(HEIGHT, WIDTH, 1)) if NOISE else scene()
+    cfa = mosaic(picture)
     with tifffile.TiffWriter(path) as tif:
         if preview is None:
             tif.write(cfa, photometric=32803, subfiletype=0, extratags=dng_tags(orientation) + RAW_TAGS)
             return
         pw, ph = preview
-        small = np.asarray(Image.fromarray((scene() * 255).astype(np.uint8)).resize((pw, ph)))
+        small = np.asarray(Image.fromarray((picture * 255).astype(np.uint8)).resize((pw, ph)))
         # One strip: a camera's preview is one JPEG stream.
         tif.write(small, photometric="rgb", compression="jpeg", rowsperstrip=ph, subfiletype=1,
                   extratags=dng_tags(orientation), subifds=1)
         tif.write(cfa, photometric=32803, subfiletype=0, extratags=RAW_TAGS)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1] == "--bench":
+    count, WIDTH, HEIGHT, out = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    NOISE = True
+    np.random.seed(1)
+    for kind in ["preview", "mosaic"]:
+        os.makedirs(os.path.join(out, kind), exist_ok=True)
+        for index in range(count):
+            write(os.path.join(out, kind, f"IMG_{index}.dng"), orientation=6 if index % 2 else 1,
+                  preview=(WIDTH, HEIGHT) if kind == "preview" else None)
+elif __name__ == "__main__":
+    np.random.seed(1)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     write(os.path.join(out, "mosaic.dng"))

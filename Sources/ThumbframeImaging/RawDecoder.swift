@@ -76,7 +76,11 @@ package struct RawDecoder: ImageDecoder {
         guard wanted.render else { return .success((header, nil)) }
         var developed: Result<VipsImageHandle, DecodeFailure>?
         if usePreview, let preview {
-            if case .success(let image) = Self.fromPreview(raw, expected: preview, box: storedBox, orientation: header.orientation) {
+            // A JPEG preview decodes with libjpeg's DCT scaling, as a photo does (a margin of 2 left).
+            let shrink = wanted.plan.jpegShrink(storedWidth: preview.width, storedHeight: preview.height, quarterTurn: quarter)
+            if case .success(let image) = Self.fromPreview(
+                raw, expected: preview, shrink: shrink, box: storedBox, orientation: header.orientation)
+            {
                 developed = .success(image)
             }
         }
@@ -102,9 +106,9 @@ package struct RawDecoder: ImageDecoder {
 
     /// The preview decoded (its own EXIF orientation ignored), resized to the stored box, turned by
     /// the RAW's orientation, converted to sRGB, in memory.
-    private static func fromPreview(_ raw: OpaquePointer, expected: (width: Int, height: Int), box: (Int, Int), orientation: Int)
-        -> Result<VipsImageHandle, DecodeFailure>
-    {
+    private static func fromPreview(
+        _ raw: OpaquePointer, expected: (width: Int, height: Int), shrink: Int, box: (Int, Int), orientation: Int
+    ) -> Result<VipsImageHandle, DecodeFailure> {
         var image = TFRawImage()
         let error = tf_raw_preview(raw, &image)
         defer { tf_raw_image_free(&image) }
@@ -112,16 +116,18 @@ package struct RawDecoder: ImageDecoder {
             return .failure(DecodeFailure(stage: .decode, reason: "the RAW's preview: " + String(cString: tf_raw_error_text(error))))
         }
         let loaded: Result<VipsImageHandle, DecodeFailure>
+        var scaled = (width: expected.width, height: expected.height)
         if image.jpeg != 0 {
             // A cut or damaged preview fails (then the sensor's data is tried), never half grey.
+            scaled = ((expected.width + shrink - 1) / shrink, (expected.height + shrink - 1) / shrink)
             loaded = VipsDecoder.step(.decode) {
-                tf_image_from_buffer(data, image.length, $0, Int32(VIPS_FAIL_ON_TRUNCATED.rawValue))
+                tf_jpeg_load_shrunk(data, image.length, $0, Int32(shrink), Int32(VIPS_FAIL_ON_TRUNCATED.rawValue))
             }
         } else {
             loaded = bitmap(image)
         }
         return loaded.flatMap { decoded in
-            guard decoded.width == expected.width, decoded.height == expected.height else {
+            guard decoded.width == scaled.width, decoded.height == scaled.height else {
                 return .failure(
                     DecodeFailure(stage: .decode, reason: "the RAW's preview is \(decoded.width)×\(decoded.height), not its stated size"))
             }

@@ -155,6 +155,8 @@ struct FileSignatureTests {
     func candidates() {
         func iso(_ brand: String) -> [UInt8] { [0, 0, 0, 0x18] + Array("ftyp\(brand)".utf8) + [0, 0, 0, 0] }
         #expect(FileSignature.isCandidate("clip.MOV") { [] } && FileSignature.isCandidate("a.webm") { [] })
+        // Every RAW extension LibRaw takes is an image's, not "other".
+        #expect(RawDecoder.extensions.allSatisfy { FileSignature.isCandidate("IMG_1.\($0.uppercased())") { [] } })
         #expect(FileSignature.isCandidate("no-extension") { iso("isom") })
         #expect(FileSignature.isCandidate("no-extension") { [0x1A, 0x45, 0xDF, 0xA3, 0x01] })  // Matroska
         #expect(FileSignature.isCandidate("photo.bin") { iso("heic") })

@@ -12,9 +12,10 @@ enum FileSignature {
         "svg",
     ]
 
-    /// True when the name's extension is an image format's.
+    /// True when the name's extension is an image format's (a RAW format's included).
     static func hasImageExtension(_ name: String) -> Bool {
-        imageExtensions.contains(self.extension(name))
+        let ext = self.extension(name)
+        return imageExtensions.contains(ext) || RawDecoder.extensions.contains(ext)
     }
 
     /// True when the name's extension is a video format's.
