@@ -273,18 +273,8 @@ enum TIFFExifBlock {
 enum AppleMakerNote {
     static func contentIdentifier(_ note: [UInt8]) -> String? {
         let signature = Array("Apple iOS\0".utf8)
-        guard note.count > 16, note.starts(with: signature) else { return nil }
-        let bigEndian: Bool
-        switch (note[12], note[13]) {
-        case (0x4D, 0x4D): bigEndian = true
-        case (0x49, 0x49): bigEndian = false
-        default: return nil
-        }
-        func number(_ offset: Int, _ length: Int) -> Int? {
-            guard offset >= 0, offset + length <= note.count else { return nil }
-            let bytes = note[offset..<(offset + length)]
-            return (bigEndian ? Array(bytes) : bytes.reversed()).reduce(0) { $0 << 8 | Int($1) }
-        }
+        guard note.count > 16, note.starts(with: signature), let reader = TIFFNumbers(note, byteOrderAt: 12) else { return nil }
+        let number = reader.number
         guard let count = number(14, 2), count <= 512 else { return nil }
         for index in 0..<count {
             let entry = 16 + index * 12
@@ -295,5 +285,30 @@ enum AppleMakerNote {
             return ImageHeader.contentIdentifier(note[start..<(start + length)].prefix { $0 != 0 })
         }
         return nil
+    }
+}
+
+/// The integers of a TIFF structure (a file, a MakerNote), in the byte order its `II` or `MM`
+/// says, every read bounds-checked.
+struct TIFFNumbers<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    let bytes: Bytes
+    let littleEndian: Bool
+
+    /// nil when the two bytes at `offset` are neither `II` nor `MM`.
+    init?(_ bytes: Bytes, byteOrderAt offset: Int) {
+        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
+        switch (bytes[offset], bytes[offset + 1]) {
+        case (0x49, 0x49): littleEndian = true
+        case (0x4D, 0x4D): littleEndian = false
+        default: return nil
+        }
+        self.bytes = bytes
+    }
+
+    /// The unsigned integer of `length` bytes at `offset`, or nil past the end.
+    func number(_ offset: Int, _ length: Int) -> Int? {
+        guard offset >= 0, length <= 8, offset + length <= bytes.count else { return nil }
+        let slice = bytes[offset..<(offset + length)]
+        return (littleEndian ? slice.reversed() : Array(slice)).reduce(0) { $0 << 8 | Int($1) }
     }
 }

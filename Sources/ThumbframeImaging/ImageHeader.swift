@@ -121,9 +121,14 @@ package struct ImageHeader: Sendable, Equatable {
     }
 
     /// A TIFF whose pages 1, 2, ... each halve the one before (rounded either way) down to the
-    /// last: libvips' reading of a page-based pyramid. Opens each page's header, no pixels.
+    /// last and are marked reduced-resolution copies (NewSubfileType bit 0, as libvips and other
+    /// pyramid writers mark them): a page-based pyramid. A document whose second page happens to
+    /// be half its first is not one. Opens each page's header, no pixels.
     static func isPagePyramid(_ file: UnsafeRawBufferPointer, pages: Int, width: Int, height: Int) -> Bool {
         guard pages <= 32 else { return false }  // 2^31 pixels wide at the base: not a pyramid
+        guard let reduced = TIFFPages.reducedResolution(file, pages: pages), reduced.dropFirst().allSatisfy({ $0 }) else {
+            return false
+        }
         var previous = (width, height)
         for page in 1..<pages {
             var w: Int32 = 0
@@ -162,5 +167,36 @@ package struct ImageHeader: Sendable, Equatable {
         case "rad": return "hdr"
         default: return String(name)
         }
+    }
+}
+
+/// The page directories of a TIFF, read from its bytes (bounded: at most `pages` directories,
+/// each offset inside the file, no directory twice).
+enum TIFFPages {
+    /// For each of the first `pages` directories, whether its NewSubfileType (tag 254) marks a
+    /// reduced-resolution copy; nil when the chain cannot be read that far.
+    static func reducedResolution(_ file: UnsafeRawBufferPointer, pages: Int) -> [Bool]? {
+        guard file.count >= 8, let reader = TIFFNumbers(file, byteOrderAt: 0) else { return nil }
+        let number = reader.number
+        guard number(2, 2) == 42, var directory = number(4, 4) else { return nil }
+        var seen: Set<Int> = []
+        var result: [Bool] = []
+        while result.count < pages {
+            guard directory > 0, seen.insert(directory).inserted, let count = number(directory, 2), count <= 4096 else { return nil }
+            var reduced = false
+            for index in 0..<count {
+                let entry = directory + 2 + index * 12
+                guard let tag = number(entry, 2), let type = number(entry + 2, 2) else { return nil }
+                if tag == 254 {
+                    let value = type == 3 ? number(entry + 8, 2) : number(entry + 8, 4)
+                    reduced = (value ?? 0) & 1 == 1
+                }
+            }
+            result.append(reduced)
+            guard let next = number(directory + 2 + count * 12, 4) else { return nil }
+            directory = next
+            if directory == 0 && result.count < pages { return nil }
+        }
+        return result
     }
 }

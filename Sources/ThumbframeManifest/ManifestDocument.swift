@@ -22,7 +22,8 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     /// Every file that looked like an image but could not be processed.
     public var failures: [Manifest.Failure]
     /// Files the build met that are neither items nor failures, counted by kind: `video`,
-    /// `audio`, `sidecar` (XMP, AAE, THM, a Takeout `.json` beside a photo) and `other`; nil
+    /// `audio`, `sidecar` (XMP, AAE, THM, a Takeout `.json` beside a photo), `document` (PDF,
+    /// office files) and `other` (`video` in manifests of 0.3, which did not read videos); nil
     /// when there are none. (Hidden files and what `--exclude` or an ignore file leaves out are
     /// not counted: they were left out on purpose.)
     public var skipped: [String: Int]?

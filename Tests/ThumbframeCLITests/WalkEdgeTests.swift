@@ -30,7 +30,7 @@ struct WalkEdgeTests {
                     .bytes("song.mp3", Array("ID3".utf8)), .bytes("notes.txt", Array("hi".utf8)),
                     .bytes(".DS_Store", [0]), .bytes("2020/.hidden.mov", iso("qt  ")),
                 ])
-            let expected = ["sidecar": 3, "audio": 1, "other": 1]
+            let expected = ["sidecar": 3, "audio": 1, "document": 1]
             let json = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(json.status == 1, "\(json.stderr)")
             #expect(json.summary["skipped"] as? [String: Int] == expected, "\(json.stderr)")
@@ -42,11 +42,11 @@ struct WalkEdgeTests {
 
             let text = try await CLITests.run(["build", lib, "--out", out])
             #expect(
-                text.stderr.contains("1 items in 1 sections, 3 failed, 5 skipped (1 audio, 1 other, 3 sidecar), "),
+                text.stderr.contains("1 items in 1 sections, 3 failed, 5 skipped (1 audio, 1 document, 3 sidecar), "),
                 "\(text.stderr)")
             #expect(text.stderr.contains("manifest unchanged"))
             let inspect = try await CLITests.run(["inspect", out + "/manifest.json"])
-            #expect(inspect.stdout.contains("\nskipped       sidecar=3, audio=1, other=1\n"), "\(inspect.stdout)")
+            #expect(inspect.stdout.contains("\nskipped       sidecar=3, audio=1, document=1\n"), "\(inspect.stdout)")
             let inspectJSON = try await CLITests.run(["inspect", out + "/manifest.json", "--json"])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(inspectJSON.stdout.utf8)) as? [String: Any])
             #expect(object["skipped"] as? [String: Int] == expected)
@@ -57,7 +57,7 @@ struct WalkEdgeTests {
             let check = try await CLITests.run(["build", lib, "--out", out, "--check"])
             #expect(check.status == 1 && check.stdout.contains("manifest.json differs"), "\(check.stdout) \(check.stderr)")
             let again = try await CLITests.run(["build", lib, "--out", out])
-            #expect(again.stderr.contains("6 skipped (1 audio, 1 other, 4 sidecar)") && again.stderr.contains("manifest written"))
+            #expect(again.stderr.contains("6 skipped (1 audio, 1 document, 4 sidecar)") && again.stderr.contains("manifest written"))
             let updated = try ManifestDocument.decode(from: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
             #expect(updated.skipped?["sidecar"] == 4)
         }

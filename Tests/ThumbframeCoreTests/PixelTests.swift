@@ -266,6 +266,25 @@ struct PixelTests {
     }
 
     @Test(
+        "a two-page TIFF whose second page is half its first is a document of 2 pages, not a pyramid (no reduced-resolution mark)",
+        .enabled(if: rawFixturesAvailable, "needs python3 with tifffile and numpy"))
+    func twoPageDocument() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let script = """
+                import numpy, sys, tifffile
+                with tifffile.TiffWriter(sys.argv[1]) as tif:
+                    tif.write(numpy.full((150, 200, 3), 200, numpy.uint8), photometric="rgb")
+                    tif.write(numpy.full((75, 100, 3), 60, numpy.uint8), photometric="rgb")
+                """
+            let run = try await Processes.run("/usr/bin/env", ["python3", "-c", script, root + "/lib/scan.tif"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out"))
+            #expect(manifest.items.first?.image.pages == 2)
+        }
+    }
+
+    @Test(
         "pyramidal TIFF (pages and sub-IFDs): one page, thumbnails of the manifest's size from a level that covers them",
         arguments: ["[tile,pyramid,compression=jpeg]", "[tile,pyramid,subifd,compression=jpeg]"])
     func pyramidalTIFF(options: String) async throws {

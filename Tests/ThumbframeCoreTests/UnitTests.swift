@@ -165,6 +165,8 @@ struct FileSignatureTests {
         #expect(!FileSignature.isCandidate("IMG_1.AAE") { iso("isom") })
         #expect(!FileSignature.isCandidate("notes.txt") { Array("hello".utf8) })
         #expect(FileSignature.skippedKind("song.M4A") == "audio" && FileSignature.skippedKind("a.jpg.json") == "sidecar")
+        #expect(FileSignature.skippedKind("ticket.PDF") == "document" && FileSignature.skippedKind("notes.bin") == "other")
+        #expect(!FileSignature.isCandidate("scan.pdf") { Array("%PDF-1.7".utf8) } && FileSignature.isCandidate("logo.svg") { [] })
         // MPEG-TS by three sync bytes 188 apart; a GIF starts with a `G` too, and is an image first.
         var ts = [UInt8](repeating: 0, count: VideoDecoder.signatureBytes)
         (ts[0], ts[188], ts[376]) = (0x47, 0x47, 0x47)

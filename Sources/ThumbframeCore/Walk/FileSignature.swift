@@ -51,11 +51,14 @@ enum FileSignature {
     }
 
     /// What a file the walk met is when it is not an item: `audio`, `sidecar` (an editor's or
-    /// camera's file beside a photo: XMP, AAE, THM, …) or `other`, by extension.
+    /// camera's file beside a photo: XMP, AAE, THM, …), `document` (PDF, PostScript, office
+    /// files: a scan or a ticket is not a photo, and making each a failure would fail every run
+    /// of a library that keeps some) or `other`, by extension.
     static func skippedKind(_ name: String) -> String {
         let lower = name.lowercased()
         let ext = self.extension(lower)
         if audioExtensions.contains(ext) { return "audio" }
+        if documentExtensions.contains(ext) { return "document" }
         // Google Takeout writes `IMG_1.jpg.json` beside each photo.
         if sidecarExtensions.contains(ext) || (ext == "json" && hasImageExtension(String(lower.dropLast(5)))) { return "sidecar" }
         return "other"
@@ -65,6 +68,10 @@ enum FileSignature {
         "mp4", "m4v", "mov", "qt", "3gp", "3g2", "mkv", "webm", "avi", "mts", "m2ts", "mpg", "mpeg", "wmv", "flv",
     ]
     static let audioExtensions: Set<String> = ["mp3", "m4a", "aac", "wav", "flac", "ogg", "oga", "opus", "aiff", "aif", "wma"]
+    static let documentExtensions: Set<String> = [
+        "pdf", "ps", "eps", "ai", "doc", "docx", "odt", "rtf", "txt", "md", "xls", "xlsx", "ods", "ppt", "pptx", "odp", "pages", "key",
+        "numbers", "epub",
+    ]
     static let sidecarExtensions: Set<String> = ["xmp", "aae", "thm", "dop", "pp3", "on1", "xmpx"]
 
     /// True when the first bytes are those of a photo format.
