@@ -136,7 +136,7 @@ package struct RawDecoder: ImageDecoder {
             orientation == 1 ? .success(resized) : VipsDecoder.step(.decode) { tf_autorot(resized.pointer, $0, Int32(orientation)) }
         }.flatMap { turned in
             VipsDecoder.step(.decode) { tf_to_srgb(turned.pointer, $0) }
-        }.flatMap(inMemory)
+        }.flatMap(VipsDecoder.inMemory)
     }
 
     /// The sensor's data demosaiced by LibRaw (oriented by it), resized to the display box.
@@ -147,21 +147,13 @@ package struct RawDecoder: ImageDecoder {
         let error = tf_raw_develop(raw, half ? 1 : 0, &image)
         defer { tf_raw_image_free(&image) }
         guard error == 0 else {
-            switch tf_raw_stopped(raw) {
-            case 1:
-                return .failure(
-                    DecodeFailure(
-                        stage: .decode,
-                        reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)"))
-            case 2: return .failure(DecodeFailure(stage: .decode, reason: "stopped by a signal"))
-            default:
-                return .failure(
-                    DecodeFailure(stage: .decode, reason: "LibRaw cannot develop it: " + String(cString: tf_raw_error_text(error))))
-            }
+            return .failure(
+                DecodeFailure.stopped(tf_raw_stopped(raw), limits: limits)
+                    ?? DecodeFailure(stage: .decode, reason: "LibRaw cannot develop it: " + String(cString: tf_raw_error_text(error))))
         }
         return bitmap(image).flatMap { developed in
             VipsDecoder.step(.decode) { tf_resize_exact(developed.pointer, $0, Int32(box.0), Int32(box.1), 0) }
-        }.flatMap(inMemory)
+        }.flatMap(VipsDecoder.inMemory)
     }
 
     /// An 8-bit RGB bitmap of LibRaw's as an sRGB image (copied: LibRaw's memory is freed after).
@@ -173,9 +165,4 @@ package struct RawDecoder: ImageDecoder {
         return VipsDecoder.step(.decode) { tf_image_from_rgb(data, width * height * 3, Int32(width), Int32(height), $0) }
     }
 
-    private static func inMemory(_ lazy: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
-        var stopped: Int32 = 0
-        guard let copy = tf_copy_memory_guarded(lazy.pointer, 0, nil, &stopped) else { return .failure(.vips(.decode)) }
-        return .success(VipsImageHandle(copy))
-    }
 }

@@ -138,11 +138,7 @@ extension VideoDecoder {
             // The quarter turns as the EXIF orientations that make them: 90° clockwise is 6.
             let orientation: Int32 = probe.info.rotation == 90 ? 6 : probe.info.rotation == 180 ? 3 : 8
             return image.flatMap { upright in VipsDecoder.step(.decode) { tf_autorot(upright.pointer, $0, orientation) } }
-                .flatMap { turned in
-                    var stopped: Int32 = 0
-                    guard let copy = tf_copy_memory_guarded(turned.pointer, 0, nil, &stopped) else { return .failure(.vips(.decode)) }
-                    return .success(VipsImageHandle(copy))
-                }
+                .flatMap(VipsDecoder.inMemory)
         }
     }
 
@@ -211,7 +207,7 @@ extension VideoDecoder {
                 if !ended {
                     let read = av_read_frame(container, packet)
                     if read < 0 {
-                        if let problem = VideoDecoder.stopFailure(tf_video_stopped(video), limits: limits) { return .failure(problem) }
+                        if let problem = DecodeFailure.stopped(tf_video_stopped(video), limits: limits) { return .failure(problem) }
                         ended = true
                         avcodec_send_packet(context, nil)  // drain the frames the decoder holds
                     } else {
@@ -254,9 +250,9 @@ extension VideoDecoder {
 
         /// The deadline passed or the build was cancelled.
         private func stopped() -> DecodeFailure? {
-            if cancellation?.signal != nil { return DecodeFailure(stage: .decode, reason: "stopped by a signal") }
+            if cancellation?.signal != nil { return DecodeFailure.stopped(Int32(TF_STOP_REQUESTED.rawValue), limits: limits) }
             if limits.decodeTimeout > 0, Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9 > limits.decodeTimeout {
-                return VideoDecoder.stopFailure(1, limits: limits)
+                return DecodeFailure.stopped(Int32(TF_STOP_DEADLINE.rawValue), limits: limits)
             }
             return nil
         }

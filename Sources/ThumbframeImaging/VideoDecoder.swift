@@ -1,5 +1,4 @@
 internal import CFFmpeg
-internal import CThumbframeKernels
 internal import CThumbframeShim
 internal import CVips
 import Foundation
@@ -87,7 +86,8 @@ package struct VideoDecoder: Sendable {
             message.count)
         guard let video = opened else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(stopFailure(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
+            return .failure(
+                DecodeFailure.stopped(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
         }
         defer { tf_video_close(video) }
         return Probe.read(tf_video_format(video)!).flatMap { probe in
@@ -118,16 +118,6 @@ package struct VideoDecoder: Sendable {
         }
     }
 
-    /// The failure of a call FFmpeg's interrupt callback cut short, or nil when it was not.
-    static func stopFailure(_ stopped: Int32, limits: ResourceLimits) -> DecodeFailure? {
-        switch stopped {
-        case 1:
-            DecodeFailure(
-                stage: .decode, reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)")
-        case 2: DecodeFailure(stage: .decode, reason: "stopped by a signal")
-        default: nil
-        }
-    }
 }
 
 extension VideoDecoder {

@@ -188,19 +188,17 @@ package struct VipsDecoder: ImageDecoder {
                 stopped = Int32(TF_STOP_DEADLINE.rawValue)
             }
         }
-        switch stopped {
-        case Int32(TF_STOP_DEADLINE.rawValue):
-            Vips.clearErrors()
-            return .failure(
-                DecodeFailure(
-                    stage: .decode,
-                    reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)"))
-        case Int32(TF_STOP_REQUESTED.rawValue):
-            Vips.clearErrors()
-            return .failure(DecodeFailure(stage: .decode, reason: "stopped by a signal"))
-        default:
-            return .failure(.vips(.decode))
-        }
+        guard let problem = DecodeFailure.stopped(stopped, limits: limits) else { return .failure(.vips(.decode)) }
+        Vips.clearErrors()
+        return .failure(problem)
+    }
+
+    /// Computes a small image already decoded (a video's poster, a RAW's preview or demosaic,
+    /// resized and turned) into memory, once, for the thumbnails derived from it.
+    static func inMemory(_ lazy: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
+        var stopped: Int32 = 0
+        guard let copy = tf_copy_memory_guarded(lazy.pointer, 0, nil, &stopped) else { return .failure(.vips(.decode)) }
+        return .success(VipsImageHandle(copy))
     }
 
     /// Resizes the decoded image to exactly the planned size with Lanczos3 (a cover recipe crops
@@ -249,6 +247,19 @@ package struct VipsDecoder: ImageDecoder {
 }
 
 extension DecodeFailure {
+    /// The failure of a decode its guard stopped — `reason` a TFStopReason: the deadline
+    /// (`--decode-timeout`) or a signal — or nil when it was not stopped. libvips' kill, FFmpeg's
+    /// interrupt callback and LibRaw's progress callback all report through it.
+    static func stopped(_ reason: Int32, limits: ResourceLimits) -> DecodeFailure? {
+        switch reason {
+        case Int32(TF_STOP_DEADLINE.rawValue):
+            DecodeFailure(
+                stage: .decode, reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)")
+        case Int32(TF_STOP_REQUESTED.rawValue): DecodeFailure(stage: .decode, reason: "stopped by a signal")
+        default: nil
+        }
+    }
+
     /// A failure whose reason is libvips' error buffer, taken now.
     static func vips(_ stage: Stage, _ prefix: String = "") -> DecodeFailure {
         DecodeFailure(stage: stage, reason: prefix + Vips.takeError(), fromLibrary: true)

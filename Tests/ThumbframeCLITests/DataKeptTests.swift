@@ -15,6 +15,15 @@ struct DataKeptTests {
 
     static func data(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
+    /// Runs SQL on OUT_DIR's state index with Python's sqlite3 and returns the first column of each row.
+    static func query(_ out: String, _ sql: String) async throws -> [String] {
+        let run = try await python(
+            "import sqlite3, sys; [print(row[0]) for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]",
+            [out + "/.thumbframe-state.sqlite", sql])
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stdout.split(separator: "\n").map(String.init)
+    }
+
     @Test(
         "merge never publishes a missing thumbnail: a plain build between shards and merge prunes none of theirs; a shard's missing or tampered row stops the merge (65), the manifest untouched"
     )
@@ -113,10 +122,7 @@ struct DataKeptTests {
             #expect(rerun.summary["reused"] as? Int == 6 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            let format = try await Self.python(
-                "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT value FROM meta WHERE key = 'format'\").fetchone()[0])",
-                [out + "/.thumbframe-state.sqlite"])
-            #expect(format.stdout == "thumbframe-state-6\n")
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-6"])
             // And the next run is the no-op it always was.
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
@@ -124,7 +130,7 @@ struct DataKeptTests {
     }
 
     @Test(
-        "an upgrade from 0.3 (state index format 5, rows without kinds) probes only the GIFs and WebPs of several frames again, writes nothing else, and publishes them as animated"
+        "an upgrade from 0.3 (state index format 5: rows without kinds or content identifiers) probes only the GIFs and WebPs of several frames and Apple's photos again, writes no thumbnail, and publishes the animations and the pair keys"
     )
     func upgradesFormat5() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -134,6 +140,7 @@ struct DataKeptTests {
                 Fixtures.photos(4, width: 120, height: 90) + [
                     .animation("album/loop.gif", width: 40, height: 30, delays: [100, 200], loop: 0),
                     .animation("album/still.gif", width: 40, height: 30, delays: [100]),
+                    .livePhoto("album/IMG_7.JPG", width: 40, height: 30, contentIdentifier: "AB12CD34-0000-4000-8000-000000000007"),
                 ])
             #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
             // 0.3 as it left things: rows without kinds, format 5, a version-2 manifest published
@@ -141,9 +148,16 @@ struct DataKeptTests {
             let downgrade = """
                 import json, sqlite3, sys
                 db = sqlite3.connect(sys.argv[1])
+                # Format 5's files table, without `pair` (rebuilt: DROP COLUMN trips on the schema's comments).
+                db.execute("CREATE TABLE f5 (path BLOB PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, "
+                           "failed INTEGER NOT NULL, stage TEXT, captured TEXT NOT NULL) WITHOUT ROWID")
+                db.execute("INSERT INTO f5 SELECT path, size, mtime, failed, stage, captured FROM files")
+                db.execute("DROP TABLE files")
+                db.execute("ALTER TABLE f5 RENAME TO files")
                 for path, entry in db.execute("SELECT path, entry FROM entries").fetchall():
                     item = json.loads(entry)
                     item.pop("media", None)
+                    item.pop("contentIdentifier", None)
                     db.execute("UPDATE entries SET entry = ? WHERE path = ?", (json.dumps(item).encode(), path))
                 record = json.loads(db.execute("SELECT value FROM meta WHERE key = 'published'").fetchone()[0])
                 record["settings"] = record["settings"].split("\\n", 1)[1]
@@ -157,14 +171,19 @@ struct DataKeptTests {
             let before = SafetyTests.snapshot(out + "/thumbs")
             let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
+            // Reprobed: loop.gif and the Apple photo; the 4 other photos and the one-frame GIF are reused.
             #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-6"])
+            #expect(
+                try await Self.query(out, "SELECT pair FROM files WHERE pair IS NOT NULL")
+                    == ["photo AB12CD34-0000-4000-8000-000000000007"])
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.version == 3)
             #expect(manifest.items.first { $0.path == "album/loop.gif" }?.animation == .init(frames: 2, duration: 0.3, loop: 0))
-            #expect(manifest.items.filter { $0.kind == .photo }.count == 5)
+            #expect(manifest.items.filter { $0.kind == .photo }.count == 6)
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
-            #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
+            #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 7, "\(again.stderr)")
         }
     }
 

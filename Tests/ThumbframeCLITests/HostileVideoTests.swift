@@ -103,19 +103,23 @@ struct HostileVideoTests {
                 lib, [("b.mp4", small), ("c.mov", small.with { $0.rotate = 90 }), ("d.webm", small.with { $0.codec = "libvpx-vp9" })])
             let first = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(first.status == 0 && first.summary["thumbnailsWritten"] as? Int == 8, "\(first.stderr)")
-            let manifest = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
+            let manifest = try ManifestFile.load(out + "/manifest.json")
             let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(rerun.summary["reused"] as? Int == 4 && rerun.summary["manifestWritten"] as? Bool == false, "\(rerun.stderr)")
             #expect(try await CLITests.run(["build", lib, "--out", out, "--check"]).status == 0)
             #expect(try await CLITests.run(["build", lib, "--out", out, "--check", "--verify"]).status == 0)
 
-            // Touched, same bytes: re-hashed, nothing written, the manifest's bytes kept.
+            // Touched, same bytes: re-hashed, nothing written, nothing else in the manifest changed.
             let later = Date(timeIntervalSinceNow: 60)
             try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: lib + "/b.mp4")
             let touched = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(touched.summary["thumbnailsWritten"] as? Int == 0, "\(touched.stderr)")
-            let after = try Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))
-            #expect(String(decoding: after, as: UTF8.self).count == String(decoding: manifest, as: UTF8.self).count)
+            // Only its modification time changed: the same hash, poster, thumbnails and placeholder.
+            var after = try ManifestFile.load(out + "/manifest.json")
+            let touchedIndex = try #require(after.items.firstIndex { $0.path == "b.mp4" })
+            #expect(after.items[touchedIndex].file.modified != manifest.items[touchedIndex].file.modified)
+            after.items[touchedIndex].file.modified = manifest.items[touchedIndex].file.modified
+            #expect(after.items == manifest.items)
 
             // Another video under the same name: stale for --check, rebuilt by the build.
             try FileManager.default.removeItem(atPath: lib + "/c.mov")
