@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <libexif/exif-utils.h>
+#include <lcms2.h>
 
 /* Drops the references a function's temporaries hold (NULL slots are skipped). */
 static void tf_unref_all(VipsImage **images, int count) {
@@ -458,30 +459,63 @@ int tf_image_sizeof_band(VipsImage *image) {
     return (int) vips_format_sizeof(vips_image_get_format(image));
 }
 
+int tf_profile_intent(VipsImage *image) {
+    if (!vips_image_get_typeof(image, VIPS_META_ICC_NAME))
+        return TF_PROFILE_NONE;
+    const void *data = NULL;
+    size_t size = 0;
+    if (vips_image_get_blob(image, VIPS_META_ICC_NAME, &data, &size) || size == 0) {
+        vips_error_clear();
+        return TF_PROFILE_UNUSABLE;
+    }
+    /* lcms reports a broken profile through its log handler (libvips' error buffer): the
+     * answer here is the return value alone. */
+    cmsHPROFILE profile = cmsOpenProfileFromMem(data, (cmsUInt32Number) size);
+    if (!profile) {
+        vips_error_clear();
+        return TF_PROFILE_UNUSABLE;
+    }
+    int channels = image->Bands - (vips_image_hasalpha(image) ? 1 : 0);
+    cmsColorSpaceSignature space = cmsGetColorSpace(profile);
+    int fits = (space == cmsSigRgbData && channels == 3) || (space == cmsSigGrayData && channels == 1) ||
+        (space == cmsSigCmykData && channels == 4);
+    int intent = TF_PROFILE_UNUSABLE;
+    if (fits) {
+        static const int order[] = { VIPS_INTENT_RELATIVE, VIPS_INTENT_PERCEPTUAL, VIPS_INTENT_SATURATION };
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+            if (cmsIsIntentSupported(profile, (cmsUInt32Number) order[i], LCMS_USED_AS_INPUT)) {
+                intent = order[i];
+                break;
+            }
+    }
+    cmsCloseProfile(profile);
+    return intent;
+}
+
 int tf_to_srgb(VipsImage *in, VipsImage **out) {
-    gboolean tagged = vips_image_get_typeof(in, VIPS_META_ICC_NAME) != 0;
+    int intent = tf_profile_intent(in);
+    gboolean tagged = intent >= 0;
     gboolean cmyk = tf_is_cmyk(in);
     if (!tagged && !cmyk)
         return vips_copy(in, out, NULL);
     gboolean grey = in->Bands - (vips_image_hasalpha(in) ? 1 : 0) == 1;
     VipsImage *t[3] = { NULL };
     int result = -1;
-    if (vips_icc_transform(in, &t[0], "srgb",
-            "embedded", tagged,
-            "input_profile", cmyk ? "cmyk" : "srgb",
-            "intent", VIPS_INTENT_RELATIVE,
-            "depth", 8,
-            NULL)) {
-        /* An embedded profile lcms cannot use (broken, or for other bands): as if untagged. */
+    /* An unusable embedded profile is not handed to libvips at all: it would warn and use its
+     * default profile, which is what happens here, said in the header instead. */
+    if (tagged && vips_icc_transform(in, &t[0], "srgb", "embedded", TRUE, "intent", intent, "depth", 8, NULL)) {
+        /* libvips judges a profile against the image's interpretation too (a Lab TIFF with
+         * an RGB profile): then as if unusable. */
         vips_error_clear();
+        tagged = FALSE;
         if (!cmyk) {
-            if (vips_copy(in, &t[0], NULL))
-                goto done;
-        }
-        else if (vips_icc_transform(in, &t[0], "srgb", "input_profile", "cmyk",
-                "intent", VIPS_INTENT_RELATIVE, "depth", 8, NULL))
+            result = vips_copy(in, out, NULL);
             goto done;
+        }
     }
+    if (!tagged && vips_icc_transform(in, &t[0], "srgb", "input_profile", "cmyk",
+                       "intent", VIPS_INTENT_RELATIVE, "depth", 8, NULL))
+        goto done;
     VipsImage *current = t[0];
     if (grey) {
         if (vips_colourspace(current, &t[1], VIPS_INTERPRETATION_B_W, NULL))

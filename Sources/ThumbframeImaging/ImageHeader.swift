@@ -1,4 +1,5 @@
 internal import CThumbframeShim
+internal import CVips
 package import ThumbframeManifest
 
 /// Header facts of one image, read without decoding pixels, as Swift values.
@@ -25,6 +26,8 @@ package struct ImageHeader: Sendable, Equatable {
     /// Apple's content identifier (a photo's MakerNote, a MOV's QuickTime metadata): the two
     /// halves of a Live Photo share it.
     package var contentIdentifier: String?
+    /// How the embedded ICC profile is used when not with its relative-colorimetric intent.
+    package var profile: Manifest.ImageInfo.ProfileUse?
 
     /// Orientations 5–8 turn the image a quarter, swapping width and height; so does a video's
     /// rotation of 90 or 270 degrees.
@@ -57,7 +60,7 @@ package struct ImageHeader: Sendable, Equatable {
         Manifest.ImageInfo(
             format: format, width: displayWidth, height: displayHeight, storedWidth: storedWidth,
             storedHeight: storedHeight, orientation: orientation, pages: pages, hasAlpha: hasAlpha,
-            interlaced: interlaced)
+            interlaced: interlaced, profile: profile)
     }
 
     /// Reads the header of an image libvips has opened lazily; `fileBytes` serves TIFF, whose
@@ -79,6 +82,13 @@ package struct ImageHeader: Sendable, Equatable {
         }
         hasAlpha = image.hasAlpha
         isCMYK = image.isCMYK
+        profile =
+            switch tf_profile_intent(image.pointer) {
+            case Int32(VIPS_INTENT_PERCEPTUAL.rawValue): .perceptual
+            case Int32(VIPS_INTENT_SATURATION.rawValue): .saturation
+            case TF_PROFILE_UNUSABLE: .ignored
+            default: nil
+            }
         interlaced = (image.int("interlaced") ?? 0) != 0
         vipsOrientation = image.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil }
 

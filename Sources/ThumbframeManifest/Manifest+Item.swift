@@ -138,11 +138,26 @@ extension Manifest {
         public var hasAlpha: Bool
         /// Whether the file is progressive (JPEG) or interlaced (PNG, GIF).
         public var interlaced: Bool
+        /// How the embedded ICC profile was used, when not as usual (absent: converted to sRGB
+        /// with its relative-colorimetric intent, or the file has none).
+        public var profile: ProfileUse?
+
+        /// How an embedded ICC profile was used to make the thumbnails' sRGB.
+        public enum ProfileUse: String, Codable, Hashable, Sendable {
+            /// The profile has no relative-colorimetric table (XYB JPEGs, some CMYK profiles):
+            /// its perceptual one was used.
+            case perceptual
+            /// The profile has only a saturation table, which was used.
+            case saturation
+            /// The profile cannot be used (lcms cannot read it, or it is for other channels than
+            /// the image's): the pixels were taken as sRGB, CMYK through libvips' default profile.
+            case ignored
+        }
 
         /// Creates image facts.
         public init(
             format: String, width: Int, height: Int, storedWidth: Int, storedHeight: Int,
-            orientation: Int, pages: Int, hasAlpha: Bool, interlaced: Bool
+            orientation: Int, pages: Int, hasAlpha: Bool, interlaced: Bool, profile: ProfileUse? = nil
         ) {
             self.format = format
             self.width = width
@@ -153,6 +168,7 @@ extension Manifest {
             self.pages = pages
             self.hasAlpha = hasAlpha
             self.interlaced = interlaced
+            self.profile = profile
         }
     }
 

@@ -50,3 +50,85 @@ int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out) {
 int tf_cast_double(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_DOUBLE, NULL);
 }
+
+/* Device value -> the CIELAB of an sRGB colour: the RGB device is sRGB with red and blue
+ * swapped, the CMYK device is naive (R = (1 - C)(1 - K), ...). */
+static cmsHTRANSFORM tf_srgb_to_lab;
+
+static int tf_lut_sampler(const cmsUInt16Number in[], cmsUInt16Number out[], void *cargo) {
+    int channels = *(const int *) cargo;
+    cmsUInt16Number rgb[3];
+    if (channels == 3) {
+        rgb[0] = in[2];
+        rgb[1] = in[1];
+        rgb[2] = in[0];
+    }
+    else
+        for (int i = 0; i < 3; i++)
+            rgb[i] = (cmsUInt16Number) ((65535.0 - in[i]) * (65535.0 - in[3]) / 65535.0 + 0.5);
+    cmsDoTransform(tf_srgb_to_lab, rgb, out, 1);
+    return 1;
+}
+
+int tf_test_lut_profile(int cmyk, void **data, size_t *length) {
+    int channels = cmyk ? 4 : 3;
+    cmsHPROFILE srgb = cmsCreate_sRGBProfile(), lab = cmsCreateLab4Profile(NULL);
+    tf_srgb_to_lab = cmsCreateTransform(srgb, TYPE_RGB_16, lab, TYPE_Lab_16, INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOCACHE);
+    cmsHPROFILE profile = cmsCreateProfilePlaceholder(NULL);
+    cmsSetProfileVersion(profile, 4.3);
+    cmsSetDeviceClass(profile, cmyk ? cmsSigOutputClass : cmsSigInputClass);
+    cmsSetColorSpace(profile, cmyk ? cmsSigCmykData : cmsSigRgbData);
+    cmsSetPCS(profile, cmsSigLabData);
+    cmsPipeline *lut = cmsPipelineAlloc(NULL, channels, 3);
+    cmsStage *table = cmsStageAllocCLut16bit(NULL, cmyk ? 9 : 17, channels, 3, NULL);
+    cmsStageSampleCLut16bit(table, tf_lut_sampler, &channels, 0);
+    cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(NULL, channels, NULL));
+    cmsPipelineInsertStage(lut, cmsAT_END, table);
+    cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(NULL, 3, NULL));
+    cmsWriteTag(profile, cmsSigAToB0Tag, lut);
+    cmsWriteTag(profile, cmsSigMediaWhitePointTag, cmsD50_XYZ());
+    cmsMLU *description = cmsMLUalloc(NULL, 1);
+    cmsMLUsetASCII(description, "en", "US", "thumbframe test: A2B0 only");
+    cmsWriteTag(profile, cmsSigProfileDescriptionTag, description);
+    cmsUInt32Number size = 0;
+    int result = -1;
+    if (cmsSaveProfileToMem(profile, NULL, &size) && (*data = g_malloc(size)) &&
+        cmsSaveProfileToMem(profile, *data, &size)) {
+        *length = size;
+        result = 0;
+    }
+    cmsMLUfree(description);
+    cmsPipelineFree(lut);
+    cmsCloseProfile(profile);
+    cmsDeleteTransform(tf_srgb_to_lab);
+    cmsCloseProfile(srgb);
+    cmsCloseProfile(lab);
+    return result;
+}
+
+int tf_test_device_image(VipsImage *srgb, int cmyk, const void *profile, size_t length, VipsImage **out) {
+    VipsImage *t[4] = { NULL };
+    int result = -1;
+    if (cmyk) {
+        if (vips_invert(srgb, &t[0], NULL) || vips_black(&t[1], srgb->Xsize, srgb->Ysize, NULL) ||
+            vips_cast(t[1], &t[2], VIPS_FORMAT_UCHAR, NULL) || vips_bandjoin2(t[0], t[2], &t[3], NULL) ||
+            vips_copy(t[3], out, "interpretation", VIPS_INTERPRETATION_CMYK, NULL))
+            goto done;
+    }
+    else {
+        if (vips_extract_band(srgb, &t[0], 2, NULL) || vips_extract_band(srgb, &t[1], 1, NULL) ||
+            vips_extract_band(srgb, &t[2], 0, NULL))
+            goto done;
+        VipsImage *bands[3] = { t[0], t[1], t[2] };
+        if (vips_bandjoin(bands, &t[3], 3, NULL) ||
+            vips_copy(t[3], out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL))
+            goto done;
+    }
+    vips_image_set_blob_copy(*out, VIPS_META_ICC_NAME, profile, length);
+    result = 0;
+done:
+    for (int i = 0; i < 4; i++)
+        if (t[i])
+            g_object_unref(t[i]);
+    return result;
+}

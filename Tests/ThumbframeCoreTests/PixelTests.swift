@@ -244,6 +244,55 @@ struct PixelTests {
         }
     }
 
+    @Test(
+        "a profile with only a perceptual table (XYB JPEGs, some CMYK) is used with that intent, never swapped for libvips' default: ΔE00 ≤ 2.5 on every patch",
+        arguments: [false, true])
+    func perceptualOnlyProfile(cmyk: Bool) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            var data: UnsafeMutableRawPointer?
+            var length = 0
+            #expect(tf_test_lut_profile(cmyk ? 1 : 0, &data, &length) == 0)
+            defer { g_free(data) }
+            let patches = try Pixels.patches()
+            // The patches in the profile's device space: converted with the embedded profile they
+            // are the patches again; through libvips' default sRGB (CMYK) profile they are not.
+            try patches.apply { tf_test_device_image($0, cmyk ? 1 : 0, data, length, $1) }.save(root + "/lib/device.jpg[Q=98]")
+            let (manifest, _) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let item = try #require(manifest.items.first)
+            #expect(item.image.profile == .perceptual)
+            let preview = try #require(item.thumbnails["preview"])
+            let thumbnail = try Pixels.Image.from(file: root + "/out/" + preview.path)
+            let values = try thumbnail.apply { tf_delta_e00($0, patches.pointer, $1) }.doubles()
+            for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                let deltaE = values[y * thumbnail.width + x]
+                #expect(deltaE <= 2.5, "\(cmyk ? "CMYK" : "RGB") patch \(index) at \(x),\(y): ΔE00 \(deltaE)")
+            }
+        }
+    }
+
+    @Test("a profile lcms cannot read is ignored and the manifest says so: the pixels are taken as sRGB")
+    func unusableProfileSaid() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            // libvips will not save a profile it cannot read: the APP2 ICC_PROFILE segment (300
+            // bytes that are no profile) goes in after SOI by hand.
+            try Pixels.patches().save(root + "/lib/plain.jpg[Q=98]")
+            let plain = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/lib/plain.jpg")))
+            let payload = Array("ICC_PROFILE".utf8) + [0, 1, 1] + [UInt8](repeating: 0x41, count: 300)
+            let segment: [UInt8] = [0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+            try Data(plain.prefix(2) + segment + plain.dropFirst(2)).write(to: URL(fileURLWithPath: root + "/lib/broken.jpg"))
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            #expect(manifest.items.map(\.image.profile) == [.ignored, nil])
+            let preview = try #require(decoded["broken.jpg#preview"])
+            for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                let expected = Pixels.patchColours[index]
+                let got = preview.colour(x: x, y: y)
+                #expect(max(abs(Int(got.r) - Int(expected.0)), abs(Int(got.g) - Int(expected.1)), abs(Int(got.b) - Int(expected.2))) <= 1)
+            }
+        }
+    }
+
     @Test("untagged images are not shifted: every patch keeps its 8-bit values, grey 128 stays 128")
     func untaggedUntouched() async throws {
         try await Fixtures.withTemporaryDirectory { root in

@@ -85,10 +85,24 @@ int tf_is_cmyk(VipsImage *image);
 /// How many references hold the image (GObject's count; a lazy image made from it holds one).
 unsigned int tf_ref_count(VipsImage *image);
 
-/// Converts pixels to 8-bit sRGB from their embedded ICC profile (CMYK without one through
-/// libvips' default CMYK profile), relative colorimetric, and drops the profile; grey stays one
-/// band. Untagged images pass through untouched (a transform could only shift them), and so an
-/// image converted once. An embedded profile lcms cannot use is ignored.
+/// The image has no embedded ICC profile (`tf_profile_intent`).
+#define TF_PROFILE_NONE (-1)
+/// The embedded profile cannot be used: lcms cannot read it, it is for other channels than the
+/// image has, or it has a table for no rendering intent.
+#define TF_PROFILE_UNUSABLE (-2)
+
+/// The rendering intent the image's embedded profile is converted with: relative colorimetric
+/// when the profile supports it as an input profile, else the first it does of perceptual and
+/// saturation (libvips 8.14 would swap a profile without a relative-colorimetric table, such as
+/// an XYB JPEG's or some CMYK profiles, for its default sRGB or CMYK profile); or
+/// TF_PROFILE_NONE, TF_PROFILE_UNUSABLE.
+int tf_profile_intent(VipsImage *image);
+
+/// Converts to 8-bit sRGB from the embedded ICC profile (CMYK without one: from
+/// libvips' default CMYK profile) with the intent `tf_profile_intent` chooses, and drops the
+/// profile; grey stays one band. Untagged images pass through untouched (a transform could
+/// only shift them), and so an image converted once. An embedded profile that cannot be used is
+/// ignored (the pixels taken as sRGB, CMYK through the default profile): the header says so.
 int tf_to_srgb(VipsImage *in, VipsImage **out);
 
 /// Flattens an alpha channel onto white (for formats without alpha).

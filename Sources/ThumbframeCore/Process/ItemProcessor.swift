@@ -21,11 +21,14 @@ struct ProcessingContext: Sendable {
     /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
     /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
     /// share their thumbnails.
-    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe) -> String {
+    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, profile: Manifest.ImageInfo.ProfileUse? = nil) -> String {
         // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
         // margin). A new key makes an upgraded build write them instead of keeping v1's files
-        // under the same names; the pruner then removes v1's, which the ledger records.
-        let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)")
+        // under the same names; the pruner then removes v1's, which the ledger records. A
+        // profile used other than as usual is part of the key: 0.4's thumbnails of such a file
+        // (made through libvips' default profile) are never taken for the right ones.
+        let used = profile.map { "\nprofile \($0.rawValue)" } ?? ""
+        let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)\(used)")
         let name = String(key.prefix(32))
         return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
     }
@@ -251,7 +254,7 @@ enum ItemProcessor {
         let decoded = decode { header in
             let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
             for output in plan.outputs {
-                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe)
+                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, profile: header.profile)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
                 if !context.overwrite, let existing = existingThumbnail(path, context: context) {
                     (entry.bytes, entry.sha256) = (existing.bytes, existing.sha256)

@@ -9,6 +9,7 @@
 
 #include <vips/vips.h>
 #include "tf_shim.h"
+#include <lcms2.h>
 
 /// Opens an image from a file for its header only.
 VipsImage *tf_image_new_from_file(const char *path);
@@ -30,6 +31,15 @@ int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
 
 /// Casts to double-precision bands (to read measurements).
 int tf_cast_double(VipsImage *in, VipsImage **out);
+
+/// An ICC v4 profile (RGB, or CMYK with `cmyk`) whose only table is A2B0, perceptual, as in
+/// XYB JPEGs and some CMYK profiles: the RGB device is sRGB with red and blue swapped, the CMYK
+/// device naive (R = (1 - C)(1 - K)). Made with lcms; `data` is freed with g_free().
+int tf_test_lut_profile(int cmyk, void **data, size_t *length);
+
+/// The sRGB image in the device space of `tf_test_lut_profile(cmyk)`, the profile embedded:
+/// converted with that profile it is the sRGB image again.
+int tf_test_device_image(VipsImage *srgb, int cmyk, const void *profile, size_t length, VipsImage **out);
 
 #endif  // THUMBFRAME_IMAGING
 #endif
