@@ -156,7 +156,7 @@ package struct ImageHeader: Sendable, Equatable {
 
     /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.
     package static func decoderApplies(format: String) -> Bool {
-        format == "heic" || format == "avif" || format == "heif"
+        format == "heic" || format == "avif" || format == "heif" || format == "jxl"
     }
 
     /// `jpegload_buffer` → `jpeg`; HEIF containers are named by their codec (`heic`, `avif`).

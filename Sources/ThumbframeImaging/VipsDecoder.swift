@@ -38,7 +38,7 @@ package struct VipsDecoder: ImageDecoder {
             let (header, bands, bytesPerBand) = Vips.withImage(
                 raw, failOn: failOn, { image in (ImageHeader(image, fileBytes: raw), image.bands, image.bytesPerBand) })
         else {
-            return .failure(.vips(.probe, "not a readable image: "))
+            return .failure(Self.blockedExplained(.vips(.probe, "not a readable image: ")))
         }
         if let refusal = limits.refusal(header, bands: bands, bytesPerBand: bytesPerBand, file: raw) {
             return .failure(DecodeFailure(stage: .probe, reason: refusal))
@@ -263,5 +263,28 @@ extension DecodeFailure {
     /// A failure whose reason is libvips' error buffer, taken now.
     static func vips(_ stage: Stage, _ prefix: String = "") -> DecodeFailure {
         DecodeFailure(stage: stage, reason: prefix + Vips.takeError(), fromLibrary: true)
+    }
+}
+
+extension VipsDecoder {
+    /// A probe failure because the only loader libvips has for the file is one thumbframe keeps
+    /// off (libvips' untrusted loaders, `tf_vips_start`), said as what it is rather than as
+    /// libvips' "operation is blocked".
+    static func blockedExplained(_ failure: DecodeFailure) -> DecodeFailure {
+        guard let range = failure.reason.range(of: ": operation is blocked") else { return failure }
+        let loader = failure.reason[..<range.lowerBound].split(separator: " ").last.map(String.init) ?? ""
+        let why =
+            switch loader.prefix(while: { $0 != "_" }) {
+            case "magickload":
+                "a format libvips reads only through ImageMagick (BMP, PSD, ICO, TGA, ...), which thumbframe keeps off: "
+                    + "its hundreds of decoders are not hardened against hostile files; convert it to PNG or JPEG"
+            case "jp2kload":
+                "JPEG 2000, which libvips 8.14 reads only through its untrusted OpenJPEG loader, which thumbframe keeps off"
+            case "svgload": "SVG, a drawing: libvips' librsvg loader is untrusted and thumbframe keeps it off"
+            default: "libvips reads this only through \(loader), a loader it marks untrusted, which thumbframe keeps off"
+            }
+        var explained = failure
+        explained.reason = "unsupported format: " + why
+        return explained
     }
 }

@@ -23,20 +23,11 @@ struct HostileRawTests {
             var count = 0
             for name in ["preview-6.dng", "mosaic.dng", "small-preview.dng"] {
                 let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/seeds/" + name)))
-                for fraction in [0.001, 0.05, 0.3, 0.7, 0.99] {
-                    try Fixtures.write(Array(bytes.prefix(Int(Double(bytes.count) * fraction))), to: lib + "/cut-\(fraction)-\(name)")
-                    count += 1
-                }
-                for mutant in 0..<15 {
-                    var damaged = bytes
-                    for _ in 0..<(1 + Int(random.next() % 16)) {
-                        // The header and directories are where a parser is led astray.
-                        let offset = 4 + Int(random.next() % UInt64(min(damaged.count, 4096) - 4))
-                        damaged[offset] = UInt8(truncatingIfNeeded: random.next())
-                    }
-                    try Fixtures.write(damaged, to: lib + "/flip-\(mutant)-\(name)")
-                    count += 1
-                }
+                // The header and directories are where a parser is led astray.
+                count += try Fixtures.writeDamagedCopies(
+                    of: bytes, named: name, into: lib, fractions: [0.001, 0.05, 0.3, 0.7, 0.99], flips: 15, maxFlips: 16,
+                    random: &random
+                ) { _, random in 4 + Int(random.next() % UInt64(min(bytes.count, 4096) - 4)) }
             }
             let run = try await CLITests.run(["build", lib, "--out", root + "/out", "--decode-timeout", "20"])
             #expect(run.status == 0 || run.status == 1, "\(run.status): \(run.stderr.suffix(1500))")

@@ -3,6 +3,7 @@ import CThumbframeTestShim
 import CVips
 import Foundation
 import Testing
+import ThumbframeImaging
 import ThumbframeManifest
 import ThumbframeTestSupport
 
@@ -290,6 +291,51 @@ struct PixelTests {
                 let got = preview.colour(x: x, y: y)
                 #expect(max(abs(Int(got.r) - Int(expected.0)), abs(Int(got.g) - Int(expected.1)), abs(Int(got.b) - Int(expected.2))) <= 1)
             }
+        }
+    }
+
+    @Test(
+        "JPEG XL is read (libvips' loader unblocked): the patches within ΔE00 2.5; a JPEG transcoded by cjxl upright like its JPEG; a picture over --max-decode-bytes refused from its header",
+        .enabled(if: Processes.tool("vips") != nil, "needs the vips program to write JPEG XL (scripts/bootstrap --test)"))
+    func jpegXL() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let patches = try Pixels.patches()
+            try patches.save(root + "/patches.png")
+            let made = try await Processes.run(
+                try #require(Processes.tool("vips")), ["copy", root + "/patches.png", root + "/lib/patches.jxl[Q=95]"])
+            #expect(made.status == 0, "\(made.stderr)")
+            let cjxl = Processes.tool("cjxl")
+            if let cjxl {
+                // Orientation 6 moves from the JPEG's EXIF into the JPEG XL codestream, which libjxl applies.
+                try Fixtures.writeMarkerImage(
+                    to: root + "/lib/turned.jpg", displayWidth: 90, displayHeight: 160, orientation: 6, format: TF_FORMAT_JPEG)
+                let transcoded = try await Processes.run(cjxl, [root + "/lib/turned.jpg", root + "/lib/turned.jxl"])
+                #expect(transcoded.status == 0, "\(transcoded.stderr)")
+            }
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let item = try #require(manifest.items.first { $0.path == "patches.jxl" }, "\(manifest.failures)")
+            #expect(item.image.format == "jxl" && (item.image.width, item.image.height) == (600, 300))
+            let thumbnail = try Pixels.Image.from(file: root + "/out/" + (try #require(item.thumbnails["preview"])).path)
+            let values = try thumbnail.apply { tf_delta_e00($0, patches.pointer, $1) }.doubles()
+            for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                #expect(values[y * thumbnail.width + x] <= 2.5, "patch \(index): ΔE00 \(values[y * thumbnail.width + x])")
+            }
+            if cjxl != nil {
+                let jpeg = try #require(manifest.items.first { $0.path == "turned.jpg" })
+                let jxl = try #require(manifest.items.first { $0.path == "turned.jxl" }, "\(manifest.failures)")
+                #expect((jxl.image.width, jxl.image.height, jxl.image.orientation) == (90, 160, 1))
+                #expect((jpeg.image.width, jpeg.image.height) == (90, 160))
+                let a = try #require(decoded["turned.jpg#preview"])
+                let b = try #require(decoded["turned.jxl#preview"])
+                #expect(Pixels.psnr(a, b) > 30, "the JPEG XL's preview is the JPEG's, turned alike")
+            }
+
+            var options = BuildOptions(source: root + "/lib", output: root + "/small")
+            options.limits.maxDecodeBytes = 600 * 300 * 15 - 1
+            let (_, refused) = try await Fixtures.build(options)
+            let failure = try #require(refused.failures.first { $0.path == "patches.jxl" })
+            #expect(failure.reason.contains("JPEG XL picture and libjxl's float planes"), "\(failure.reason)")
         }
     }
 

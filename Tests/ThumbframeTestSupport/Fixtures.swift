@@ -253,6 +253,26 @@ public enum Fixtures {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
+    /// Writes damaged copies of a seed file into `directory`: cut at each fraction of its length
+    /// (`cut-<fraction>-<name>`), and `flips` copies with 1 to `maxFlips` bytes changed, each at
+    /// the offset `offset(copy number, generator)` gives (`flip-<n>-<name>`). Returns how many.
+    public static func writeDamagedCopies(
+        of bytes: [UInt8], named name: String, into directory: String, fractions: [Double], flips: Int, maxFlips: Int,
+        random: inout SplitMix64, offset: (Int, inout SplitMix64) -> Int
+    ) throws -> Int {
+        for fraction in fractions {
+            try write(Array(bytes.prefix(Int(Double(bytes.count) * fraction))), to: directory + "/cut-\(fraction)-\(name)")
+        }
+        for copy in 0..<flips {
+            var damaged = bytes
+            for _ in 0..<(1 + Int(random.next() % UInt64(maxFlips))) {
+                damaged[offset(copy, &random)] = UInt8(truncatingIfNeeded: random.next())
+            }
+            try write(damaged, to: directory + "/flip-\(copy)-\(name)")
+        }
+        return fractions.count + flips
+    }
+
     public static func makeDirectory(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
