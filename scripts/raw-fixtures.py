@@ -11,6 +11,11 @@ and a red square in the top-left quarter (where it lands shows the orientation a
   small-preview.dng   a 300x200 JPEG preview (smaller than the thumbnails), the mosaic
   letterbox.dng       a 640x480 preview of another aspect ratio, the mosaic
   stray-ifd.NEF       a plain TIFF named like a RAW: a 256x171 picture and nothing LibRaw reads
+  nikon-6.nef         a maker's TIFF layout, as a Nikon writes it: a 160x120 thumbnail in IFD0,
+                      a full-size JPEG preview and the uncompressed mosaic in two SubIFDs,
+                      orientation 6 (LibRaw crops a D700's sensor to 596 columns)
+  sony.arw            the same layout from a Sony, orientation 1
+  pentax.pef          a Pentax's: the 160x120 thumbnail and the mosaic only (demosaiced)
   truncated.dng       preview-6.dng cut in half (its preview whole, its mosaic cut)
   cut-in-preview.dng  preview-6.dng cut inside its preview
 """
@@ -69,6 +74,21 @@ def write(path, orientation=1, preview=None):
         tif.write(cfa, photometric=32803, subfiletype=0, extratags=RAW_TAGS)
 
 
+def write_maker_tiff(path, make, model, orientation=1, preview=True):
+    """A non-DNG RAW as the TIFF-based makers lay it out (NEF, ARW, PEF): IFD0 a small RGB
+    thumbnail holding the camera's tags, then SubIFDs with the full-size JPEG preview (when
+    `preview`) and the uncompressed 12-bit mosaic."""
+    picture = scene()
+    thumb = np.asarray(Image.fromarray((picture * 255).astype(np.uint8)).resize((160, 120)))
+    tags = [(271, "s", 0, make), (272, "s", 0, model), (274, "H", 1, orientation), (306, "s", 0, "2021:05:06 07:08:09")]
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(thumb, photometric="rgb", subfiletype=1, extratags=tags, subifds=2 if preview else 1)
+        if preview:
+            tif.write((picture * 255).astype(np.uint8), photometric="rgb", compression="jpeg", rowsperstrip=HEIGHT,
+                      subfiletype=1)
+        tif.write(mosaic(picture), photometric=32803, subfiletype=0, extratags=RAW_TAGS[:2])
+
+
 if __name__ == "__main__" and sys.argv[1] == "--bench":
     count, WIDTH, HEIGHT, out = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     NOISE = True
@@ -89,6 +109,9 @@ elif __name__ == "__main__":
     write(os.path.join(out, "letterbox.dng"), preview=(640, 480))
     tifffile.imwrite(os.path.join(out, "stray-ifd.NEF"), (scene(256, 171) * 255).astype(np.uint8), photometric="rgb",
                      extratags=[(271, "s", 0, "NIKON CORPORATION"), (272, "s", 0, "NIKON D700")])
+    write_maker_tiff(os.path.join(out, "nikon-6.nef"), "NIKON CORPORATION", "NIKON D700", orientation=6)
+    write_maker_tiff(os.path.join(out, "sony.arw"), "SONY", "ILCE-7M3")
+    write_maker_tiff(os.path.join(out, "pentax.pef"), "PENTAX", "PENTAX K-5", preview=False)
     data = open(os.path.join(out, "preview-6.dng"), "rb").read()
     open(os.path.join(out, "truncated.dng"), "wb").write(data[: len(data) // 2])
     preview = tifffile.TiffFile(os.path.join(out, "preview-6.dng")).pages[0]

@@ -5,7 +5,8 @@ OUT_DIR holds a --viewer build of a mixed library made with `--original-url orig
 OUT_DIR/originals leads to the source directory. Serves OUT_DIR on 127.0.0.1, loads index.html
 at 390x844 and checks:
   - every video's grid cell shows its duration, an animated image's its format, a Live or
-    Motion Photo's LIVE;
+    Motion Photo's LIVE, a JPEG shown in place of its RAW RAW;
+  - a RAW + JPEG pair's lightbox offers the RAW original to download;
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its source the original, and plays (currentTime advances);
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
@@ -48,9 +49,23 @@ try:
     for item in items:
         expected = (clock(item["video"]["duration"]) if item["kind"] == "video"
                     else item["image"]["format"].upper() if item["kind"] == "animated"
-                    else "LIVE" if "motion" in item else None)
+                    else "LIVE" if "motion" in item
+                    else "RAW" if "rawFile" in item else None)
         check(f"grid: {item['path']} is marked {expected}", badges.get(item["path"]) == expected, f"{badges.get(item['path'])}")
     driver.save_screenshot(os.path.join(artifacts, "media-grid.png"))
+
+    for index, item in enumerate(items):
+        if "rawFile" not in item:
+            continue
+        link = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => {{
+              const a = document.getElementById('tf-raw');
+              return [a.hidden, a.href, a.hasAttribute('download'), a.getBoundingClientRect().width,
+                      document.getElementById('tf-caption').textContent]; }});""")
+        check(f"lightbox: {item['path']} offers its RAW {item['rawFile']['original']} to download",
+              not link[0] and link[1].endswith("originals/" + item["rawFile"]["original"]) and link[2] and link[3] > 0
+              and "RAW + JPEG" in link[4], f"{link}")
+        driver.save_screenshot(os.path.join(artifacts, f"media-raw-{index}.png"))
 
     for index, item in enumerate(items):
         if item["kind"] != "video":

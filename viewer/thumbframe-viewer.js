@@ -167,11 +167,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     return s >= 3600 ? `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`
       : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
   };
-  // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP.
+  // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP; RAW for a JPEG shown
+  // in place of the RAW shot with it.
   function badge(item) {
     if (item.kind === "video" && item.video) return clock(item.video.duration);
     if (item.kind === "animated") return item.image.format.toUpperCase();
     if (item.motion) return "LIVE";
+    if (item.rawFile) return "RAW";
     return null;
   }
   // Plays a photo's motion over `host` (muted, inline) while the pointer is on it or it is pressed.
@@ -322,7 +324,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
 
   // ---- lightbox ----------------------------------------------------------------------------
   const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
-  const player = $("tf-video"), live = $("tf-live");
+  const player = $("tf-video"), live = $("tf-live"), rawLink = $("tf-raw");
   let current = -1, zoom = 1, frame = null, currentLayout = null;
 
   function sectionOf(index) {
@@ -377,8 +379,14 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       player.dataset.index = current;
     } else player.removeAttribute("src");
     live.hidden = !motionURL(item);
+    // A RAW + JPEG pair: the RAW is offered as the original to download, where originals are served.
+    const raw = item.rawFile ? originalURL(item.rawFile.original) : null;
+    rawLink.hidden = !raw;
+    if (raw) rawLink.href = raw;
+    else rawLink.removeAttribute("href");
     const section = sectionOf(current);
-    const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}` : "";
+    const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
+      : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
     $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
     resetDrag();
   }

@@ -28,6 +28,8 @@ extension Manifest {
         public var motion: MotionPart?
         /// A RAW photo's rendering: from its embedded preview or demosaiced (`kind` photo).
         public var raw: RawInfo?
+        /// The RAW file shot with this JPEG or HEIF (`kind` photo, `settings.rawPairs` merge).
+        public var rawFile: RawFile?
         /// Capture facts from EXIF; absent when the file has none of them.
         public var exif: ExifInfo?
         /// Thumbnails by recipe name.
@@ -54,6 +56,7 @@ extension Manifest {
             animation = media.animation
             motion = media.motion
             raw = media.raw
+            rawFile = media.rawFile
             self.image = image
             self.exif = exif
             self.thumbnails = thumbnails
@@ -276,9 +279,10 @@ extension Manifest.Item {
 
     /// The kind and its facts, together.
     public var media: Manifest.Media {
-        get { Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw) }
+        get { Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw, rawFile: rawFile) }
         set {
             (kind, video, animation, motion, raw) = (newValue.kind, newValue.video, newValue.animation, newValue.motion, newValue.raw)
+            rawFile = newValue.rawFile
         }
     }
 }

@@ -135,7 +135,8 @@ extension Manifest {
 
         /// Where the thumbnails' pixels come from.
         public var rendering: Rendering
-        /// The embedded preview's width and height, oriented; absent when the file has none.
+        /// The embedded preview's width and height, oriented; absent when the file has none of
+        /// the sensor's aspect ratio (within 2 %).
         public var previewWidth: Int?
         public var previewHeight: Int?
 
@@ -144,6 +145,39 @@ extension Manifest {
             self.rendering = rendering
             self.previewWidth = previewWidth
             self.previewHeight = previewHeight
+        }
+    }
+
+    /// The RAW file shot together with a JPEG or HEIF (same folder, same name but the
+    /// extension), when `settings.rawPairs` is `merge`: the item shows the camera's JPEG, and a
+    /// frontend offers this RAW as the original to download or edit.
+    public struct RawFile: Codable, Hashable, Sendable {
+        /// The RAW's path relative to the source directory (served like an original, from
+        /// `settings.originalURL`).
+        public var original: String
+        /// Base64 of `original`'s bytes when they are not valid UTF-8 (see `RawPath`).
+        public var rawOriginal: String?
+        /// The RAW's format (`dng`, `cr2`, `nef`, ...), as its own item's `image.format` would be.
+        public var format: String
+        /// Size of the RAW file in bytes.
+        public var bytes: Int
+        /// SHA-256 of the RAW file, lowercase hex.
+        public var sha256: String
+        /// The sensor's picture, oriented (LibRaw's output size).
+        public var width: Int
+        public var height: Int
+
+        /// Creates the facts of a paired RAW file.
+        public init(
+            original: String, rawOriginal: String? = nil, format: String, bytes: Int, sha256: String, width: Int, height: Int
+        ) {
+            self.original = original
+            self.rawOriginal = rawOriginal
+            self.format = format
+            self.bytes = bytes
+            self.sha256 = sha256
+            self.width = width
+            self.height = height
         }
     }
 
@@ -160,19 +194,23 @@ extension Manifest {
         public var motion: MotionPart?
         /// Set for a RAW photo.
         public var raw: RawInfo?
+        /// Set for a JPEG or HEIF photo shown in place of the RAW shot with it.
+        public var rawFile: RawFile?
 
         /// A still photo.
         public static let photo = Media(kind: .photo)
 
         /// Creates media facts.
         public init(
-            kind: Kind, video: VideoInfo? = nil, animation: AnimationInfo? = nil, motion: MotionPart? = nil, raw: RawInfo? = nil
+            kind: Kind, video: VideoInfo? = nil, animation: AnimationInfo? = nil, motion: MotionPart? = nil, raw: RawInfo? = nil,
+            rawFile: RawFile? = nil
         ) {
             self.kind = kind
             self.video = video
             self.animation = animation
             self.motion = motion
             self.raw = raw
+            self.rawFile = rawFile
         }
     }
 }

@@ -83,13 +83,16 @@ extension Manifest {
         /// Where the originals are served (`--original-url`): an item's original is this prefix
         /// followed by its `path`, URL-encoded. With it, photoswipe layouts are the original's.
         public var originalURL: String?
+        /// Whether a RAW file and the JPEG or HEIF beside it of the same name are one item
+        /// (`--raw-pairs`); nil in manifests written before the option, which merged none.
+        public var rawPairs: RawPairs?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes.
         public init(
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
-            originalURL: String? = nil
+            originalURL: String? = nil, rawPairs: RawPairs = .merge
         ) {
             self.preset = preset
             self.sections = sections
@@ -103,6 +106,7 @@ extension Manifest {
             self.srcset = family.map(\.name)
             self.display = family.last?.name
             self.originalURL = originalURL
+            self.rawPairs = rawPairs
         }
 
         /// The pixel size an item's layouts are computed for: the file the lightbox loads
@@ -113,6 +117,16 @@ extension Manifest {
             }
             return (image.width, image.height)
         }
+    }
+
+    /// What becomes of a RAW file shot together with a JPEG or HEIF: same folder, same name
+    /// but the extension (`IMG_0042.CR3` and `IMG_0042.JPG`).
+    public enum RawPairs: String, Codable, Hashable, Sendable, CaseIterable {
+        /// One item, as Lightroom, Apple Photos and Photo Mechanic show a pair: the JPEG (the
+        /// camera's rendering), with the RAW as its `rawFile`.
+        case merge
+        /// Two items, as Immich and Google Photos show them.
+        case separate
     }
 
     /// How items are grouped into sections.

@@ -69,7 +69,8 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
 extension ManifestDocument {
     /// Counts over every item of a manifest, kept in the top document.
     public struct Summary: Codable, Hashable, Sendable {
-        /// Items per kind (`photo`, `video`, `animated`, and `motion` for photos with a moving part).
+        /// Items per kind (`photo`, `video`, `animated`; `motion` for photos with a moving part,
+        /// `rawPair` for photos shown in place of the RAW shot with them).
         public var kinds: [String: Int] = [:]
         /// Items per image format (a video's container).
         public var formats: [String: Int] = [:]
@@ -122,6 +123,7 @@ extension ManifestDocument {
         public mutating func add(_ item: Manifest.Item) {
             kinds[item.kind.rawValue, default: 0] += 1
             if item.motion != nil { kinds["motion", default: 0] += 1 }
+            if item.rawFile != nil { kinds["rawPair", default: 0] += 1 }
             formats[item.image.format, default: 0] += 1
             orientations[String(item.image.orientation), default: 0] += 1
             let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
@@ -200,6 +202,8 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public var motion: Manifest.MotionPart?
         /// A RAW photo's rendering.
         public var raw: Manifest.RawInfo?
+        /// The RAW file shot with this JPEG or HEIF.
+        public var rawFile: Manifest.RawFile?
         /// Capture facts from EXIF, when the file has any.
         public var exif: Manifest.ExifInfo?
         /// Thumbnails by recipe name.
@@ -221,6 +225,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             animation = item.animation
             motion = item.motion
             raw = item.raw
+            rawFile = item.rawFile
             exif = item.exif
             thumbnails = item.thumbnails
             placeholder = item.placeholder
@@ -231,12 +236,13 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public func item(index: Int, section: Int) -> Manifest.Item {
             Manifest.Item(
                 index: index, section: section, item: item, path: path, rawPath: rawPath, file: file,
-                media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw), image: image,
+                media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw, rawFile: rawFile),
+                image: image,
                 exif: exif, thumbnails: thumbnails, placeholder: placeholder, layouts: layouts)
         }
 
         private enum CodingKeys: String, CodingKey {
-            case item, path, rawPath, file, kind, image, video, animation, motion, raw, exif, thumbnails, placeholder, layouts
+            case item, path, rawPath, file, kind, image, video, animation, motion, raw, rawFile, exif, thumbnails, placeholder, layouts
         }
 
         /// Decodes a page's item; a version-2 page's items (which had no `kind`) are photos.
@@ -252,6 +258,7 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             animation = try keys.decodeIfPresent(Manifest.AnimationInfo.self, forKey: .animation)
             motion = try keys.decodeIfPresent(Manifest.MotionPart.self, forKey: .motion)
             raw = try keys.decodeIfPresent(Manifest.RawInfo.self, forKey: .raw)
+            rawFile = try keys.decodeIfPresent(Manifest.RawFile.self, forKey: .rawFile)
             exif = try keys.decodeIfPresent(Manifest.ExifInfo.self, forKey: .exif)
             thumbnails = try keys.decode([String: Manifest.Thumbnail].self, forKey: .thumbnails)
             placeholder = try keys.decodeIfPresent(Manifest.Placeholder.self, forKey: .placeholder)

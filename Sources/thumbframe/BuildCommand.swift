@@ -64,6 +64,13 @@ struct BuildCommand: AsyncParsableCommand {
     var originalURL: String?
 
     @Option(
+        name: .customLong("raw-pairs"),
+        help: ArgumentHelp(
+            "A RAW file and the JPEG or HEIF beside it with the same name: merge (one item, the JPEG shown, the RAW as its rawFile) or separate (two items).",
+            valueName: "merge|separate"))
+    var rawPairs: Manifest.RawPairs = .merge
+
+    @Option(
         help: ArgumentHelp(
             "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
             valueName: "K/N"))
@@ -158,6 +165,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.limits.decodeTimeout = decodeTimeout
         options.allowShrink = allowShrink
         options.originalURL = originalURL
+        options.rawPairs = rawPairs
         options.viewer = viewer
         options.shard = try shard.map { text throws(ThumbframeError) in
             try Shard.parse(text, environment: ProcessInfo.processInfo.environment)

@@ -175,6 +175,7 @@ struct LayoutCommand: ParsableCommand {
 extension LayoutPreset: ExpressibleByArgument {}
 extension Manifest.SectionMode: ExpressibleByArgument {}
 extension Manifest.ItemOrder: ExpressibleByArgument {}
+extension Manifest.RawPairs: ExpressibleByArgument {}
 
 extension Viewport: ExpressibleByArgument {
     public init?(argument: String) {

@@ -21,7 +21,7 @@ struct HostileRawTests {
             let lib = root + "/lib"
             var random = SplitMix64(state: 2200)
             var count = 0
-            for name in ["preview-6.dng", "mosaic.dng", "small-preview.dng"] {
+            for name in ["preview-6.dng", "mosaic.dng", "small-preview.dng", "nikon-6.nef"] {
                 let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/seeds/" + name)))
                 // The header and directories are where a parser is led astray.
                 count += try Fixtures.writeDamagedCopies(

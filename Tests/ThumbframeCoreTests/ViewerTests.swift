@@ -147,10 +147,10 @@ struct ViewerTests {
     }
 
     @Test(
-        "in Chromium, a mixed library: videos open at the manifest's frame and play, Live and Motion Photos play their motion, cells say what they are",
+        "in Chromium, a mixed library: videos open at the manifest's frame and play, Live and Motion Photos play their motion, a RAW + JPEG pair offers its RAW, cells say what they are",
         .enabled(
-            if: browserAvailable && Fixtures.ffmpeg != nil,
-            "needs chromium, chromium-driver, Python's selenium and the ffmpeg program (scripts/bootstrap --test)"))
+            if: browserAvailable && Fixtures.ffmpeg != nil && rawFixturesAvailable,
+            "needs chromium, chromium-driver, Python's selenium, tifffile and numpy, and the ffmpeg program (scripts/bootstrap --test)"))
     func mediaInChromium() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let lib = root + "/lib"
@@ -195,11 +195,16 @@ struct ViewerTests {
             let mp4 = Array(try Data(contentsOf: URL(fileURLWithPath: lib + "/clips/motion.mp4")))
             try FileManager.default.removeItem(atPath: lib + "/clips")
             try Fixtures.writeMotionPhoto(to: lib + "/PXL_1.MP.jpg", width: 400, height: 300, mp4: mp4, style: .containerDirectory)
+            // A RAW + JPEG pair: one item, the JPEG shown, the RAW offered to download.
+            try await RawTests.makeFixtures(root + "/raw")
+            try FileManager.default.copyItem(atPath: root + "/raw/mosaic.dng", toPath: lib + "/DSC_9.dng")
+            try Fixtures.writeImage(to: lib + "/DSC_9.JPG", width: 600, height: 400)
             var options = BuildOptions(source: lib, output: root + "/out")
             options.viewer = true
             options.originalURL = "originals/"
             let (_, manifest) = try await Fixtures.build(options)
-            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .animated, .video, .photo])
+            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .photo])
+            #expect(manifest.items.filter { $0.rawFile != nil }.map(\.path) == ["DSC_9.JPG"])
             #expect(manifest.items.filter { $0.motion != nil }.count == 2)
             // The sound alone is counted, not an item; every item is valid and has its poster.
             #expect(try ManifestFile.open(root + "/out/manifest.json").document.skipped == ["audio": 1])

@@ -18,6 +18,8 @@ struct ManifestAssembler {
         var pair: String? = nil
         /// A photo's Live Photo MOV, found by `LivePhotoPairing`.
         var motion: SourceFile? = nil
+        /// A JPEG's RAW shot with it, found by `RawPairing`.
+        var rawFile: SourceFile? = nil
     }
 
     /// One section before it is written: its heading and its items' keys in display order.

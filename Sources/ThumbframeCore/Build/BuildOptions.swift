@@ -16,6 +16,8 @@ package struct BuildOptions: Sendable, Equatable {
     package var preset: LayoutPreset
     /// `--original-url`: where the originals are served, for a lightbox's full zoom.
     package var originalURL: String?
+    /// `--raw-pairs`: a RAW and the JPEG or HEIF beside it of the same name, one item or two.
+    package var rawPairs = Manifest.RawPairs.merge
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -79,7 +81,7 @@ package struct BuildOptions: Sendable, Equatable {
     package var settings: Manifest.Settings {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
-            originalURL: originalURL)
+            originalURL: originalURL, rawPairs: rawPairs)
     }
 
     /// Rejects impossible combinations with a sentence for the user.

@@ -51,6 +51,7 @@ struct Publisher {
             }
         }
         keys = LivePhotoPairing.pair(keys)
+        if settings.rawPairs != .separate { keys = RawPairing.pair(keys) }
         let failures = try reportFailures(walk)
         if published.manifestFingerprint != nil, !unchangedManifest(published) {
             events(.warning("manifest.json was changed outside thumbframe; writing it again"))
@@ -143,19 +144,22 @@ struct Publisher {
             var items: [ManifestPage.Item] = []
             items.reserveCapacity(chunk.count)
             for (offset, key) in chunk.enumerated() {
-                let entry = try index.stopping { () throws(SQLiteError) in try index.entry(key.source.rawPath)?.item() }
-                guard let entry else {
-                    throw .cannotWrite(path: index.path, reason: "the entry of \(key.source.relativePath) cannot be read")
-                }
+                let entry = try stored(key.source)
                 var media = entry.media ?? .photo
                 if let mov = key.motion {
-                    let video = try index.stopping { () throws(SQLiteError) in try index.entry(mov.rawPath)?.item() }
-                    guard let video, let facts = video.media?.video else {
-                        throw .cannotWrite(path: index.path, reason: "the entry of \(mov.relativePath) cannot be read")
+                    let video = try stored(mov)
+                    guard let facts = video.media?.video else {
+                        throw .cannotWrite(path: index.path, reason: "the entry of \(mov.relativePath) is not a video's")
                     }
                     media.motion = Manifest.MotionPart(
                         source: .live, original: mov.relativePath, rawOriginal: mov.manifestRawPath, bytes: video.file.bytes,
                         sha256: video.file.sha256, video: facts, width: video.image.width, height: video.image.height)
+                }
+                if let rawSource = key.rawFile {
+                    let raw = try stored(rawSource)
+                    media.rawFile = Manifest.RawFile(
+                        original: rawSource.relativePath, rawOriginal: rawSource.manifestRawPath, format: raw.image.format,
+                        bytes: raw.file.bytes, sha256: raw.file.sha256, width: raw.image.width, height: raw.image.height)
                 }
                 let item = Manifest.Item(
                     index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
@@ -170,6 +174,13 @@ struct Publisher {
             references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
         }
         return StateIndex.StoredSection(count: plan.keys.count, pages: references, summary: summary)
+    }
+
+    /// The index's item of a file the assembler's keys name.
+    private func stored(_ source: SourceFile) throws(ThumbframeError) -> StateIndex.StoredItem {
+        let entry = try index.stopping { () throws(SQLiteError) in try index.entry(source.rawPath)?.item() }
+        guard let entry else { throw .cannotWrite(path: index.path, reason: "the entry of \(source.relativePath) cannot be read") }
+        return entry
     }
 
     /// Every failure of the run (the walk's and the index's), in manifest order, each reported

@@ -23,6 +23,7 @@ enum ViewerAssets {
             <button id="tf-prev" type="button" aria-label="Previous">‹</button>
             <span id="tf-caption"></span>
             <button id="tf-live" type="button" aria-label="Play the motion" hidden>LIVE</button>
+            <a id="tf-raw" download aria-label="Download the RAW file" hidden>RAW</a>
             <button id="tf-next" type="button" aria-label="Next">›</button>
             <button id="tf-close" type="button" aria-label="Close">✕</button>
           </div>
@@ -204,11 +205,13 @@ enum ViewerAssets {
             return s >= 3600 ? `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`
               : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
           };
-          // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP.
+          // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP; RAW for a JPEG shown
+          // in place of the RAW shot with it.
           function badge(item) {
             if (item.kind === "video" && item.video) return clock(item.video.duration);
             if (item.kind === "animated") return item.image.format.toUpperCase();
             if (item.motion) return "LIVE";
+            if (item.rawFile) return "RAW";
             return null;
           }
           // Plays a photo's motion over `host` (muted, inline) while the pointer is on it or it is pressed.
@@ -359,7 +362,7 @@ enum ViewerAssets {
 
           // ---- lightbox ----------------------------------------------------------------------------
           const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
-          const player = $("tf-video"), live = $("tf-live");
+          const player = $("tf-video"), live = $("tf-live"), rawLink = $("tf-raw");
           let current = -1, zoom = 1, frame = null, currentLayout = null;
 
           function sectionOf(index) {
@@ -414,8 +417,14 @@ enum ViewerAssets {
               player.dataset.index = current;
             } else player.removeAttribute("src");
             live.hidden = !motionURL(item);
+            // A RAW + JPEG pair: the RAW is offered as the original to download, where originals are served.
+            const raw = item.rawFile ? originalURL(item.rawFile.original) : null;
+            rawLink.hidden = !raw;
+            if (raw) rawLink.href = raw;
+            else rawLink.removeAttribute("href");
             const section = sectionOf(current);
-            const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}` : "";
+            const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
+              : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
             $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
             resetDrag();
           }
@@ -614,8 +623,9 @@ enum ViewerAssets {
           transform-origin: 0 0; user-select: none; -webkit-user-drag: none; }
         #tf-bar { position: absolute; left: 0; right: 0; bottom: 0; display: flex; gap: 8px; align-items: center;
           padding: 10px 12px; background: linear-gradient(transparent, rgba(0,0,0,.6)); font-size: 13px; }
-        #tf-bar button { background: rgba(255,255,255,.15); color: #fff; border: 0; border-radius: 4px; padding: 6px 10px;
-          font: inherit; cursor: pointer; }
+        #tf-bar button, #tf-raw { background: rgba(255,255,255,.15); color: #fff; border: 0; border-radius: 4px; padding: 6px 10px;
+          font: inherit; cursor: pointer; text-decoration: none; }
+        #tf-raw[hidden] { display: none; }
         #tf-caption { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
         #tf-error { padding: 24px; color: #f88; }
         """##

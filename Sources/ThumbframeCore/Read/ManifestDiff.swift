@@ -7,8 +7,8 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
     package struct Change: Codable, Equatable, Sendable {
         /// The item's path.
         package var path: String
-        /// What differs: `position`, `file`, `kind`, `image`, `video`, `animation`, `motion`, `exif`,
-        /// `thumbnails`, `layouts`.
+        /// What differs: `position`, `file`, `kind`, `image`, `video`, `animation`, `motion`, `raw`,
+        /// `rawFile`, `exif`, `thumbnails`, `layouts`.
         package var fields: [String]
     }
 
@@ -65,11 +65,13 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
             position = [item.index, item.section, item.item]
             fields = [
                 hash(item.file), hash(item.kind), hash(item.image), hash(item.video), hash(item.animation), hash(item.motion),
-                hash(item.exif), hash(item.thumbnails), hash(item.layouts),
+                hash(item.raw), hash(item.rawFile), hash(item.exif), hash(item.thumbnails), hash(item.layouts),
             ]
         }
 
-        static let names = ["file", "kind", "image", "video", "animation", "motion", "exif", "thumbnails", "layouts"]
+        static let names = [
+            "file", "kind", "image", "video", "animation", "motion", "raw", "rawFile", "exif", "thumbnails", "layouts",
+        ]
     }
 
     private init(

@@ -112,6 +112,15 @@ package enum ManifestQuery {
                 "motion      \(motion.source.rawValue) \(place) \(motion.width)×\(motion.height), \(motion.bytes) bytes, "
                     + describe(motion.video))
         }
+        if let raw = item.raw {
+            let preview = raw.previewWidth.map { " (embedded preview \($0)×\(raw.previewHeight ?? 0))" } ?? ""
+            lines.append("raw         thumbnails from the \(raw.rendering.rawValue)\(preview)")
+        }
+        if let rawFile = item.rawFile {
+            lines.append(
+                "raw file    \(rawFile.original) (\(rawFile.format), \(rawFile.width)×\(rawFile.height), \(rawFile.bytes) bytes)")
+        }
+        if let profile = item.image.profile { lines.append("profile     \(profile.rawValue)") }
         if let exif = item.exif {
             let parts = [
                 exif.capturedAt.map { "captured \($0)\(exif.offset ?? "")" }, exif.make, exif.model,

@@ -21,7 +21,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var items: Int
     /// Sections in order.
     package var sections: [SectionLine]
-    /// Items per kind (`photo`, `video`, `animated`; `motion`: photos with a moving part).
+    /// Items per kind (`photo`, `video`, `animated`; `motion`: photos with a moving part;
+    /// `rawPair`: photos shown in place of the RAW shot with them).
     package var kinds: [String: Int]
     /// Items per image format.
     package var formats: [String: Int]

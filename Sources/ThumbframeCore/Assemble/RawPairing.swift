@@ -1,0 +1,48 @@
+import ThumbframeImaging
+import ThumbframeManifest
+
+/// Makes a RAW file and the JPEG or HEIF the camera wrote with it one item (`--raw-pairs
+/// merge`): the two lie in the same folder under the same name but the extension
+/// (`IMG_0042.CR3`, `IMG_0042.JPG`; names compared byte for byte, extensions without case). The
+/// JPEG is shown — the camera's rendering, what the photographer saw on its screen — and the
+/// RAW becomes its `rawFile`. Where several qualify, the first name in byte order pairs (a
+/// `.JPG` before a `.jpeg`, a `.CR3` before a `.DNG` made from it) and the others stay items. A
+/// RAW whose JPEG failed, or a JPEG whose RAW failed, stays an item alone.
+enum RawPairing {
+    /// What a camera writes beside its RAW files.
+    static let shownExtensions: Set<String> = ["jpg", "jpeg", "heic", "heif", "hif"]
+
+    /// The keys without the RAWs that were paired, each paired JPEG's `rawFile` set.
+    static func pair(_ keys: [ManifestAssembler.Key]) -> [ManifestAssembler.Key] {
+        struct Shot: Hashable {
+            var directory: [[UInt8]]
+            var stem: ArraySlice<UInt8>
+        }
+        var raws: [Shot: Int] = [:]
+        var shown: [Shot: Int] = [:]
+        for (index, key) in keys.enumerated() {
+            let name = key.source.name
+            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
+            let suffix = String(decoding: name[(dot + 1)...], as: UTF8.self).lowercased()
+            let shot = Shot(directory: key.source.directory, stem: name[..<dot])
+            func keepFirst(_ table: inout [Shot: Int]) {
+                if let other = table[shot], keys[other].source.name.lexicographicallyPrecedes(name) { return }
+                table[shot] = index
+            }
+            if RawDecoder.extensions.contains(suffix) {
+                keepFirst(&raws)
+            } else if shownExtensions.contains(suffix) {
+                keepFirst(&shown)
+            }
+        }
+        var paired: Set<Int> = []
+        var result = keys
+        for (shot, jpeg) in shown {
+            guard let raw = raws[shot] else { continue }
+            result[jpeg].rawFile = keys[raw].source
+            paired.insert(raw)
+        }
+        guard !paired.isEmpty else { return keys }
+        return result.enumerated().filter { !paired.contains($0.offset) }.map(\.element)
+    }
+}
