@@ -26,10 +26,14 @@ if not CHROMIUM or not DRIVER:
 
 def serve(directory, delayed_prefix=None, delay=0.0):
     """Serves DIRECTORY on 127.0.0.1; requests under DELAYED_PREFIX are answered after DELAY s.
-    Returns (base URL, server)."""
+    Returns (base URL, server); server.requests lists (path, bytes) of every request."""
+
+    requests = []  # (path, bytes of the file answered), in the order they came
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):
+            local = self.translate_path(self.path)
+            requests.append((self.path.split("?")[0], os.path.getsize(local) if os.path.isfile(local) else 0))
             if delayed_prefix and self.path.startswith(delayed_prefix):
                 time.sleep(delay)
             super().do_GET()
@@ -42,6 +46,7 @@ def serve(directory, delayed_prefix=None, delay=0.0):
             pass  # a browser that navigates away drops delayed answers: a broken pipe, not a failure
 
     server = Server(("127.0.0.1", 0), functools.partial(Handler, directory=directory))
+    server.requests = requests
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}/", server
 

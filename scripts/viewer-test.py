@@ -38,11 +38,24 @@ check = Checks()
 def lazy_checks():
     driver = browser(390, 844)
     try:
+        server.requests.clear()
         driver.get(base + "index.html")
         wait(driver, "return document.body.dataset.ready")
         total = len(driver.find_elements("css selector", ".tf-page"))
         first = wait(driver, "return document.querySelectorAll('.tf-page[data-rendered]').length")
         check("lazy: only the pages near the screen are rendered at first", 0 < first < total, f"{first} of {total}")
+        # The first screen complete: every cell in view has its image.
+        wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].filter((c) => c.getBoundingClientRect().top < innerHeight);
+            return cells.length > 0 && cells.every((c) => c.querySelector('img').complete && c.querySelector('img').naturalWidth > 0)""",
+             THUMB_DELAY * 4 + 10)
+        paths = [path for path, _ in server.requests]
+        pages = [path for path in paths if path.startswith("/pages/")]
+        check("lazy: over HTTP the data script is never loaded (the whole library as one script)",
+              "/thumbframe-viewer-data.js" not in paths, f"{paths[:8]}")
+        check("lazy: the first screen needs the top document and the pages on it, no other page",
+              "/manifest.json" in paths and 0 < len(pages) <= first, f"{len(pages)} pages of {total}")
+        print(f"lazy: first screen {len(paths)} requests, {sum(b for _, b in server.requests)} bytes "
+              f"({len(pages)} pages, {sum(1 for p in paths if p.startswith('/thumbs/'))} thumbnails)")
         last = items[-1]
         caption = driver.execute_script(f"""return thumbframeViewer.open({len(items) - 1})
             .then(() => document.getElementById('tf-caption').textContent)""")

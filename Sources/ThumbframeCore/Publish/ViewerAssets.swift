@@ -28,7 +28,6 @@ enum ViewerAssets {
             <button id="tf-close" type="button" aria-label="Close">✕</button>
           </div>
         </div>
-        <script src="thumbframe-viewer-data.js" onerror="this.remove()"></script>
         <script src="thumbframe-viewer.js"></script>
         </body>
         </html>
@@ -159,10 +158,22 @@ enum ViewerAssets {
           let manifest, settings, items = [], base = new URL("./", location.href);
           const url = (path) => new URL(path, base).href;
 
+          // The manifest and its pages as one script, which the build writes for file://, where fetch
+          // is refused. Loaded only there: over HTTP it would be the whole library before the first
+          // paint, and manifest.json is the truth (a data script left by an older build never wins).
+          function dataScript() {
+            if (location.protocol !== "file:") return Promise.resolve(undefined);
+            return new Promise((resolve) => {
+              const script = document.createElement("script");
+              script.src = "thumbframe-viewer-data.js";
+              script.onload = () => resolve(window.thumbframeData);
+              script.onerror = () => resolve(undefined);
+              document.head.append(script);
+            });
+          }
+
           async function load() {
-            // The data script is for file://, where fetch is refused; anywhere else manifest.json
-            // is the truth (a data script left by an older build must never win over it).
-            const data = location.protocol === "file:" ? window.thumbframeData : undefined;
+            const data = await dataScript();
             if (data) return { doc: data.manifest, page: async (path) => data.pages[path] };
             const response = await fetch(url("manifest.json"));
             if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);
