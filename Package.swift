@@ -70,6 +70,8 @@ let package = Package(
         ),
 
         .target(name: "ThumbframeCore", dependencies: ["ThumbframeManifest", "ThumbframeImaging", "CCrypto", "CSQLite"]),
+        // scripts/bench-readers: the cost of ManifestReader's lookups, as an app sees it.
+        .executableTarget(name: "thumbframe-reader-bench", dependencies: ["ThumbframeManifest"]),
         .executableTarget(
             name: "thumbframe",
             dependencies: [

@@ -12,6 +12,12 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
     case invalidViewport(String, String)
     /// A page the top document names cannot be read or does not fit it.
     case badPage(path: String, reason: String)
+    /// The manifest, or a page it names, is not there (deleted, not yet downloaded, a wrong path).
+    case missing(path: String)
+    /// The manifest file is there but cannot be read (permission, I/O): not a question of its content.
+    case unreadable(path: String, reason: String)
+    /// An index (or section) the manifest does not have: the caller's mistake, not the file's.
+    case outOfRange(IndexMapError)
 
     /// The one-line sentence shown to the user.
     public var errorDescription: String? {
@@ -27,6 +33,12 @@ public enum ManifestError: LocalizedError, Equatable, Sendable {
             "invalid viewport '\(text)': \(why)"
         case .badPage(let path, let why):
             "page \(path): \(why)"
+        case .missing(let path):
+            "\(path): no such file"
+        case .unreadable(let path, let why):
+            "cannot read \(path): \(why)"
+        case .outOfRange(let error):
+            error.localizedDescription
         }
     }
 }

@@ -5,6 +5,14 @@ public import Foundation
 /// document, then the one page it shows; `loadAll()` gives small libraries the whole `Manifest`.
 /// Pages are checked against the top document as they are read (count, positions), so a page
 /// that does not fit is an error, never a wrong item.
+///
+/// The pages last used stay decoded (`cachedPages`, least recently used out first): a grid asks
+/// for neighbouring items, which share pages, so after its page is loaded an item costs a
+/// lookup and a copy (microseconds: `scripts/bench-reader`), not a page's read and decode
+/// (milliseconds). `prefetch(around:)` loads the pages near an index before they are shown;
+/// `loadItem(at:)`, `loadItems(in:)` and `loadPrefetch(around:)` do the same work off the
+/// caller's actor (an app calls them from the main actor without blocking it). Copies of a
+/// reader share its cache, which is safe to use from any thread.
 public struct ManifestReader: Sendable {
     /// The top document.
     public let document: ManifestDocument
@@ -12,6 +20,12 @@ public struct ManifestReader: Sendable {
     public let indexMap: IndexMap
     /// Loads a page's bytes by its path relative to the manifest (a file, a URL session, a bundle).
     private let load: @Sendable (String) throws -> Data
+    /// Decoded pages, shared by copies of this reader.
+    private let cache: PageCache
+
+    /// How many decoded pages a reader keeps by default: 8 pages of 256 items, about 2 000
+    /// items, a few screens of a grid either way.
+    public static let defaultCachedPages = 8
 
     /// The largest top document a reader accepts (32 MiB; a million photos take under 1 MB;
     /// decoding 32 MiB keeps `inspect` under the README's 256 MiB):
@@ -22,17 +36,23 @@ public struct ManifestReader: Sendable {
 
     /// Reads `manifest.json` at `url` (which may be a link: it is resolved first); pages are
     /// read from beside it through `ContainedDirectory`, never through a link below its folder.
-    public init(contentsOf url: URL) throws(ManifestError) {
+    /// A manifest that is not there is `.missing`, one that cannot be read `.unreadable`, one that
+    /// is not a thumbframe manifest `.malformed` or `.unsupported`.
+    public init(contentsOf url: URL, cachedPages: Int = defaultCachedPages) throws(ManifestError) {
         let directory: ContainedDirectory
         let data: Data
         do {
             let (folder, name) = try ContainedDirectory.locate(url.path)
             directory = folder
             data = try folder.read(name, limit: Self.maximumDocumentBytes)
+        } catch .posix(ENOENT) {
+            throw .missing(path: url.path)
+        } catch .tooLarge(let size, let limit) {
+            throw .malformed("the top document is \(size) bytes, over the \(limit) a reader accepts")
         } catch {
-            throw .malformed("cannot read \(url.path): \(error.localizedDescription)")
+            throw .unreadable(path: url.path, reason: error.localizedDescription)
         }
-        try self.init(document: ManifestDocument.decode(from: data)) { path in
+        try self.init(document: ManifestDocument.decode(from: data), cachedPages: cachedPages) { path in
             try directory.read(path, limit: Self.maximumPageBytes)
         }
     }
@@ -40,9 +60,12 @@ public struct ManifestReader: Sendable {
     /// Reads pages through `load` (paths relative to the manifest; only paths inside `pages/`
     /// are ever asked for). A document that names one page twice is refused: each page is read
     /// once per pass, so repeats would multiply the work of every reader.
-    public init(document: ManifestDocument, load: @escaping @Sendable (String) throws -> Data) throws(ManifestError) {
+    public init(
+        document: ManifestDocument, cachedPages: Int = defaultCachedPages, load: @escaping @Sendable (String) throws -> Data
+    ) throws(ManifestError) {
         self.document = document
         self.load = load
+        cache = PageCache(capacity: max(0, cachedPages))
         do {
             indexMap = try IndexMap(counts: document.sections.map(\.count))
         } catch {
@@ -63,13 +86,23 @@ public struct ManifestReader: Sendable {
         }
         do {
             return try load(reference.path)
+        } catch ContainedFileError.posix(ENOENT) {
+            throw .missing(path: reference.path)
         } catch {
             throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
         }
     }
 
-    /// One page, checked against its reference.
+    /// One page, checked against its reference: from the cache when it was read lately.
     public func page(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
+        if let page = cache[reference.path] { return page }
+        let page = try readPage(reference)
+        cache[reference.path] = page
+        return page
+    }
+
+    /// One page read and decoded, checked against its reference.
+    private func readPage(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
         let page = try ManifestPage.decode(from: try bytes(reference))
         guard page.items.count == reference.count else {
             throw .badPage(path: reference.path, reason: "holds \(page.items.count) items, the manifest says \(reference.count)")
@@ -89,7 +122,7 @@ public struct ManifestReader: Sendable {
     /// The items of section `section`, with their global index.
     public func items(inSection section: Int) throws(ManifestError) -> [Manifest.Item] {
         guard document.sections.indices.contains(section) else {
-            throw .malformed("section \(section) does not exist")
+            throw .outOfRange(.sectionOutOfRange(section: section, sectionCount: document.sections.count))
         }
         var items: [Manifest.Item] = []
         for reference in document.sections[section].pages ?? [] {
@@ -100,11 +133,78 @@ public struct ManifestReader: Sendable {
         return items
     }
 
-    /// The item at a flat index, reading only the page that holds it.
+    /// The item at a flat index, reading only the page that holds it (none when it is cached).
     public func item(at index: Int) throws(ManifestError) -> Manifest.Item {
         let (reference, position) = try locate(index)
         let page = try page(reference)
         return page.items[position.item - reference.start].item(index: index, section: position.section)
+    }
+
+    /// The items at a range of flat indexes (a screen of cells), reading each page once.
+    public func items(in range: Range<Int>) throws(ManifestError) -> [Manifest.Item] {
+        guard range.lowerBound >= 0, range.upperBound <= indexMap.count else {
+            throw .outOfRange(
+                .indexOutOfRange(index: range.lowerBound < 0 ? range.lowerBound : range.upperBound - 1, count: indexMap.count))
+        }
+        var items: [Manifest.Item] = []
+        items.reserveCapacity(range.count)
+        for index in range { items.append(try item(at: index)) }
+        return items
+    }
+
+    /// Reads the pages that hold the items within `radius` of `index` (clamped to the
+    /// manifest) into the cache, so scrolling to them reads nothing. Keeps at most the cache's
+    /// capacity: a radius wider than that loads only the pages nearest first.
+    public func prefetch(around index: Int, radius: Int = ManifestPage.size) throws(ManifestError) {
+        guard indexMap.count > 0 else { return }
+        let centre = min(max(0, index), indexMap.count - 1)
+        let low = max(0, centre - max(0, radius))
+        let high = min(indexMap.count - 1, centre + max(0, radius))
+        var seen = Set<String>()
+        var references: [(distance: Int, reference: Manifest.PageReference)] = []
+        // Every page the window touches: step a page at a time from each end inwards.
+        var probe = low
+        while probe <= high {
+            let (reference, position) = try locate(probe)
+            if seen.insert(reference.path).inserted {
+                let first = probe
+                let last = probe + (reference.start + reference.count - 1 - position.item)
+                references.append((max(0, max(first - centre, centre - last)), reference))
+            }
+            probe += reference.start + reference.count - position.item
+        }
+        for (_, reference) in references.sorted(by: { $0.distance < $1.distance }).prefix(cache.capacity) {
+            _ = try page(reference)
+        }
+    }
+
+    /// `item(at:)` off the caller's actor (an app's main actor is never blocked by a page read).
+    public func loadItem(at index: Int) async throws(ManifestError) -> Manifest.Item {
+        try await Self.detached { () throws(ManifestError) in try self.item(at: index) }
+    }
+
+    /// `items(in:)` off the caller's actor.
+    public func loadItems(in range: Range<Int>) async throws(ManifestError) -> [Manifest.Item] {
+        try await Self.detached { () throws(ManifestError) in try self.items(in: range) }
+    }
+
+    /// `prefetch(around:radius:)` off the caller's actor.
+    public func loadPrefetch(around index: Int, radius: Int = ManifestPage.size) async throws(ManifestError) {
+        try await Self.detached { () throws(ManifestError) in try self.prefetch(around: index, radius: radius) }
+    }
+
+    /// Runs `work` on the global concurrent executor, whatever actor the caller is on.
+    private static func detached<T: Sendable>(
+        _ work: @escaping @Sendable () throws(ManifestError) -> T
+    ) async throws(ManifestError) -> T {
+        let result = await Task.detached(priority: .userInitiated) { () -> Result<T, ManifestError> in
+            do throws(ManifestError) {
+                return .success(try work())
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        return try result.get()
     }
 
     /// The path of the item at a flat index: reads its page but decodes only positions and paths
@@ -133,15 +233,25 @@ public struct ManifestReader: Sendable {
         do {
             position = try indexMap.position(of: index)
         } catch {
-            throw .malformed(error.localizedDescription)
+            throw .outOfRange(error)
         }
-        let section = document.sections[position.section]
-        guard
-            let reference = (section.pages ?? []).first(where: {
-                let offset = position.item.subtractingReportingOverflow($0.start)
-                return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < $0.count
-            })
-        else { throw .malformed("no page of section \(position.section) holds item \(position.item)") }
+        // Pages are in order of `start` (the writer's): the last that starts at or before the
+        // item, found by bisection (a section of a million photos has 4 000 pages).
+        let pages = document.sections[position.section].pages ?? []
+        var low = 0
+        var high = pages.count
+        while low < high {
+            let middle = (low + high) / 2
+            if pages[middle].start <= position.item { low = middle + 1 } else { high = middle }
+        }
+        let holds = { (reference: Manifest.PageReference) -> Bool in
+            let offset = position.item.subtractingReportingOverflow(reference.start)
+            return !offset.overflow && offset.partialValue >= 0 && offset.partialValue < reference.count
+        }
+        // A hostile document's pages may be out of order: then the search by scanning.
+        guard let reference = low > 0 && holds(pages[low - 1]) ? pages[low - 1] : pages.first(where: holds) else {
+            throw .malformed("no page of section \(position.section) holds item \(position.item)")
+        }
         return (reference, position)
     }
 
@@ -192,5 +302,40 @@ public struct ManifestReader: Sendable {
             failures: document.failures)
         manifest.version = document.version
         return manifest
+    }
+}
+
+/// The decoded pages a reader keeps, least recently used out first; thread-safe.
+final class PageCache: @unchecked Sendable {
+    let capacity: Int
+    private let lock = NSLock()
+    private var pages: [String: ManifestPage] = [:]
+    /// Paths by last use, oldest first (a few entries: a linear scan is cheapest).
+    private var recency: [String] = []
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    subscript(path: String) -> ManifestPage? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let page = pages[path] else { return nil }
+            if recency.last != path, let at = recency.firstIndex(of: path) {
+                recency.remove(at: at)
+                recency.append(path)
+            }
+            return page
+        }
+        set {
+            guard capacity > 0, let newValue else { return }
+            lock.lock()
+            defer { lock.unlock() }
+            if pages.updateValue(newValue, forKey: path) == nil {
+                recency.append(path)
+                while recency.count > capacity { pages[recency.removeFirst()] = nil }
+            }
+        }
     }
 }

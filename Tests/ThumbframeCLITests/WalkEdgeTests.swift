@@ -177,7 +177,9 @@ struct WalkEdgeTests {
             let text = try String(contentsOfFile: data, encoding: .utf8)
             #expect(!text.contains("IMG_2.jpg") && (0..<4).allSatisfy { text.contains("NEW_\($0).jpg") }, "data script is stale")
             let script = try String(contentsOfFile: out + "/thumbframe-viewer.js", encoding: .utf8)
-            #expect(script.contains(#"location.protocol === "file:" ? window.thumbframeData"#))
+            #expect(script.contains(#"if (location.protocol !== "file:") return Promise.resolve(undefined);"#))
+            let page = try String(contentsOfFile: out + "/index.html", encoding: .utf8)
+            #expect(!page.contains("thumbframe-viewer-data.js"), "the page never names the data script: the script loads it under file://")
         }
     }
 }

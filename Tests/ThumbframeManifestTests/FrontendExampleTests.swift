@@ -4,7 +4,7 @@ import ThumbframeManifest
 
 /// The README's Swift frontend example, compiled and run, so the README stays true.
 @Test("README frontend example")
-func readmeFrontendExample() throws {
+func readmeFrontendExample() async throws {
     let files = try ManifestCodingTests.sampleFiles()
     let fetch: @Sendable (String) throws -> Data = { path in
         guard let data = files[path] else { throw CocoaError(.fileNoSuchFile) }
@@ -36,6 +36,18 @@ func readmeFrontendExample() throws {
     }
     let videoCount = reader.document.summary.kinds["video", default: 0]
     let videos = try reader.items(of: .video)
+    try await reader.loadPrefetch(around: 0)
+    let screen = try await reader.loadItems(in: 0..<min(30, numberOfItems))
+    var outOfRange = false
+    do {
+        _ = try reader.item(at: numberOfItems)
+    } catch .outOfRange {
+        outOfRange = true
+    } catch .missing(let path) {
+        print("not downloaded yet: \(path)")
+    } catch {
+        print("not a thumbframe manifest: \(error)")
+    }
     // README end
 
     #expect(numberOfSections == 1 && itemsInFirst == 1 && numberOfItems == 1)
@@ -44,6 +56,7 @@ func readmeFrontendExample() throws {
     #expect(layout.frame.width == 430)
     #expect(first.kind == .photo && videoCount == 0 && videos.indexes.isEmpty && videos.map.count == 0)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
+    #expect(screen.map(\.path) == [first.path] && outOfRange)
 }
 
 /// The code above between its README markers is the README's `swift` block, statement for
