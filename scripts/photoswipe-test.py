@@ -151,14 +151,16 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
                 webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
                 wait(driver, "return !document.querySelector('.pswp')", 5)
                 continue
-            # The width PhotoSwipe was given: the display thumbnail's, or the original's.
-            slide_width = item["image"]["width"] if originals else item["thumbnails"][display]["width"]
+            # The width PhotoSwipe was given: the original's where browsers decode it, else the
+            # display thumbnail's (a TIFF, HEIC or RAW original gives way to it).
+            original = bool(originals) and item["image"]["format"] in manifest["settings"]["browserFormats"]
+            slide_width = item["image"]["width"] if original else item["thumbnails"][display]["width"]
             driver.execute_script(f"document.querySelectorAll('#grid img')[{index}].click()")
             rect = settled(driver)
             expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
             check(f"{name}: {item['path']} at the manifest's frame",
                   rect is not None and all(abs(a - b) <= 1 for a, b in zip(rect[:4], expected)), f"{rect and rect[:4]} vs {expected}")
-            wanted = ("/originals/" + quote(item["path"])) if originals else ("/photos/" + item["thumbnails"][display]["path"])
+            wanted = ("/originals/" + quote(item["path"])) if original else ("/photos/" + item["thumbnails"][display]["path"])
             check(f"{name}: {item['path']} loads the image the layouts are for",
                   rect is not None and rect[4] == base.rstrip("/") + wanted, rect and rect[4])
             if index == 1:

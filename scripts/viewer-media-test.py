@@ -7,6 +7,8 @@ at 390x844 and checks:
   - every video's grid cell shows its duration, an animated image's its format, a Live or
     Motion Photo's LIVE, a JPEG shown in place of its RAW RAW;
   - a RAW + JPEG pair's lightbox offers the RAW original to download;
+  - a still's lightbox shows its original where browsers decode its format (settings.browserFormats),
+    else its display thumbnail (a TIFF);
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its source the original, and plays (currentTime advances);
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
@@ -16,6 +18,7 @@ on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
 import os
 import sys
+from urllib.parse import quote
 
 from browsertest import Checks, browser, manifest_items, serve, wait
 from selenium import webdriver
@@ -53,6 +56,21 @@ try:
                     else "RAW" if "rawFile" in item else None)
         check(f"grid: {item['path']} is marked {expected}", badges.get(item["path"]) == expected, f"{badges.get(item['path'])}")
     driver.save_screenshot(os.path.join(artifacts, "media-grid.png"))
+
+    # A still's lightbox loads its original where browsers decode the format, else the display
+    # thumbnail (a TIFF or HEIC original would be a broken image), and the picture decodes.
+    for index, item in enumerate(items):
+        if item["kind"] == "video":
+            continue
+        original = item["image"]["format"] in manifest["settings"].get("browserFormats", [])
+        wanted = ("originals/" + item["path"]) if original else item["thumbnails"][manifest["settings"]["display"]]["path"]
+        state = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => new Promise((done) => {{
+              const image = document.getElementById('tf-image');
+              const answer = () => done([image.src, image.naturalWidth]);
+              if (image.complete) answer(); else {{ image.onload = answer; image.onerror = answer; }} }}));""")
+        check(f"lightbox: {item['path']} ({item['image']['format']}) shows {'its original' if original else 'its display thumbnail'}",
+              state[0].endswith(quote(wanted)) and state[1] > 0, f"{state}")
 
     for index, item in enumerate(items):
         if "rawFile" not in item:

@@ -149,9 +149,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   const displayThumbnail = (item) => item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
 
   // The file the lightbox loads, and the pixel size the manifest's layouts are for. A video's
-  // image is its poster; the video itself plays from its original.
+  // image is its poster; the video itself plays from its original. An original no browser
+  // decodes everywhere (HEIC, TIFF, RAW: not in settings.browserFormats) gives way to the
+  // display thumbnail, the largest rendition.
+  const showsOriginal = (item) => !!settings.originalURL && item.kind !== "video" &&
+    (!settings.browserFormats || settings.browserFormats.includes(item.image.format));
   function loaded(item) {
-    if (settings.originalURL && item.kind !== "video")
+    if (showsOriginal(item))
       return { src: originalURL(item.path), width: item.image.width, height: item.image.height,
         layoutSize: [item.image.width, item.image.height] };
     const thumbnail = displayThumbnail(item);

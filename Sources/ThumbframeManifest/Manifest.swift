@@ -86,6 +86,11 @@ extension Manifest {
         /// Whether a RAW file and the JPEG or HEIF beside it of the same name are one item
         /// (`--raw-pairs`); nil in manifests written before the option, which merged none.
         public var rawPairs: RawPairs?
+        /// With `originalURL`: the `image.format`s whose originals every current browser decodes
+        /// (`Manifest.browserImageFormats`). A frontend loads another photo's (HEIC, TIFF, RAW,
+        /// JPEG XL) `display` thumbnail instead, and the photoswipe layouts are that thumbnail's.
+        /// nil without `originalURL` (and in manifests written before it: every original shown).
+        public var browserFormats: [String]?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes.
@@ -107,17 +112,32 @@ extension Manifest {
             self.display = family.last?.name
             self.originalURL = originalURL
             self.rawPairs = rawPairs
+            browserFormats = originalURL == nil ? nil : Manifest.browserImageFormats
+        }
+
+        /// Whether a frontend shows the item's original (served from `originalURL`): a video's
+        /// always (it plays from it), a still or animated image's when browsers decode its format.
+        public func showsOriginal(kind: Kind, format: String) -> Bool {
+            guard originalURL != nil else { return false }
+            return kind == .video || browserFormats.map { $0.contains(format) } ?? true
         }
 
         /// The pixel size an item's layouts are computed for: the file the lightbox loads
-        /// (photoswipe without `originalURL`: the `display` thumbnail), else the original's.
-        public func layoutSize(image: ImageInfo, thumbnails: [String: Thumbnail]) -> (width: Int, height: Int) {
-            if preset == .photoswipe, originalURL == nil, let display, let loaded = thumbnails[display] {
+        /// (photoswipe: the `display` thumbnail, unless the original is shown), else the original's.
+        public func layoutSize(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail]) -> (width: Int, height: Int) {
+            if preset == .photoswipe, !showsOriginal(kind: kind, format: image.format), let display,
+                let loaded = thumbnails[display]
+            {
                 return (loaded.width, loaded.height)
             }
             return (image.width, image.height)
         }
     }
+
+    /// Image formats whose files Chrome, Firefox and Safari all decode in `<img>`: the originals a
+    /// frontend may show (`settings.browserFormats`). HEIC, HEIF and TIFF only Safari; JPEG XL only
+    /// Safari (17+); RAW none.
+    public static let browserImageFormats = ["avif", "gif", "jpeg", "png", "webp"]
 
     /// What becomes of a RAW file shot together with a JPEG or HEIF: same folder, same name
     /// but the extension (`IMG_0042.CR3` and `IMG_0042.JPG`).

@@ -1,3 +1,4 @@
+import CThumbframeShim
 import Foundation
 import Testing
 import ThumbframeManifest
@@ -149,8 +150,9 @@ struct ViewerTests {
     @Test(
         "in Chromium, a mixed library: videos open at the manifest's frame and play, Live and Motion Photos play their motion, a RAW + JPEG pair offers its RAW, cells say what they are",
         .enabled(
-            if: browserAvailable && Fixtures.ffmpeg != nil && rawFixturesAvailable,
-            "needs chromium, chromium-driver, Python's selenium, tifffile and numpy, and the ffmpeg program (scripts/bootstrap --test)"))
+            if: browserAvailable && Fixtures.ffmpeg != nil && rawFixturesAvailable && Processes.tool("vips") != nil,
+            "needs chromium, chromium-driver, Python's selenium, tifffile and numpy, and the ffmpeg and vips programs (scripts/bootstrap --test)"
+        ))
     func mediaInChromium() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let lib = root + "/lib"
@@ -199,11 +201,16 @@ struct ViewerTests {
             try await RawTests.makeFixtures(root + "/raw")
             try FileManager.default.copyItem(atPath: root + "/raw/mosaic.dng", toPath: lib + "/DSC_9.dng")
             try Fixtures.writeImage(to: lib + "/DSC_9.JPG", width: 600, height: 400)
+            // A TIFF original no browser but Safari shows: the lightbox shows its display thumbnail.
+            try Fixtures.writeImage(to: root + "/scan.png", width: 500, height: 400, format: TF_FORMAT_PNG)
+            let tiff = try await Processes.run(try #require(Processes.tool("vips")), ["copy", root + "/scan.png", lib + "/scan.tif"])
+            #expect(tiff.status == 0, "\(tiff.stderr)")
             var options = BuildOptions(source: lib, output: root + "/out")
             options.viewer = true
             options.originalURL = "originals/"
             let (_, manifest) = try await Fixtures.build(options)
-            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .photo])
+            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .photo, .photo])
+            #expect(manifest.settings.browserFormats == Manifest.browserImageFormats)
             #expect(manifest.items.filter { $0.rawFile != nil }.map(\.path) == ["DSC_9.JPG"])
             #expect(manifest.items.filter { $0.motion != nil }.count == 2)
             // The sound alone is counted, not an item; every item is valid and has its poster.
@@ -216,6 +223,8 @@ struct ViewerTests {
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-media-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
+            #expect(run.stdout.contains("ok   lightbox: scan.tif (tiff) shows its display thumbnail"), "\(run.stdout)")
+            #expect(run.stdout.contains("ok   lightbox: a.jpg (jpeg) shows its original"), "\(run.stdout)")
             // The README's PhotoSwipe page plays the same videos at PhotoSwipe's frame, the manifest's.
             guard Self.photoswipeAvailable else { return }
             options.output = root + "/pswp"
@@ -229,6 +238,7 @@ struct ViewerTests {
                     root + "/pswp", artifacts, "--originals", lib,
                 ])
             #expect(page.status == 0 && page.stdout.contains("video portrait.mp4 plays"), "\(page.stdout)\n\(page.stderr)")
+            #expect(page.stdout.contains("scan.tif loads the image the layouts are for"), "\(page.stdout)")
         }
     }
 }

@@ -166,7 +166,7 @@ struct Publisher {
                     rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
                     exif: entry.exif,
                     thumbnails: entry.thumbnails, placeholder: entry.placeholder,
-                    layouts: assembler.layouts(entry.image, thumbnails: entry.thumbnails))
+                    layouts: assembler.layouts(entry.image, kind: media.kind, thumbnails: entry.thumbnails))
                 summary.add(item)
                 items.append(ManifestPage.Item(item))
             }

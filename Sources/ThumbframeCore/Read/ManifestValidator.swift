@@ -129,7 +129,7 @@ package enum ManifestValidator {
                         "items[\(index)].image size does not follow from its stored size, orientation \(image.orientation)"
                             + " and rotation \(item.video?.rotation ?? 0)")
                 }
-                let size = manifest.settings.layoutSize(image: image, thumbnails: item.thumbnails)
+                let size = manifest.settings.layoutSize(image: image, kind: item.kind, thumbnails: item.thumbnails)
                 for viewport in manifest.settings.viewports where size.width > 0 && size.height > 0 {
                     guard let layout = item.layouts[viewport.name] else { continue }
                     let expected = LayoutEngine.layout(
