@@ -274,6 +274,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   }
 
   function renderPage(block, pageItems) {
+    block.tfItems = pageItems;
     const width = gridWidth(), gap = 4, target = rowTarget();
     let row = [];
     const flush = (last) => {
@@ -363,6 +364,10 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     Object.assign(player.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
     image.dataset.zoom = `${zoom}`;
     scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
+    // Fitted and not long: every touch is the viewer's (pull down to dismiss, swipe, pinch), or
+    // the browser would take a vertical drag as a scroll and cancel it. Zoomed or long: the
+    // browser pans natively; pinch stays the viewer's.
+    scroller.style.touchAction = zoom === 1 && !L.long ? "none" : "pan-x pan-y";
   }
 
   async function show(index) {
@@ -483,15 +488,25 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   scroller.addEventListener("pointerup", lift);
   scroller.addEventListener("pointercancel", lift);
 
-  let drag = null, lastTap = 0;
+  let drag = null, tap = null, lastTap = null;
   function resetDrag() {
     drag = null;
     image.style.transform = "";
     $("tf-mask").style.opacity = "1";
   }
+  // A tap is a press that barely moves, zoomed or not; two within 300 ms and 30 px toggle the zoom.
   scroller.addEventListener("pointerdown", (event) => {
+    tap = pointers.size === 1 ? { x: event.clientX, y: event.clientY } : null;
     if (zoom !== 1 || pointers.size > 1) return;
     drag = { x: event.clientX, y: event.clientY, dx: 0, dy: 0, vy: 0, t: event.timeStamp, top: scroller.scrollTop };
+  });
+  scroller.addEventListener("pointermove", (event) => {
+    if (tap && Math.hypot(event.clientX - tap.x, event.clientY - tap.y) >= 8) tap = null;
+  });
+  // The browser took the gesture (a native pan, a system gesture): nothing stays shrunk or dimmed.
+  scroller.addEventListener("pointercancel", () => {
+    tap = null;
+    resetDrag();
   });
   scroller.addEventListener("pointermove", (event) => {
     if (!drag) return;
@@ -508,17 +523,16 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     }
   });
   scroller.addEventListener("pointerup", (event) => {
-    const d = drag;
+    const d = drag, t = tap;
     resetDrag();
-    if (!d) return;
-    if (d.dy > 40 && d.vy >= 0 && Math.abs(d.dy) > Math.abs(d.dx) && d.top === 0) return close();
-    if (Math.abs(d.dx) > 50 && Math.abs(d.dx) > Math.abs(d.dy)) return show(current + (d.dx < 0 ? 1 : -1));
-    if (Math.abs(d.dx) < 8 && Math.abs(d.dy) < 8) {
-      if (event.timeStamp - lastTap < 300) {
-        lastTap = 0;
-        toggleZoom(event.clientX, event.clientY);
-      } else lastTap = event.timeStamp;
-    }
+    tap = null;
+    if (d && d.dy > 40 && d.vy >= 0 && Math.abs(d.dy) > Math.abs(d.dx) && d.top === 0) return close();
+    if (d && Math.abs(d.dx) > 50 && Math.abs(d.dx) > Math.abs(d.dy)) return show(current + (d.dx < 0 ? 1 : -1));
+    if (!t) return;
+    if (lastTap && event.timeStamp - lastTap.time < 300 && Math.hypot(event.clientX - lastTap.x, event.clientY - lastTap.y) < 30) {
+      lastTap = null;
+      toggleZoom(event.clientX, event.clientY);
+    } else lastTap = { time: event.timeStamp, x: event.clientX, y: event.clientY };
   });
   scroller.addEventListener("dblclick", (event) => event.preventDefault());
   $("tf-prev").addEventListener("click", () => show(current - 1));
@@ -536,12 +550,43 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     if (event.key === "ArrowRight") show(current + 1);
     else if (event.key === "ArrowLeft") show(current - 1);
     else if (event.key === "Escape") close();
-    else if (event.key === "+" || event.key === "=" || event.key === "-")
-      toggleZoom(innerWidth / 2, innerHeight / 2);
+    else if (event.key === "+" || event.key === "=") stepZoom(true);
+    else if (event.key === "-") stepZoom(false);
+    else if (scrollKeys[event.key]) scroller.scrollBy({ top: scrollKeys[event.key](), behavior: "instant" });
     else return;
     event.preventDefault();
   });
-  addEventListener("resize", () => { if (!box.hidden) show(current); });
+  // The keyboard scrolls a long (or zoomed) image as it would a page.
+  const scrollKeys = {
+    ArrowDown: () => 40, ArrowUp: () => -40, PageDown: () => innerHeight * 0.9, PageUp: () => -innerHeight * 0.9,
+    " ": () => innerHeight * 0.9, Home: () => -scroller.scrollHeight, End: () => scroller.scrollHeight,
+  };
+  // `+` zooms in a step (first to the preset's double-tap zoom, then by half again, up to its
+  // maximum), `-` out a step down to the fitted frame; at the fitted frame `-` does nothing.
+  function stepZoom(into) {
+    if (!player.hidden) return;
+    const target = into ? (zoom === 1 ? Math.max(1.5, relative(currentLayout.zoom.doubleTap)) : zoom * 1.5) : zoom / 1.5;
+    if (!into && zoom === 1) return;
+    zoomTo(target < 1.05 ? 1 : target, innerWidth / 2, innerHeight / 2);
+  }
+  // A rotated phone or a resized window: the rows are laid out again for the new width (the
+  // pages not yet rendered get new estimates), and an open lightbox takes the new frame.
+  let laidOutWidth = 0;
+  addEventListener("resize", () => {
+    if (!box.hidden) show(current);
+    if (!manifest || gridWidth() === laidOutWidth) return;
+    laidOutWidth = gridWidth();
+    const perRow = Math.max(1, laidOutWidth / (rowTarget() * 1.3));
+    for (const block of document.querySelectorAll(".tf-page")) {
+      if (!block.tfItems) {
+        block.style.minHeight = `${Math.ceil(block.tfPage.page.count / perRow) * (rowTarget() + 4)}px`;
+        continue;
+      }
+      for (const cell of block.querySelectorAll(".tf-cell")) observer.unobserve(cell);
+      block.replaceChildren();
+      renderPage(block, block.tfItems);
+    }
+  });
 
   // ---- start -------------------------------------------------------------------------------
   (async () => {
@@ -551,6 +596,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       settings = manifest.settings;
       document.title = manifest.sections.length ? manifest.sections[0].title : "Photos";
       renderSections();
+      laidOutWidth = gridWidth();
       document.body.dataset.ready = "true";
     } catch (error) {
       const message = document.createElement("p");

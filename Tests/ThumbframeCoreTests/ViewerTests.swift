@@ -78,7 +78,7 @@ struct ViewerTests {
     }
 
     @Test(
-        "in Chromium at 390×844 and 1440×900: frames to 1 px, long images from the top, placeholders first, file://",
+        "in Chromium at 390×844 and 1440×900: frames to 1 px, long images from the top, placeholders first, file://; with touch: pull to dismiss, double-tap zoom in and out, keys, rotation",
         .enabled(
             if: browserAvailable && sampleToolsAvailable,
             "needs chromium, chromium-driver and Python's selenium, and the vips CLI and exiftool (scripts/bootstrap --test)"))
@@ -95,6 +95,11 @@ struct ViewerTests {
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
+            // The same build on a touch screen and a keyboard, and turned.
+            let touch = try await Processes.run(
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-touch-test.py", root + "/out", artifacts])
+            #expect(touch.status == 0, "\(touch.stdout)\n\(touch.stderr)")
+            #expect(touch.stdout.contains("8 passed, 0 failed"), "\(touch.stdout)")
         }
     }
 
