@@ -46,7 +46,7 @@ try:
         const out = {};
         for (const cell of document.querySelectorAll('.tf-cell')) {
           const badge = cell.querySelector('.tf-badge');
-          out[cell.getAttribute('aria-label')] = badge ? badge.textContent : null;
+          out[cell.dataset.path] = badge ? badge.textContent : null;
         }
         return out;""")
     for item in items:

@@ -9,14 +9,20 @@ OUT_DIR holds a --viewer build of the sample library (scripts/sample-library). S
   - a double tap zooms in and a second one zooms out, as double clicks do;
   - `+` zooms in, `-` zooms out down to the fitted frame and does nothing there;
   - PageDown, ArrowDown and Home scroll a long image;
+  - an open photo is #its path, one history entry however far it pages: Back closes it; an
+    address with #path opens that photo, and closing it stays on the grid;
+  - Tab keeps the focus in the open lightbox; the caption is at least 4.5:1 against its bar over
+    a white photo; one h1 and a page title naming the library; the photo and its cell described;
   - after turning the phone (844x390) the grid is laid out again for the new width (full rows
     span it) and the open lightbox takes the manifest's phone-landscape frame.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
+import json
 import os
 import sys
 import time
+from urllib.parse import quote
 
 from browsertest import Checks, browser, manifest_items, serve, wait
 from selenium import webdriver
@@ -112,6 +118,51 @@ try:
     key(driver, webdriver.Keys.HOME)
     check("keys: PageDown, ArrowDown and Home scroll a long image", 0 < page < arrow and state(driver)["top"] == 0,
           f"{page}, {arrow}, {state(driver)['top']}")
+
+    # Deep links and Back: an open photo is #its path; Back closes the lightbox however far it paged.
+    driver.execute_script("thumbframeViewer.close()")
+    wait(driver, "return document.getElementById('tf-lightbox').hidden && !location.hash", 2)
+    lightbox(driver, photo)
+    driver.execute_script("return thumbframeViewer.show(%d)" % (photo + 1))
+    linked = wait(driver, "return location.hash", 2)
+    driver.back()
+    back = wait(driver, "return document.getElementById('tf-lightbox').hidden && !location.hash && location.pathname", 3)
+    check("links: a paged lightbox is one history entry, #its path; Back closes it",
+          linked == "#" + quote(items[photo + 1]["path"]) and back, f"{linked}, {back}")
+    target = items[-1]
+    driver.get(base + "index.html#" + quote(target["path"]))
+    opened = wait(driver, f"""return !document.getElementById('tf-lightbox').hidden &&
+        document.getElementById('tf-caption').textContent.includes({json.dumps(target['path'])})""", 5)
+    driver.find_element("id", "tf-close").click()
+    stayed = wait(driver, "return document.getElementById('tf-lightbox').hidden && document.body.dataset.ready === 'true' && location.href", 3)
+    check("links: an address with #path opens that photo; closing it stays on the grid", opened and stayed == base + "index.html",
+          f"{opened}, {stayed}")
+
+    # Focus stays in the open lightbox; the caption is legible on any photo; one h1; a title.
+    lightbox(driver, photo)
+    inside = []
+    for _ in range(8):
+        key(driver, webdriver.Keys.TAB)
+        inside.append(driver.execute_script("return document.getElementById('tf-lightbox').contains(document.activeElement)"))
+    check("a11y: Tab keeps the focus inside the open lightbox", all(inside), str(inside))
+    # The bar's worst case: its white text over its translucent black over a white photo.
+    contrast = driver.execute_script("""
+        const bar = getComputedStyle(document.getElementById('tf-bar')), text = getComputedStyle(document.getElementById('tf-caption'));
+        const rgba = (c) => c.match(/[0-9.]+/g).map(Number);
+        const [r, g, b, a = 1] = rgba(bar.backgroundColor), [tr, tg, tb] = rgba(text.color);
+        const over = (v) => v * a + 255 * (1 - a);
+        const lum = (c) => { const s = c.map((v) => v / 255).map((v) => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+          return 0.2126 * s[0] + 0.7152 * s[1] + 0.0722 * s[2]; };
+        const l1 = lum([tr, tg, tb]), l2 = lum([over(r), over(g), over(b)]);
+        return (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);""")
+    check("a11y: the caption is at least 4.5:1 against its bar over a white photo", contrast >= 4.5, f"{contrast:.2f}:1")
+    names = driver.execute_script("""return [document.querySelectorAll('h1').length, document.querySelector('h1').textContent, document.title,
+        document.getElementById('tf-image').alt, document.querySelector('.tf-cell').getAttribute('aria-label')]""")
+    root = next((s["title"] for s in manifest["sections"] if s["name"] == "."), None)
+    check("a11y: one h1 and a page title naming the library; the photo and its cell described",
+          names[0] == 1 and names[1] == root and names[2].startswith(root) and items[photo]["path"] in names[3] and names[4],
+          str(names))
+    driver.execute_script("thumbframeViewer.close()")
 
     # Turning the phone: the grid's rows and the open lightbox follow.
     lightbox(driver, photo)

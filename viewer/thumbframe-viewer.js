@@ -291,7 +291,8 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
         cell.dataset.index = item.flat;
         cell.style.width = `${(aspects[k] * height).toFixed(2)}px`;
         cell.style.height = `${height.toFixed(2)}px`;
-        cell.setAttribute("aria-label", item.path);
+        cell.setAttribute("aria-label", describe(item));
+        cell.dataset.path = item.path;
         const img = document.createElement("img");
         img.alt = "";
         img.decoding = "async";
@@ -382,7 +383,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     paintPlaceholder(image, item);
     image.dataset.viewport = currentLayout.viewport || "";
     image.dataset.index = current;
-    image.alt = item.path;
+    image.alt = describe(item);
     place();
     scroller.scrollTop = 0;  // long images start at the top
     scroller.scrollLeft = 0;
@@ -410,8 +411,63 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
     $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
     resetDrag();
+    if (location.hash !== linkOf(item)) {
+      if (historyEntry) history.replaceState({ thumbframe: true }, "", linkOf(item));
+      else history.pushState({ thumbframe: true }, "", linkOf(item));
+      historyEntry = true;
+    }
   }
+  addEventListener("popstate", () => {
+    if (leaving) {
+      leaving = false;
+      return;
+    }
+    if (!box.hidden && !location.hash) {
+      historyEntry = false;
+      close(true);
+    } else if (location.hash) openLink(false);
+  });
+  // The item a `#path` names: its directory's section first (sections by directory), then the rest.
+  // `loaded`: the page was opened at this address; its entry becomes the grid's, and the photo
+  // gets its own above it, so Back (or ✕) returns to the grid, never away from the page.
+  async function openLink(loaded) {
+    const path = location.hash.slice(1).split("/").map(decodeURIComponent).join("/");
+    if (!path || (!box.hidden && items[current] && items[current].path === path)) return;
+    const directory = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
+    const sections = [...manifest.sections].sort((a, b) => (b.name === directory) - (a.name === directory));
+    for (const section of sections)
+      for (const page of section.pages) {
+        const found = (await loadPage(section, page)).find((item) => item.path === path);
+        if (found) {
+          if (loaded) history.replaceState(null, "", location.pathname + location.search);
+          historyEntry = !loaded;
+          return open(found.flat);
+        }
+      }
+  }
+  // What a cell or the lightbox's image says to a screen reader: the file, its kind and date.
+  function describe(item) {
+    const kind = item.kind === "video" ? "video" : item.kind === "animated" ? "animation" : item.motion ? "live photo" : "photo";
+    const date = item.exif && item.exif.capturedAt ? `, ${item.exif.capturedAt.slice(0, 10)}` : "";
+    return `${kind} ${item.path}${date}`;
+  }
+  // Keyboard focus stays in the open lightbox: Tab and Shift+Tab cycle through its controls.
+  box.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return;
+    const controls = [...box.querySelectorAll("button, a[href], video[controls]")].filter((e) => !e.hidden && e.offsetParent);
+    if (!controls.length) return;
+    const at = controls.indexOf(document.activeElement);
+    const next = controls[(at + (event.shiftKey ? -1 : 1) + controls.length) % controls.length];
+    next.focus();
+    event.preventDefault();
+  });
 
+  // Deep links: an open photo is `#<its path>` in the address bar, one history entry however
+  // far it pages, so Back closes the lightbox; loading such an address opens it.
+  const linkOf = (item) => "#" + item.path.split("/").map(encodeURIComponent).join("/");
+  let historyEntry = false;
+  // Leaving a photo's entry must not scroll the grid back to where it was when the entry was made.
+  history.scrollRestoration = "manual";
   async function open(index) {
     box.hidden = false;
     document.body.style.overflow = "hidden";
@@ -419,7 +475,15 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     $("tf-close").focus();
   }
 
-  function close() {
+  // Closes the lightbox at once; its history entry is left too (`fromHistory`: Back already did).
+  let leaving = false;
+  function close(fromHistory) {
+    if (box.hidden) return;
+    if (historyEntry && fromHistory !== true) {
+      leaving = true;  // the popstate this causes is ours
+      history.back();
+    }
+    historyEntry = false;
     player.pause();
     player.removeAttribute("src");
     stopMotion(content);
@@ -594,10 +658,15 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       source = await load();
       manifest = source.doc;
       settings = manifest.settings;
-      document.title = manifest.sections.length ? manifest.sections[0].title : "Photos";
+      // The library's name: its root folder's section title (the source directory's name).
+      const root = manifest.sections.find((section) => section.name === ".");
+      const name = root ? root.title : manifest.sections.length === 1 ? manifest.sections[0].title : "Photos";
+      $("tf-title").textContent = name;
+      document.title = `${name} · ${manifest.itemCount} ${manifest.itemCount === 1 ? "item" : "items"}`;
       renderSections();
       laidOutWidth = gridWidth();
       document.body.dataset.ready = "true";
+      if (location.hash) openLink(true);
     } catch (error) {
       const message = document.createElement("p");
       message.id = "tf-error";

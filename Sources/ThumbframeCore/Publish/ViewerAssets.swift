@@ -15,6 +15,7 @@ enum ViewerAssets {
         <link rel="stylesheet" href="thumbframe-viewer.css">
         </head>
         <body>
+        <h1 id="tf-title">Photos</h1>
         <main id="tf-grid" aria-label="Photos"></main>
         <div id="tf-lightbox" role="dialog" aria-modal="true" aria-label="Photo" hidden>
           <div id="tf-mask"></div>
@@ -328,7 +329,8 @@ enum ViewerAssets {
                 cell.dataset.index = item.flat;
                 cell.style.width = `${(aspects[k] * height).toFixed(2)}px`;
                 cell.style.height = `${height.toFixed(2)}px`;
-                cell.setAttribute("aria-label", item.path);
+                cell.setAttribute("aria-label", describe(item));
+                cell.dataset.path = item.path;
                 const img = document.createElement("img");
                 img.alt = "";
                 img.decoding = "async";
@@ -419,7 +421,7 @@ enum ViewerAssets {
             paintPlaceholder(image, item);
             image.dataset.viewport = currentLayout.viewport || "";
             image.dataset.index = current;
-            image.alt = item.path;
+            image.alt = describe(item);
             place();
             scroller.scrollTop = 0;  // long images start at the top
             scroller.scrollLeft = 0;
@@ -447,8 +449,63 @@ enum ViewerAssets {
               : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
             $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
             resetDrag();
+            if (location.hash !== linkOf(item)) {
+              if (historyEntry) history.replaceState({ thumbframe: true }, "", linkOf(item));
+              else history.pushState({ thumbframe: true }, "", linkOf(item));
+              historyEntry = true;
+            }
           }
+          addEventListener("popstate", () => {
+            if (leaving) {
+              leaving = false;
+              return;
+            }
+            if (!box.hidden && !location.hash) {
+              historyEntry = false;
+              close(true);
+            } else if (location.hash) openLink(false);
+          });
+          // The item a `#path` names: its directory's section first (sections by directory), then the rest.
+          // `loaded`: the page was opened at this address; its entry becomes the grid's, and the photo
+          // gets its own above it, so Back (or ✕) returns to the grid, never away from the page.
+          async function openLink(loaded) {
+            const path = location.hash.slice(1).split("/").map(decodeURIComponent).join("/");
+            if (!path || (!box.hidden && items[current] && items[current].path === path)) return;
+            const directory = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
+            const sections = [...manifest.sections].sort((a, b) => (b.name === directory) - (a.name === directory));
+            for (const section of sections)
+              for (const page of section.pages) {
+                const found = (await loadPage(section, page)).find((item) => item.path === path);
+                if (found) {
+                  if (loaded) history.replaceState(null, "", location.pathname + location.search);
+                  historyEntry = !loaded;
+                  return open(found.flat);
+                }
+              }
+          }
+          // What a cell or the lightbox's image says to a screen reader: the file, its kind and date.
+          function describe(item) {
+            const kind = item.kind === "video" ? "video" : item.kind === "animated" ? "animation" : item.motion ? "live photo" : "photo";
+            const date = item.exif && item.exif.capturedAt ? `, ${item.exif.capturedAt.slice(0, 10)}` : "";
+            return `${kind} ${item.path}${date}`;
+          }
+          // Keyboard focus stays in the open lightbox: Tab and Shift+Tab cycle through its controls.
+          box.addEventListener("keydown", (event) => {
+            if (event.key !== "Tab") return;
+            const controls = [...box.querySelectorAll("button, a[href], video[controls]")].filter((e) => !e.hidden && e.offsetParent);
+            if (!controls.length) return;
+            const at = controls.indexOf(document.activeElement);
+            const next = controls[(at + (event.shiftKey ? -1 : 1) + controls.length) % controls.length];
+            next.focus();
+            event.preventDefault();
+          });
 
+          // Deep links: an open photo is `#<its path>` in the address bar, one history entry however
+          // far it pages, so Back closes the lightbox; loading such an address opens it.
+          const linkOf = (item) => "#" + item.path.split("/").map(encodeURIComponent).join("/");
+          let historyEntry = false;
+          // Leaving a photo's entry must not scroll the grid back to where it was when the entry was made.
+          history.scrollRestoration = "manual";
           async function open(index) {
             box.hidden = false;
             document.body.style.overflow = "hidden";
@@ -456,7 +513,15 @@ enum ViewerAssets {
             $("tf-close").focus();
           }
 
-          function close() {
+          // Closes the lightbox at once; its history entry is left too (`fromHistory`: Back already did).
+          let leaving = false;
+          function close(fromHistory) {
+            if (box.hidden) return;
+            if (historyEntry && fromHistory !== true) {
+              leaving = true;  // the popstate this causes is ours
+              history.back();
+            }
+            historyEntry = false;
             player.pause();
             player.removeAttribute("src");
             stopMotion(content);
@@ -631,10 +696,15 @@ enum ViewerAssets {
               source = await load();
               manifest = source.doc;
               settings = manifest.settings;
-              document.title = manifest.sections.length ? manifest.sections[0].title : "Photos";
+              // The library's name: its root folder's section title (the source directory's name).
+              const root = manifest.sections.find((section) => section.name === ".");
+              const name = root ? root.title : manifest.sections.length === 1 ? manifest.sections[0].title : "Photos";
+              $("tf-title").textContent = name;
+              document.title = `${name} · ${manifest.itemCount} ${manifest.itemCount === 1 ? "item" : "items"}`;
               renderSections();
               laidOutWidth = gridWidth();
               document.body.dataset.ready = "true";
+              if (location.hash) openLink(true);
             } catch (error) {
               const message = document.createElement("p");
               message.id = "tf-error";
@@ -662,6 +732,7 @@ enum ViewerAssets {
         * { box-sizing: border-box; }
         html, body { margin: 0; background: #111; color: #ddd; font: 15px/1.4 system-ui, sans-serif; }
         #tf-grid { padding: var(--gap); }
+        #tf-title { font-size: 18px; font-weight: 600; margin: 12px 8px 0; color: #eee; }
         .tf-section h2 { font-size: 15px; font-weight: 600; margin: 14px 4px 6px; color: #aaa; }
         .tf-row { display: flex; gap: var(--gap); margin-bottom: var(--gap); }
         .tf-cell { position: relative; flex: none; overflow: hidden; padding: 0; border: 0; cursor: zoom-in;
@@ -683,7 +754,7 @@ enum ViewerAssets {
         #tf-image { position: absolute; display: block; max-width: none; background-size: 100% 100%;
           transform-origin: 0 0; user-select: none; -webkit-user-drag: none; }
         #tf-bar { position: absolute; left: 0; right: 0; bottom: 0; display: flex; gap: 8px; align-items: center;
-          padding: 10px 12px; background: linear-gradient(transparent, rgba(0,0,0,.6)); font-size: 13px; }
+          padding: 10px 12px; background: rgba(0,0,0,.75); color: #fff; font-size: 13px; }
         #tf-bar button, #tf-raw { background: rgba(255,255,255,.15); color: #fff; border: 0; border-radius: 4px; padding: 6px 10px;
           font: inherit; cursor: pointer; text-decoration: none; }
         #tf-raw[hidden] { display: none; }
