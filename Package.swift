@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -7,6 +7,13 @@ let package = Package(
     products: [
         .library(name: "ThumbframeManifest", targets: ["ThumbframeManifest"]),
         .executable(name: "thumbframe", targets: ["thumbframe"]),
+    ],
+    // The command line is a trait, on by default: an app that depends on the ThumbframeManifest
+    // library with `traits: []` resolves and builds nothing else (swift-argument-parser is used
+    // only under this trait, so SwiftPM leaves it out; ConsumerPackageTests builds such an app).
+    traits: [
+        .trait(name: "CommandLine", description: "The thumbframe command and its argument parser."),
+        .default(enabledTraits: ["CommandLine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -76,7 +83,7 @@ let package = Package(
             name: "thumbframe",
             dependencies: [
                 "ThumbframeCore", "ThumbframeImaging",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLine"])),
             ]
         ),
 
@@ -107,7 +114,7 @@ let package = Package(
             dependencies: [
                 "thumbframe", "ThumbframeCore", "ThumbframeImaging", "ThumbframeManifest", "ThumbframeTestSupport",
                 "CThumbframeShim", "CThumbframeTestShim",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLine"])),
             ],
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
