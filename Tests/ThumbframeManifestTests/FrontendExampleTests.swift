@@ -36,6 +36,12 @@ func readmeFrontendExample() async throws {
     }
     let videoCount = reader.document.summary.kinds["video", default: 0]
     let videos = try reader.items(of: .video)
+    let gridSections = reader.gridSections
+    let cellItem = try reader.item(at: IndexMap.Position(section: 0, item: 0))
+    let cellThumbnail = reader.thumbnail(of: cellItem, forCellWidth: 80, height: 80, scale: 3)
+    let placeholder = cellItem.placeholder?.picture
+    let start = cellItem.aspectFillCrop(cellWidth: 80, cellHeight: 80)
+    let landing = reader.layout(of: cellItem, in: Viewport(name: "now", width: 430, height: 932, scale: 3)).frame
     try await reader.loadPrefetch(around: 0)
     let screen = try await reader.loadItems(in: 0..<min(30, numberOfItems))
     var outOfRange = false
@@ -57,6 +63,8 @@ func readmeFrontendExample() async throws {
     #expect(first.kind == .photo && videoCount == 0 && videos.indexes.isEmpty && videos.map.count == 0)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
     #expect(screen.map(\.path) == [first.path] && outOfRange)
+    #expect(gridSections.map(\.count) == [1] && cellThumbnail?.path == "thumbs/ab/ab.jpg" && placeholder == nil)
+    #expect(start == cellItem.thumbnails["grid"]?.crop && landing == layout.frame)
 }
 
 /// The code above between its README markers is the README's `swift` block, statement for

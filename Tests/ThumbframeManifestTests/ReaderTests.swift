@@ -125,6 +125,45 @@ struct ReaderTests {
         #expect(try await checked.loadItem(at: 1).path == "s0/IMG_1.jpg")
     }
 
+    @Test(
+        "what a grid needs in one place: sections and counts, an item by position, its layout on any screen, the thumbnail that covers a cell, a transition's crop"
+    )
+    func gridNeeds() throws {
+        let library = try Library(sections: 2, perSection: 300)
+        let reader = try library.reader()
+        #expect(reader.gridSections.map(\.count) == [300, 300] && reader.gridSections.map(\.start) == [0, 300])
+        #expect(reader.gridSections.map(\.title) == ["s0", "s1"] && library.pageReads.isEmpty, "from the top document alone")
+        let item = try reader.item(at: IndexMap.Position(section: 1, item: 5))
+        #expect((item.index, item.path) == (305, "s1/IMG_5.jpg"))
+        #expect(throws: ManifestError.outOfRange(.itemOutOfRange(section: 1, item: 300, count: 300))) {
+            try reader.item(at: IndexMap.Position(section: 1, item: 300))
+        }
+        // A screen the manifest has (by size and scale, whatever its name) gives the manifest's
+        // layout; another one the layout engine's, for the same pixels.
+        let phone = Viewport.defaults[0]
+        let same = Viewport(name: "mine", width: phone.width, height: phone.height, scale: phone.scale)
+        #expect(reader.layout(of: item, in: same) == item.layouts["phone"])
+        let larger = Viewport(name: "larger", width: 430, height: 932, scale: 3)
+        let computed = reader.layout(of: item, in: larger)
+        #expect(computed == LayoutEngine.layout(width: 3024, height: 4032, viewport: larger, preset: .jx3))
+        #expect(computed != item.layouts["phone"])
+        // The crop a square cell shows is the one the grid's cover thumbnail was cut to.
+        #expect(item.aspectFillCrop(cellWidth: 100, cellHeight: 100) == item.thumbnails["grid"]?.crop)
+        #expect(item.aspectFillCrop(cellWidth: 300, cellHeight: 100) == Manifest.Rect(x: 0, y: 0.375, width: 1, height: 0.25))
+        #expect(item.aspectFillCrop(cellWidth: 50, cellHeight: 100) == Manifest.Rect(x: 1.0 / 6, y: 0, width: 2.0 / 3, height: 1))
+        #expect(abs(item.aspectRatio - 0.75) < 1e-9)
+        // The covering thumbnail: a square cell takes the square cover one; a cell of another shape
+        // cannot use a crop (the sample has no fit thumbnail, so none).
+        #expect(reader.thumbnail(of: item, forCellWidth: 80, height: 80, scale: 3)?.path == "thumbs/ab/ab.jpg")
+        #expect(reader.thumbnail(of: item, forCellWidth: 120, height: 80, scale: 3) == nil)
+        var wider = item
+        wider.thumbnails["small"] = Manifest.Thumbnail(path: "thumbs/s.jpg", width: 300, height: 400, crop: nil)
+        wider.thumbnails["preview"] = Manifest.Thumbnail(path: "thumbs/p.jpg", width: 960, height: 1280, crop: nil)
+        #expect(reader.thumbnail(of: wider, forCellWidth: 120, height: 80, scale: 2)?.path == "thumbs/s.jpg", "240 × 320 px fill it")
+        #expect(reader.thumbnail(of: wider, forCellWidth: 120, height: 80, scale: 3)?.path == "thumbs/p.jpg", "360 × 480 px")
+        #expect(reader.thumbnail(of: wider, forCellWidth: 2000, height: 80, scale: 3)?.path == "thumbs/p.jpg", "none covers: the largest")
+    }
+
     @Test("errors tell an index out of range from a missing file from a file that is no manifest")
     func errorsSayWhich() throws {
         let library = try Library(sections: 1, perSection: 10)

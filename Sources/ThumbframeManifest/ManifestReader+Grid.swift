@@ -1,0 +1,89 @@
+/// What a UIKit or SwiftUI grid and its photo browser need, in one place: the sections and
+/// their counts, the item at a grid position, its layout for the screen it is on (any screen:
+/// computed where the manifest has no such viewport), the thumbnail that covers a cell, and the
+/// crop a zoom transition starts from. Placeholders decode with `item.placeholder?.picture`.
+extension ManifestReader {
+    /// One section as a grid shows it.
+    public struct GridSection: Sendable, Hashable {
+        /// The heading: the folder's name, or the day.
+        public var title: String
+        /// Items in the section.
+        public var count: Int
+        /// Flat index of its first item.
+        public var start: Int
+    }
+
+    /// The sections in display order, from the top document alone (no page read).
+    public var gridSections: [GridSection] {
+        document.sections.map { GridSection(title: $0.title, count: $0.count, start: $0.start) }
+    }
+
+    /// The item at a grid position (section, item within it).
+    public func item(at position: IndexMap.Position) throws(ManifestError) -> Manifest.Item {
+        let index: Int
+        do {
+            index = try indexMap.index(of: position)
+        } catch {
+            throw .outOfRange(error)
+        }
+        return try item(at: index)
+    }
+
+    /// The item's layout on a screen of `viewport`'s size and scale: the manifest's own when it
+    /// has a viewport of that size and scale, else the same numbers from `LayoutEngine` for the
+    /// pixels the manifest's layouts are for (a new phone, an iPad in split view).
+    public func layout(of item: Manifest.Item, in viewport: Viewport) -> Layout {
+        let settings = document.settings
+        if let known = settings.viewports.first(where: {
+            $0.width == viewport.width && $0.height == viewport.height && $0.scale == viewport.scale
+        }), let layout = item.layouts[known.name] {
+            return layout
+        }
+        let size = settings.layoutSize(image: item.image, kind: item.kind, thumbnails: item.thumbnails)
+        return LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: settings.preset)
+    }
+
+    /// The smallest thumbnail whose pixels cover a cell of `width` × `height` points at `scale`,
+    /// among those that show the whole picture (`settings.srcset`) and, for a square cell, the
+    /// cover recipes; the largest there is when none covers it.
+    public func thumbnail(
+        of item: Manifest.Item, forCellWidth width: Double, height: Double, scale: Double
+    ) -> Manifest.Thumbnail? {
+        let aspect = item.aspectRatio
+        let candidates = item.thumbnails.values.filter { thumbnail in
+            // A cover thumbnail shows a crop: right for a cell of its own shape only.
+            guard thumbnail.crop != nil else { return true }
+            return abs(Double(thumbnail.width) / Double(max(1, thumbnail.height)) - width / max(1, height)) < 0.01
+        }
+        // Aspect fill: the picture's covering size in the cell, in pixels.
+        let fill = max(width / aspect, height) * scale
+        let needed = (width: fill * aspect, height: fill)
+        let sorted = candidates.sorted { ($0.width * $0.height, $0.path) < ($1.width * $1.height, $1.path) }
+        return sorted.first { thumbnail in
+            thumbnail.crop != nil
+                ? Double(thumbnail.width) >= width * scale - 0.5 && Double(thumbnail.height) >= height * scale - 0.5
+                : Double(thumbnail.width) >= needed.width - 0.5 && Double(thumbnail.height) >= needed.height - 0.5
+        } ?? sorted.last
+    }
+}
+
+extension Manifest.Item {
+    /// Display width over height (the orientation applied), for a cell's shape.
+    public var aspectRatio: Double { Double(image.width) / Double(max(1, image.height)) }
+
+    /// The part of the picture, as 0…1 fractions of it, that a cell of `width` × `height` shows
+    /// when the picture fills it centred (aspect fill, `UIView.ContentMode.scaleAspectFill`): the
+    /// crop a zoom transition starts from (a layer's `contentsRect`), ending at the whole
+    /// picture (0, 0, 1, 1) in the layout's `frame`.
+    public func aspectFillCrop(cellWidth width: Double, cellHeight height: Double) -> Manifest.Rect {
+        guard width > 0, height > 0 else { return Manifest.Rect(x: 0, y: 0, width: 1, height: 1) }
+        let cell = width / height
+        if cell > aspectRatio {
+            // A wider cell: the full width, a band of the height.
+            let band = aspectRatio / cell
+            return Manifest.Rect(x: 0, y: (1 - band) / 2, width: 1, height: band)
+        }
+        let band = cell / aspectRatio
+        return Manifest.Rect(x: (1 - band) / 2, y: 0, width: band, height: 1)
+    }
+}
