@@ -160,9 +160,13 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
             expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
             check(f"{name}: {item['path']} at the manifest's frame",
                   rect is not None and all(abs(a - b) <= 1 for a, b in zip(rect[:4], expected)), f"{rect and rect[:4]} vs {expected}")
-            wanted = ("/originals/" + quote(item["path"])) if original else ("/photos/" + item["thumbnails"][display]["path"])
-            check(f"{name}: {item['path']} loads the image the layouts are for",
-                  rect is not None and rect[4] == base.rstrip("/") + wanted, rect and rect[4])
+            # The original, or a rendition of the srcset (settings.srcset: the display thumbnail, or
+            # a smaller one the browser picks for the fitted slide), never the grid's crop; the
+            # frame is the display thumbnail's either way (PhotoSwipe was given its size).
+            srcset = manifest["settings"]["srcset"]
+            wanted = ["/originals/" + quote(item["path"])] if original else ["/photos/" + item["thumbnails"][n]["path"] for n in srcset]
+            check(f"{name}: {item['path']} loads the original or a rendition of the srcset",
+                  rect is not None and rect[4] in [base.rstrip("/") + w for w in wanted], rect and rect[4])
             if index == 1:
                 driver.save_screenshot(os.path.join(artifacts, f"photoswipe-{name}{'-originals' if originals else ''}.png"))
             # A click on the image: PhotoSwipe's secondary zoom, which is the manifest's doubleTap;

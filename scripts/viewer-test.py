@@ -54,8 +54,15 @@ def lazy_checks():
               "/thumbframe-viewer-data.js" not in paths, f"{paths[:8]}")
         check("lazy: the first screen needs the top document and the pages on it, no other page",
               "/manifest.json" in paths and 0 < len(pages) <= first, f"{len(pages)} pages of {total}")
-        print(f"lazy: first screen {len(paths)} requests, {sum(b for _, b in server.requests)} bytes "
-              f"({len(pages)} pages, {sum(1 for p in paths if p.startswith('/thumbs/'))} thumbnails)")
+        total = sum(b for _, b in server.requests)
+        thumbs = sum(1 for p in paths if p.startswith('/thumbs/'))
+        cells = driver.execute_script("return document.querySelectorAll('.tf-cell').length")
+        # The bounds: the viewer's files and the top document (under 60 KB), one page of 256
+        # items (about 420 KB uncompressed), and no more thumbnails than cells rendered, each of
+        # them small: under 600 KB in all, about 20 requests.
+        check("lazy: the first screen stays under 600 KB and 8 requests beyond one a rendered cell",
+              total < 600_000 and len(paths) <= 8 + cells and thumbs <= cells, f"{len(paths)} requests, {total} bytes, "
+              f"{len(pages)} pages, {thumbs} thumbnails for {cells} cells")
         last = items[-1]
         caption = driver.execute_script(f"""return thumbframeViewer.open({len(items) - 1})
             .then(() => document.getElementById('tf-caption').textContent)""")
@@ -85,6 +92,20 @@ for name, (width, height) in ([] if lazy else [("phone", (390, 844)), ("desktop"
         wait(driver, "return [...document.querySelectorAll('.tf-cell img')].slice(0, 3).every(i => i.complete && i.naturalWidth > 0)",
              THUMB_DELAY * 4)
         driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-grid.png"))
+        # Cells load the smallest rendition of the srcset that covers them (the default `small`
+        # for a justified grid), never the lightbox's preview.
+        srcset = manifest["settings"]["srcset"]
+        loaded = wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].filter((c) => c.getBoundingClientRect().top < innerHeight);
+            return cells.every((c) => c.querySelector('img').currentSrc) && cells.map((c) => [+c.dataset.index, c.querySelector('img').currentSrc,
+              c.getBoundingClientRect().width * devicePixelRatio, c.getBoundingClientRect().height * devicePixelRatio]);""", THUMB_DELAY * 4)
+        def covering(item, width, height):
+            # The smallest that covers the cell, else the largest; renditions of one size (a
+            # picture smaller than the small box) are the same pixels, any of them will do.
+            fits = sorted((item["thumbnails"][n] for n in srcset), key=lambda t: t["width"])
+            size = next((t for t in fits if t["width"] >= width - 1 and t["height"] >= height - 1), fits[-1])
+            return [t["path"] for t in fits if (t["width"], t["height"]) == (size["width"], size["height"])]
+        check(f"{name}: every cell in view loads the smallest rendition that covers it",
+              bool(loaded) and all(any(src.endswith(p) for p in covering(items[i], w, h)) for i, src, w, h in loaded), str(loaded))
         # The lightbox image where the manifest says, for every item.
         for index, item in enumerate(items):
             frame = item["layouts"][name]["frame"]

@@ -62,8 +62,13 @@ public struct ThumbnailRecipe: Codable, Hashable, Sendable {
     }
 
     /// The default pair: a 256×256 grid cell and a 1280 preview.
+    /// `grid` (a square crop, for square grids), `small` (the whole picture in 512 px, what a
+    /// justified grid's cell needs on a phone: 330 device pixels tall at row height 110 and
+    /// scale 3), `preview` (the lightbox). `small` and `preview` are `settings.srcset`, so a
+    /// browser loads the small one into a cell and the preview only where a cell is larger.
     public static let defaults: [ThumbnailRecipe] = [
         ThumbnailRecipe(name: "grid", width: 256, height: 256, fit: .cover, format: .jpeg, quality: 80),
+        ThumbnailRecipe(name: "small", width: 512, height: 512, fit: .fit, format: .jpeg, quality: 75),
         ThumbnailRecipe(name: "preview", width: 1280, height: 1280, fit: .fit, format: .jpeg, quality: 82),
     ]
 

@@ -230,7 +230,7 @@ struct KilledColdBuildTests {
             // one in flight (--jobs 1): the next run reuses them without opening them.
             let journaled = ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n")
                 .count
-            let finished = journaled / 2
+            let finished = journaled / ThumbnailRecipe.defaults.count
             let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json"])
             #expect(next.status == 0)
             let reused = try #require(next.summary["reused"] as? Int)

@@ -53,7 +53,7 @@ struct IncrementalTests {
             let source = root + "/src"
             try Fixtures.makeLibrary(source, Self.library)
             let first = try await Self.build(source, root + "/out")
-            #expect(first.reused == 0 && first.thumbnailsWritten == 8 && first.failures.count == 1)
+            #expect(first.reused == 0 && first.thumbnailsWritten == 4 * ThumbnailRecipe.defaults.count && first.failures.count == 1)
             let before = Self.snapshot(root + "/out")
             let second = try await Self.build(source, root + "/out")
             #expect(second.reused == 4 && second.thumbnailsWritten == 0 && !second.manifestWritten)
@@ -80,8 +80,8 @@ struct IncrementalTests {
             }
             #expect(checked.stale == ["changed album/IMG_1.jpg"], "--check --verify hashes, and only the changed file is stale")
             let verified = try await Self.build(source, root + "/out") { $0.verify = true }
-            #expect(verified.reused == 0 && verified.manifestWritten && verified.thumbnailsWritten == 2)
-            #expect(verified.pruned == 2)
+            #expect(verified.reused == 0 && verified.manifestWritten && verified.thumbnailsWritten == ThumbnailRecipe.defaults.count)
+            #expect(verified.pruned == ThumbnailRecipe.defaults.count)
         }
     }
 
@@ -98,7 +98,7 @@ struct IncrementalTests {
             try FileManager.default.moveItem(atPath: source + "/album/IMG_1.jpg", toPath: source + "/album/renamed.jpg")
             try FileManager.default.removeItem(atPath: source + "/album/IMG_2.jpg")
             let report = try await Self.build(source, out)
-            #expect(report.reused == 2 && report.thumbnailsWritten == 0 && report.pruned == 2)
+            #expect(report.reused == 2 && report.thumbnailsWritten == 0 && report.pruned == ThumbnailRecipe.defaults.count)
             let manifest = try ManifestFile.load(out + "/manifest.json")
             #expect(manifest.items.map(\.path) == ["album/IMG_3.jpg", "album/IMG_4.jpg", "album/renamed.jpg"])
             #expect(manifest.items.last?.thumbnails == old.items.first?.thumbnails)
@@ -109,7 +109,7 @@ struct IncrementalTests {
 
             let before = Self.snapshot(out + "/thumbs")
             let forced = try await Self.build(source, out) { $0.force = true }
-            #expect(forced.reused == 0 && forced.thumbnailsWritten == 6)
+            #expect(forced.reused == 0 && forced.thumbnailsWritten == 3 * ThumbnailRecipe.defaults.count)
             let after = Self.snapshot(out + "/thumbs")
             #expect(Set(after.keys) == Set(before.keys))
             #expect(after.allSatisfy { before[$0.key] != $0.value }, "every thumbnail was rewritten")
@@ -125,7 +125,7 @@ struct IncrementalTests {
             _ = try await Self.build(source, out)
             let small = try ThumbnailRecipe(parsing: "small=64x64:cover")
             let report = try await Self.build(source, out) { $0.thumbnails = [small] }
-            #expect(report.reused == 0 && report.thumbnailsWritten == 4 && report.pruned == 8)
+            #expect(report.reused == 0 && report.thumbnailsWritten == 4 && report.pruned == 4 * ThumbnailRecipe.defaults.count)
             // Layout-only settings reuse every item: layouts are recomputed from the entries.
             let relaid = try await Self.build(source, out) {
                 $0.thumbnails = [small]
@@ -281,7 +281,7 @@ struct IncrementalSectionTests {
             try Fixtures.writeImage(to: source + "/d/0.jpg", width: 50, height: 70)
             try FileManager.default.removeItem(atPath: source + "/c/1.jpg")
             let report = try await IncrementalTests.build(source, out)
-            #expect(report.manifestWritten && report.thumbnailsWritten == 4)
+            #expect(report.manifestWritten && report.thumbnailsWritten == 2 * ThumbnailRecipe.defaults.count)
             #expect(report.sectionsAssembled == 3, "a was taken as it was")
             let after = try Self.files(out)
             // Section a kept its page file, untouched; b, c and d have new ones.

@@ -37,7 +37,7 @@ struct ThumbnailPlanTests {
     @Test func decodeOnceAtTheLargestNeed() {
         let plan = ThumbnailPlan(width: 4000, height: 3000, recipes: ThumbnailRecipe.defaults)
         #expect((plan.decodeWidth, plan.decodeHeight) == (1280, 960))
-        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [1280, 960]])
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [512, 384], [1280, 960]])
         #expect(plan.outputs[0].crop == Manifest.Rect(x: 0.125, y: 0, width: 0.75, height: 1))
     }
 
@@ -45,13 +45,13 @@ struct ThumbnailPlanTests {
         // A panorama: the 256-high cover cell needs more pixels than the 1280-wide preview.
         let plan = ThumbnailPlan(width: 12_000, height: 1000, recipes: ThumbnailRecipe.defaults)
         #expect((plan.decodeWidth, plan.decodeHeight) == (3072, 256))
-        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [1280, 107]])
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [512, 43], [1280, 107]])
     }
 
     @Test func neverEnlarges() {
         let plan = ThumbnailPlan(width: 100, height: 50, recipes: ThumbnailRecipe.defaults)
         #expect((plan.decodeWidth, plan.decodeHeight) == (100, 50))
-        #expect(plan.outputs.map { [$0.width, $0.height] } == [[100, 50], [100, 50]])
+        #expect(plan.outputs.map { [$0.width, $0.height] } == [[100, 50], [100, 50], [100, 50]])
         #expect(plan.outputs[0].crop == Manifest.Rect(x: 0, y: 0, width: 1, height: 1))
     }
 
@@ -77,13 +77,15 @@ struct ThumbnailPlanTests {
 
     @Test func longImagesAreLimitedByWidthAndFormat() {
         let plan = ThumbnailPlan(width: 1080, height: 7000, recipes: ThumbnailRecipe.defaults)
-        #expect(plan.outputs[1].width == 1080 && plan.outputs[1].height == 7000)
+        // The preview keeps a long image's width; the small rendition is 512 wide.
+        #expect(plan.outputs[2].width == 1080 && plan.outputs[2].height == 7000)
+        #expect(plan.outputs[1].width == 512 && plan.outputs[1].height == 3319)
         let webp = ThumbnailRecipe(name: "p", width: 1280, height: 1280, fit: .fit, format: .webp)
         let tall = ThumbnailPlan(width: 1000, height: 40_000, recipes: [webp])
         #expect(tall.outputs[0].height == 16_383 && tall.outputs[0].width == 410)
         // Just under 3:1 is not long: fitted in the box.
         let notLong = ThumbnailPlan(width: 1000, height: 2999, recipes: ThumbnailRecipe.defaults)
-        #expect(notLong.outputs[1].height == 1280)
+        #expect(notLong.outputs[2].height == 1280 && notLong.outputs[1].height == 512)
     }
 }
 
