@@ -81,7 +81,8 @@ extension Manifest {
         /// The fit recipes, smallest box first: one picture at several widths, for `srcset`.
         public var srcset: [String]?
         /// Where the originals are served (`--original-url`): an item's original is this prefix
-        /// followed by its `path`, URL-encoded. With it, photoswipe layouts are the original's.
+        /// followed by its `path`, URL-encoded. With it, photoswipe layouts are the original's where
+        /// it is shown (`showsOriginal`).
         public var originalURL: String?
         /// Whether a RAW file and the JPEG or HEIF beside it of the same name are one item
         /// (`--raw-pairs`); nil in manifests written before the option, which merged none.

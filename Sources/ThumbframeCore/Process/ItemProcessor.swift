@@ -25,9 +25,10 @@ struct ProcessingContext: Sendable {
         // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
         // margin). A new key makes an upgraded build write them instead of keeping v1's files
         // under the same names; the pruner then removes v1's, which the ledger records. A
-        // profile used other than as usual is part of the key: 0.4's thumbnails of such a file
-        // (made through libvips' default profile) are never taken for the right ones.
-        let used = profile.map { "\nprofile \($0.rawValue)" } ?? ""
+        // profile converted with another intent than relative colorimetric is part of the key:
+        // earlier builds' thumbnails of such a file (made through libvips' default profile) are
+        // never taken for the right ones. (An ignored profile's pixels are what they were.)
+        let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
         let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)\(used)")
         let name = String(key.prefix(32))
         return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
