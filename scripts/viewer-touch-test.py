@@ -137,6 +137,16 @@ try:
     stayed = wait(driver, "return document.getElementById('tf-lightbox').hidden && document.body.dataset.ready === 'true' && location.href", 3)
     check("links: an address with #path opens that photo; closing it stays on the grid", opened and stayed == base + "index.html",
           f"{opened}, {stayed}")
+    # Every error the page throws, from its first script on.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """window.pageErrors = [];
+        addEventListener('error', (e) => pageErrors.push(String(e.message)));
+        addEventListener('unhandledrejection', (e) => pageErrors.push(String(e.reason)));"""})
+    driver.get("about:blank")  # a new document, not a jump within this one
+    driver.get(base + "index.html#%E0%A4%A")
+    ready = wait(driver, "return document.body.dataset.ready === 'true'", 3)
+    time.sleep(0.3)
+    broken = driver.execute_script("return [document.getElementById('tf-lightbox').hidden, window.pageErrors]")
+    check("links: a malformed #hash opens nothing and throws nothing", ready and broken == [True, []], str(broken))
 
     # Focus stays in the open lightbox; the caption is legible on any photo; one h1; a title.
     lightbox(driver, photo)

@@ -466,10 +466,16 @@ enum ViewerAssets {
             } else if (location.hash) openLink(false);
           });
           // The item a `#path` names: its directory's section first (sections by directory), then the rest.
-          // `loaded`: the page was opened at this address; its entry becomes the grid's, and the photo
-          // gets its own above it, so Back (or ✕) returns to the grid, never away from the page.
-          async function openLink(loaded) {
-            const path = location.hash.slice(1).split("/").map(decodeURIComponent).join("/");
+          // `atLoad`: the page was opened at this address; its entry becomes the grid's, and the photo
+          // gets its own above it, so Back (or ✕) returns to the grid, never away from the page. A hash
+          // that is no path (malformed escapes, another page's anchor) opens nothing.
+          async function openLink(atLoad) {
+            let path;
+            try {
+              path = location.hash.slice(1).split("/").map(decodeURIComponent).join("/");
+            } catch {
+              return;
+            }
             if (!path || (!box.hidden && items[current] && items[current].path === path)) return;
             const directory = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
             const sections = [...manifest.sections].sort((a, b) => (b.name === directory) - (a.name === directory));
@@ -477,8 +483,8 @@ enum ViewerAssets {
               for (const page of section.pages) {
                 const found = (await loadPage(section, page)).find((item) => item.path === path);
                 if (found) {
-                  if (loaded) history.replaceState(null, "", location.pathname + location.search);
-                  historyEntry = !loaded;
+                  if (atLoad) history.replaceState(null, "", location.pathname + location.search);
+                  historyEntry = !atLoad;
                   return open(found.flat);
                 }
               }
