@@ -498,7 +498,10 @@ int tf_profile_intent(VipsImage *image) {
 }
 
 int tf_to_srgb(VipsImage *in, VipsImage **out) {
-    int intent = tf_profile_intent(in);
+    return tf_to_srgb_with(in, out, tf_profile_intent(in));
+}
+
+int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent) {
     gboolean tagged = intent >= 0;
     gboolean cmyk = tf_is_cmyk(in);
     if (!tagged && !cmyk)

@@ -26,8 +26,19 @@ package struct ImageHeader: Sendable, Equatable {
     /// Apple's content identifier (a photo's MakerNote, a MOV's QuickTime metadata): the two
     /// halves of a Live Photo share it.
     package var contentIdentifier: String?
+    /// The intent the embedded ICC profile converts with (`tf_profile_intent`, read once with
+    /// the header; the decode converts with it), or TF_PROFILE_NONE / TF_PROFILE_UNUSABLE.
+    var profileIntent = Int32(TF_PROFILE_NONE)
+
     /// How the embedded ICC profile is used when not with its relative-colorimetric intent.
-    package var profile: Manifest.ImageInfo.ProfileUse?
+    package var profile: Manifest.ImageInfo.ProfileUse? {
+        switch profileIntent {
+        case Int32(VIPS_INTENT_PERCEPTUAL.rawValue): .perceptual
+        case Int32(VIPS_INTENT_SATURATION.rawValue): .saturation
+        case TF_PROFILE_UNUSABLE: .ignored
+        default: nil
+        }
+    }
 
     /// Orientations 5–8 turn the image a quarter, swapping width and height; so does a video's
     /// rotation of 90 or 270 degrees.
@@ -82,13 +93,7 @@ package struct ImageHeader: Sendable, Equatable {
         }
         hasAlpha = image.hasAlpha
         isCMYK = image.isCMYK
-        profile =
-            switch tf_profile_intent(image.pointer) {
-            case Int32(VIPS_INTENT_PERCEPTUAL.rawValue): .perceptual
-            case Int32(VIPS_INTENT_SATURATION.rawValue): .saturation
-            case TF_PROFILE_UNUSABLE: .ignored
-            default: nil
-            }
+        profileIntent = tf_profile_intent(image.pointer)
         interlaced = (image.int("interlaced") ?? 0) != 0
         vipsOrientation = image.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil }
 

@@ -142,7 +142,7 @@ package struct VipsDecoder: ImageDecoder {
                 }
             }
             .flatMap { loaded in
-                header.isCMYK ? step(.decode) { tf_to_srgb(loaded.pointer, $0) } : .success(loaded)
+                header.isCMYK ? step(.decode) { tf_to_srgb_with(loaded.pointer, $0, header.profileIntent) } : .success(loaded)
             }
             .flatMap { image in
                 step(.decode) { tf_resize_first_pass(image.pointer, $0, Int32(storedBox.0), Int32(storedBox.1)) }
@@ -162,7 +162,7 @@ package struct VipsDecoder: ImageDecoder {
             let turn = rotate && header.orientation != 1
             guard turn || decoded.hasProfile || decoded.isCMYK else { return .success(decoded) }
             return (turn ? step(.decode) { tf_autorot(decoded.pointer, $0, Int32(header.orientation)) } : .success(decoded))
-                .flatMap { image in step(.decode) { tf_to_srgb(image.pointer, $0) } }
+                .flatMap { image in step(.decode) { tf_to_srgb_with(image.pointer, $0, header.profileIntent) } }
                 .flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }
         }
     }

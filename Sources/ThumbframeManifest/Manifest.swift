@@ -133,6 +133,21 @@ extension Manifest {
             }
             return (image.width, image.height)
         }
+
+        /// An item's layout on a screen of `viewport`: the layout engine's, for the pixels its
+        /// layouts are for (`layoutSize`).
+        public func layout(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail], in viewport: Viewport) -> Layout {
+            let size = layoutSize(image: image, kind: kind, thumbnails: thumbnails)
+            return LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
+        }
+
+        /// An item's layout in every viewport of these settings, by name: its `layouts`.
+        public func layouts(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail]) -> [String: Layout] {
+            Dictionary(
+                uniqueKeysWithValues: viewports.map {
+                    ($0.name, layout(image: image, kind: kind, thumbnails: thumbnails, in: $0))
+                })
+        }
     }
 
     /// Image formats whose files Chrome, Firefox and Safari all decode in `<img>`: the originals a

@@ -39,8 +39,7 @@ extension ManifestReader {
         }), let layout = item.layouts[known.name] {
             return layout
         }
-        let size = settings.layoutSize(image: item.image, kind: item.kind, thumbnails: item.thumbnails)
-        return LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: settings.preset)
+        return settings.layout(image: item.image, kind: item.kind, thumbnails: item.thumbnails, in: viewport)
     }
 
     /// The smallest thumbnail whose pixels cover a cell of `width` × `height` points at `scale`,

@@ -105,6 +105,10 @@ int tf_profile_intent(VipsImage *image);
 /// ignored (the pixels taken as sRGB, CMYK through the default profile): the header says so.
 int tf_to_srgb(VipsImage *in, VipsImage **out);
 
+/// `tf_to_srgb` with the intent `tf_profile_intent` gave for this image's profile already (the
+/// header read it): the profile is not parsed again.
+int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent);
+
 /// Flattens an alpha channel onto white (for formats without alpha).
 int tf_flatten_white(VipsImage *in, VipsImage **out);
 

@@ -46,15 +46,6 @@ struct ManifestAssembler {
         directory.isEmpty ? Array(".".utf8) : Array(directory.joined(separator: [UInt8(ascii: "/")]))
     }
 
-    /// The item's layout in every viewport, for the pixels the frontend loads.
-    func layouts(_ image: Manifest.ImageInfo, kind: Manifest.Kind, thumbnails: [String: Manifest.Thumbnail]) -> [String: Layout] {
-        let size = settings.layoutSize(image: image, kind: kind, thumbnails: thumbnails)
-        return Dictionary(
-            uniqueKeysWithValues: settings.viewports.map {
-                ($0.name, LayoutEngine.layout(width: size.width, height: size.height, viewport: $0, preset: settings.preset))
-            })
-    }
-
     private struct Group {
         var name: String
         var rawName: String? = nil

@@ -1,4 +1,3 @@
-import ThumbframeImaging
 import ThumbframeManifest
 
 /// Makes a RAW file and the JPEG or HEIF the camera wrote with it one item (`--raw-pairs
@@ -23,15 +22,15 @@ enum RawPairing {
         for (index, key) in keys.enumerated() {
             let name = key.source.name
             guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
-            let suffix = String(decoding: name[(dot + 1)...], as: UTF8.self).lowercased()
+            let text = String(decoding: name, as: UTF8.self)
             let shot = Shot(directory: key.source.directory, stem: name[..<dot])
             func keepFirst(_ table: inout [Shot: Int]) {
                 if let other = table[shot], keys[other].source.name.lexicographicallyPrecedes(name) { return }
                 table[shot] = index
             }
-            if RawDecoder.extensions.contains(suffix) {
+            if FileSignature.hasRawExtension(text) {
                 keepFirst(&raws)
-            } else if shownExtensions.contains(suffix) {
+            } else if shownExtensions.contains(FileSignature.extension(text)) {
                 keepFirst(&shown)
             }
         }

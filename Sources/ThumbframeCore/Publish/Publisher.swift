@@ -62,7 +62,7 @@ struct Publisher {
         // Pages first; the top document names them once they are all on disk.
         var written = Written(intactPages: Self.intactPages(published, output: output))
         for (number, plan) in plans.enumerated() {
-            try written.add(plan, number: number, changed: changed, publisher: self, assembler: assembler)
+            try written.add(plan, number: number, changed: changed, publisher: self)
         }
         let document = ManifestDocument(
             generator: .current, settings: settings, sections: written.sections, itemCount: written.items,
@@ -110,8 +110,7 @@ struct Publisher {
         /// section do not depend on other sections) and every page is still the file written,
         /// else pages assembled from the index's entries.
         mutating func add(
-            _ plan: ManifestAssembler.SectionPlan, number: Int, changed: Set<[UInt8]>?, publisher: Publisher,
-            assembler: ManifestAssembler
+            _ plan: ManifestAssembler.SectionPlan, number: Int, changed: Set<[UInt8]>?, publisher: Publisher
         ) throws(ThumbframeError) {
             var section: StateIndex.StoredSection
             if let changed, !changed.contains(plan.key), let previous = try? publisher.index.storedSection(plan.key),
@@ -119,7 +118,7 @@ struct Publisher {
             {
                 section = previous
             } else {
-                section = try publisher.writePages(plan, number: number, start: items, assembler: assembler)
+                section = try publisher.writePages(plan, number: number, start: items)
                 assembled += 1
             }
             sections.append(
@@ -135,7 +134,7 @@ struct Publisher {
 
     /// Writes one section's pages from the index's entries, a page at a time.
     private func writePages(
-        _ plan: ManifestAssembler.SectionPlan, number: Int, start: Int, assembler: ManifestAssembler
+        _ plan: ManifestAssembler.SectionPlan, number: Int, start: Int
     ) throws(ThumbframeError) -> StateIndex.StoredSection {
         var references: [Manifest.PageReference] = []
         var summary = ManifestDocument.Summary()
@@ -166,7 +165,7 @@ struct Publisher {
                     rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
                     exif: entry.exif,
                     thumbnails: entry.thumbnails, placeholder: entry.placeholder,
-                    layouts: assembler.layouts(entry.image, kind: media.kind, thumbnails: entry.thumbnails))
+                    layouts: settings.layouts(image: entry.image, kind: media.kind, thumbnails: entry.thumbnails))
                 summary.add(item)
                 items.append(ManifestPage.Item(item))
             }

@@ -132,8 +132,7 @@ package enum ManifestValidator {
                 let size = manifest.settings.layoutSize(image: image, kind: item.kind, thumbnails: item.thumbnails)
                 for viewport in manifest.settings.viewports where size.width > 0 && size.height > 0 {
                     guard let layout = item.layouts[viewport.name] else { continue }
-                    let expected = LayoutEngine.layout(
-                        width: size.width, height: size.height, viewport: viewport, preset: manifest.settings.preset)
+                    let expected = manifest.settings.layout(image: image, kind: item.kind, thumbnails: item.thumbnails, in: viewport)
                     if layout != expected { report("items[\(index)].layouts.\(viewport.name) is not what the layout engine gives") }
                 }
             }

@@ -35,7 +35,7 @@ enum FileSignature {
     }
 
     /// The lowercased extension, or "" (a dot-file's name is not an extension).
-    private static func `extension`(_ name: String) -> String {
+    static func `extension`(_ name: String) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return name[name.index(after: dot)...].lowercased()
     }
