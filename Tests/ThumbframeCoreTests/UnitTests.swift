@@ -219,3 +219,69 @@ struct BuildLockTests {
         }
     }
 }
+
+@Suite("Owned names")
+struct OwnedNamesTests {
+    /// Random names of every area and extension, some repeated.
+    static func paths(_ count: Int) -> [String] {
+        var generator = SystemRandomNumberGenerator()
+        let shapes = [("thumbs", "jpg"), ("thumbs", "webp"), ("thumbs", "avif"), ("thumbs", "mp4"), ("pages", "json")]
+        return (0..<count).map { _ in
+            let hex = (0..<32).map { _ in String(Int.random(in: 0..<16, using: &generator), radix: 16) }.joined()
+            let (area, suffix) = shapes.randomElement(using: &generator)!
+            return "\(area)/\(hex.prefix(2))/\(hex).\(suffix)"
+        }
+    }
+
+    @Test("a name is its path again, in 24 bytes, ordered as the paths' bytes (the ledger's order)")
+    func roundTripAndOrder() {
+        let paths =
+            Self.paths(2000) + ["thumbs/00/00000000000000000000000000000000.jpg", "thumbs/ff/ffffffffffffffffffffffffffffffff.webp"]
+        let names = paths.map { CompactName($0)! }
+        #expect(names.map(\.path) == paths)
+        #expect(names.map(\.pathLength) == paths.map(\.utf8.count))
+        #expect(MemoryLayout<CompactName>.stride == 24)
+        let byBytes = paths.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        #expect(names.sorted().map(\.path) == byBytes)
+        // The same hash with two extensions, and the same fan-out with two hashes.
+        #expect(
+            CompactName("thumbs/ab/ab000000000000000000000000000001.avif")! < CompactName("thumbs/ab/ab000000000000000000000000000001.jpg")!
+        )
+        #expect(
+            CompactName("pages/ff/ff000000000000000000000000000000.json")! < CompactName("thumbs/00/00000000000000000000000000000000.jpg")!)
+    }
+
+    @Test(
+        "only thumbframe's shape is a name",
+        arguments: [
+            "thumbs/ab/ab00000000000000000000000000000.jpg", "thumbs/ab/ab0000000000000000000000000000000.jpg",
+            "thumbs/ac/ab000000000000000000000000000000.jpg", "thumbs/ab/AB000000000000000000000000000000.jpg",
+            "thumbs/ab/ab000000000000000000000000000000.json", "pages/ab/ab000000000000000000000000000000.jpg",
+            "thumbs/ab/ab000000000000000000000000000000.jpg/x", "thumbs/ab/ab000000000000000000000000000000.jpg.jpg",
+            "other/ab/ab000000000000000000000000000000.jpg", "thumbs/ab/ab000000000000000000000000000000", "", "thumbs",
+            "thumbs/ab/ab00000000000000000000000000000g.jpg", "thumbs/ab/ab000000000000000000000000000000.jpgx",
+        ])
+    func shapes(path: String) {
+        #expect(CompactName(path) == nil)
+        #expect(OutputName(path) == nil)
+    }
+
+    @Test("a set holds each name once, finds exactly its own, and writes its ledger in pieces as one sorted text")
+    func setAndLedger() throws {
+        let paths = Self.paths(3000)
+        let set = OwnedNames(paths: paths + paths.prefix(500))
+        #expect(set.count == Set(paths).count)
+        #expect(paths.allSatisfy { set.contains(path: $0) })
+        #expect(!Self.paths(200).contains { set.contains(path: $0) })
+        var ledger: [UInt8] = []
+        var pieces = 0
+        try set.forEachLedgerPiece(size: 4096) { (piece) throws(FileSystemError) in
+            ledger += piece
+            pieces += 1
+        }
+        #expect(pieces > 1)
+        #expect(ledger.count == set.ledgerBytes)
+        #expect(String(decoding: ledger, as: UTF8.self) == Set(paths).sorted().map { $0 + "\n" }.joined())
+        #expect(set.union(OwnedNames(paths: ["pages/00/00000000000000000000000000000000.json"])).count == set.count + 1)
+    }
+}

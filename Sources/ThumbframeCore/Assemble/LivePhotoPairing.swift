@@ -12,17 +12,17 @@ enum LivePhotoPairing {
     /// The keys without the MOVs that became motion parts, each photo's `motion` set.
     static func pair(_ keys: [ManifestAssembler.Key]) -> [ManifestAssembler.Key] {
         struct Half: Hashable {
-            var directory: [[UInt8]]
+            var directory: ArraySlice<UInt8>
             var identifier: Substring
         }
         var movs: [Half: Int] = [:]
         var photos: Set<Half> = []
         for (index, key) in keys.enumerated() {
             guard let pair = key.pair, let space = pair.firstIndex(of: " ") else { continue }
-            let half = Half(directory: key.source.directory, identifier: pair[pair.index(after: space)...])
+            let half = Half(directory: key.directory, identifier: pair[pair.index(after: space)...])
             switch pair[..<space] {
             case "video":
-                if let other = movs[half], keys[other].source.name.lexicographicallyPrecedes(key.source.name) { continue }
+                if let other = movs[half], keys[other].name.lexicographicallyPrecedes(key.name) { continue }
                 movs[half] = index
             case "photo": photos.insert(half)
             default: continue
@@ -34,7 +34,7 @@ enum LivePhotoPairing {
         result.reserveCapacity(keys.count)
         for var key in keys {
             if let pair = key.pair, pair.hasPrefix("photo "), let space = pair.firstIndex(of: " "),
-                let mov = movs[Half(directory: key.source.directory, identifier: pair[pair.index(after: space)...])]
+                let mov = movs[Half(directory: key.directory, identifier: pair[pair.index(after: space)...])]
             {
                 key.motion = keys[mov].source
                 paired.insert(mov)
@@ -42,7 +42,7 @@ enum LivePhotoPairing {
             result.append(key)
         }
         guard !paired.isEmpty else { return keys }
-        let movPaths = Set(paired.map { keys[$0].source.rawPath })
-        return result.filter { !movPaths.contains($0.source.rawPath) }
+        let movPaths = Set(paired.map { keys[$0].path })
+        return result.filter { !movPaths.contains($0.path) }
     }
 }

@@ -9,18 +9,79 @@ struct ManifestAssembler {
     var sourceTitle: String
     var settings: Manifest.Settings
 
-    /// What orders an item: its path and when it was taken.
+    /// What orders an item: its path and when it was taken. Small, as a library's worth of
+    /// them is held at once: the path's bytes (one buffer), the time (empty unless sections or
+    /// order are by date), and the rare pairing facts boxed.
     struct Key {
-        var source: SourceFile
-        /// `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's modification time in UTC.
+        /// The file's path below SOURCE_DIR (`SourceFile.rawPath`).
+        var path: [UInt8]
+        /// `YYYY-MM-DDTHH:MM:SS`: the EXIF local time, else the file's modification time in UTC
+        /// (empty when the settings order nothing by date).
         var captured: String
+        private var pairing: Pairing?
+
+        /// What only Live Photo halves and RAW pairs carry.
+        private final class Pairing {
+            var pair: String?
+            var motion: [UInt8]?
+            var rawFile: [UInt8]?
+
+            init(pair: String?, motion: [UInt8]?, rawFile: [UInt8]?) {
+                (self.pair, self.motion, self.rawFile) = (pair, motion, rawFile)
+            }
+        }
+
+        init(path: [UInt8], captured: String, pair: String? = nil) {
+            self.path = path
+            self.captured = captured
+            if pair != nil { pairing = Pairing(pair: pair, motion: nil, rawFile: nil) }
+        }
+
         /// A Live Photo half's `files.pair` (`photo <id>`, `video <id>`), nil for other items.
-        var pair: String? = nil
+        var pair: String? { pairing?.pair }
+
         /// A photo's Live Photo MOV, found by `LivePhotoPairing`.
-        var motion: SourceFile? = nil
+        var motion: SourceFile? {
+            get { pairing?.motion.map { SourceFile(path: $0) } }
+            set { setPairing(motion: newValue?.rawPath, rawFile: pairing?.rawFile) }
+        }
+
         /// A JPEG's RAW shot with it, found by `RawPairing`.
-        var rawFile: SourceFile? = nil
+        var rawFile: SourceFile? {
+            get { pairing?.rawFile.map { SourceFile(path: $0) } }
+            set { setPairing(motion: pairing?.motion, rawFile: newValue?.rawPath) }
+        }
+
+        private mutating func setPairing(motion: [UInt8]?, rawFile: [UInt8]?) {
+            pairing = Pairing(pair: pairing?.pair, motion: motion, rawFile: rawFile)
+        }
+
+        /// The file, made from `path` when asked for.
+        var source: SourceFile { SourceFile(path: path) }
+
+        /// Where the name starts in `path`.
+        private var nameStart: Int { (path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1 }
+
+        /// The directory's bytes (empty for the root).
+        var directory: ArraySlice<UInt8> { path[..<max(0, nameStart - 1)] }
+
+        /// The file name's bytes.
+        var name: ArraySlice<UInt8> { path[nameStart...] }
+
+        /// `SourceFile.inDisplayOrder` without making the files.
+        static func inDisplayOrder(_ a: Key, _ b: Key) -> Bool {
+            let (x, y) = (a.directory, b.directory)
+            if x != y { return NaturalOrder.lessPath(components(x), components(y)) }
+            return NaturalOrder.less(Array(a.name), Array(b.name))
+        }
+
+        static func components(_ directory: ArraySlice<UInt8>) -> [[UInt8]] {
+            directory.isEmpty ? [] : directory.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        }
     }
+
+    /// True when sections or order depend on capture times (else keys need not carry them).
+    var ordersByDate: Bool { settings.sections == .date || settings.order == .date }
 
     /// One section before it is written: its heading and its items' keys in display order.
     struct SectionPlan {
@@ -62,13 +123,13 @@ struct ManifestAssembler {
         case .directory:
             // Grouped by the directories' bytes: two names that differ only in Unicode
             // normalization, or in bytes that are not UTF-8, are two directories.
-            let byDirectory = Dictionary(grouping: keys, by: \.source.directory)
-            return byDirectory.keys.sorted(by: NaturalOrder.lessPath).map { directory in
-                let raw = Array(directory.joined(separator: [UInt8(ascii: "/")]))
-                return Group(
+            let byDirectory = Dictionary(grouping: keys) { Array($0.directory) }
+            return byDirectory.keys.map { ($0, Key.components($0[...])) }.sorted { NaturalOrder.lessPath($0.1, $1.1) }.map {
+                raw, directory in
+                Group(
                     name: directory.isEmpty ? "." : String(decoding: raw, as: UTF8.self), rawName: RawPath.encode(raw),
                     title: directory.last.map { String(decoding: $0, as: UTF8.self) } ?? sourceTitle,
-                    keys: byDirectory[directory]!)
+                    keys: byDirectory[raw]!)
             }
         case .date:
             let byDay = Dictionary(grouping: keys) { String($0.captured.prefix(10)) }
@@ -79,11 +140,9 @@ struct ManifestAssembler {
     private func ordered(_ keys: [Key]) -> [Key] {
         switch settings.order {
         case .name:
-            return keys.sorted { SourceFile.inDisplayOrder($0.source, $1.source) }
+            return keys.sorted(by: Key.inDisplayOrder)
         case .date:
-            return keys.sorted {
-                $0.captured != $1.captured ? $0.captured < $1.captured : SourceFile.inDisplayOrder($0.source, $1.source)
-            }
+            return keys.sorted { $0.captured != $1.captured ? $0.captured < $1.captured : Key.inDisplayOrder($0, $1) }
         }
     }
 }

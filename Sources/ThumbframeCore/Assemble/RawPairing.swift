@@ -14,18 +14,18 @@ enum RawPairing {
     /// The keys without the RAWs that were paired, each paired JPEG's `rawFile` set.
     static func pair(_ keys: [ManifestAssembler.Key]) -> [ManifestAssembler.Key] {
         struct Shot: Hashable {
-            var directory: [[UInt8]]
+            var directory: ArraySlice<UInt8>
             var stem: ArraySlice<UInt8>
         }
         var raws: [Shot: Int] = [:]
         var shown: [Shot: Int] = [:]
         for (index, key) in keys.enumerated() {
-            let name = key.source.name
+            let name = key.name
             guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
             let text = String(decoding: name, as: UTF8.self)
-            let shot = Shot(directory: key.source.directory, stem: name[..<dot])
+            let shot = Shot(directory: key.directory, stem: name[..<dot])
             func keepFirst(_ table: inout [Shot: Int]) {
-                if let other = table[shot], keys[other].source.name.lexicographicallyPrecedes(name) { return }
+                if let other = table[shot], keys[other].name.lexicographicallyPrecedes(name) { return }
                 table[shot] = index
             }
             if FileSignature.hasRawExtension(text) {

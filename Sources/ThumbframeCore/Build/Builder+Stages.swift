@@ -89,7 +89,8 @@ extension Pruner {
         after written: Publisher.Publication, by publisher: Publisher, published: StateIndex.Published, always: Bool = false
     ) throws(ThumbframeError) -> Outcome {
         guard always || written.manifestWritten || isUnsettled else { return Outcome() }
-        let outcome = try prune(keeping: try publisher.keptThumbnails().union(written.pages ?? Set(published.pages.keys)))
+        let pages = OwnedNames(paths: written.pages ?? Set(published.pages.keys))
+        let outcome = try prune(keeping: try publisher.keptThumbnails().union(pages))
         if let note = outcome.foreignNote { publisher.events(.warning(note)) }
         return outcome
     }

@@ -39,12 +39,17 @@ package struct Builder: Sendable {
         let walkDigest = options.shard.map { _ in Shard.walkDigest(walk) }
         let walkFailureCount = walk.failures.count
         if let shard = options.shard { walk.files.removeAll { !shard.contains($0.rawPath) } }
+        // In path order, the index's: the plan merges the two (sorted in place, not copied).
+        walk.files.sort { $0.rawPath.lexicographicallyPrecedes($1.rawPath) }
         var plan = try makePlan(walk.files, site: site, reusable: itemsMatch)
         // Before anything changes: a source that lost most of its files (an unmounted NAS) stops
         // here. (Shards are guarded at merge, over the whole library.)
         let droppedByWalk = plan.missing.count { $0.wasItem }
         if options.shard == nil { try refuseShrink(site.published.items, dropped: droppedByWalk) }
         if options.check { return try check(walk: walk, plan: plan, site: site, itemsMatch: itemsMatch) }
+        // The plan holds what is still needed of the files: a library's worth of paths is not
+        // kept twice while they are processed.
+        walk.files = []
         guard let output = site.output, let index = site.index else {
             throw .cannotWrite(path: options.output, reason: "cannot open the output directory")
         }
@@ -59,11 +64,11 @@ package struct Builder: Sendable {
         try refuseShrink(site.published.items, dropped: droppedByWalk + tally.droppedByFailure)
         try index.stopping { () throws(SQLiteError) in try index.removeRows(removed) }
         let changed = changedSections(plan, site: site, itemsMatch: itemsMatch)
-        // The file lists are done with: a library's worth of paths need not stay while the
-        // manifest is written.
+        // The plan is done with: a library's worth of paths need not stay while the manifest
+        // is written.
         let unchanged = plan.work.isEmpty && plan.missing.isEmpty && site.published.clean
         let reused = plan.reusedItems
-        (walk.files, plan) = ([], ReusePlan())
+        plan = ReusePlan()
         let publisher = Publisher(
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
             verify: options.verify, events: events)

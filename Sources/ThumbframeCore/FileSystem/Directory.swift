@@ -112,24 +112,40 @@ final class Directory: @unchecked Sendable {
     /// a link at `name` itself, never what it points to. With `durable`, the data and the
     /// directory entry are fsynced.
     func writeAtomically(_ bytes: [UInt8], to name: String, durable: Bool) throws(FileSystemError) {
+        try writeAtomically(to: name, durable: durable) { (write) throws(FileSystemError) in try write(bytes) }
+    }
+
+    /// `writeAtomically` for content made piece by piece: `produce` calls the function it is
+    /// given with each piece in order (a ledger of millions of lines is never one buffer).
+    func writeAtomically(
+        to name: String, durable: Bool,
+        produce: (_ write: ([UInt8]) throws(FileSystemError) -> Void) throws(FileSystemError) -> Void
+    ) throws(FileSystemError) {
         let (temporary, tfd) = try createTemporary()
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            var written = 0
-            while written < raw.count {
-                let result = write(tfd, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+        func write(_ bytes: [UInt8]) throws(FileSystemError) {
+            let failure: Int32? = bytes.withUnsafeBytes { raw in
+                var written = 0
+                while written < raw.count {
+                    let result = Foundation.write(tfd, raw.baseAddress! + written, raw.count - written)
+                    if result < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    written += result
                 }
-                written += result
+                return nil
             }
-            return durable && fsync(tfd) != 0 ? errno : nil
+            if let failure { throw .posix(failure) }
+        }
+        do throws(FileSystemError) {
+            try produce(write)
+            if durable, fsync(tfd) != 0 { throw .posix(errno) }
+        } catch {
+            close(tfd)
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+            throw error
         }
         close(tfd)
-        if let failure {
-            _ = temporary.withCString { unlinkat(fd, $0, 0) }
-            throw .posix(failure)
-        }
         let renamed = temporary.withCString { from in name.withCString { to in renameat(fd, from, fd, to) } }
         guard renamed == 0 else {
             let code = errno
@@ -236,6 +252,41 @@ final class OpenFile {
         var probe: UInt8 = 0
         if Foundation.read(fd, &probe, 1) > 0 { throw .changedWhileReading }
         return bytes
+    }
+
+    /// Reads the file from its current offset in pieces of at most `size` bytes, in order,
+    /// until its end (memory: one piece, whatever the file's size).
+    func forEachPiece(size: Int = 1 << 20, _ body: ([UInt8]) throws(FileSystemError) -> Void) throws(FileSystemError) {
+        var buffer = [UInt8](repeating: 0, count: size)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, size) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .posix(errno)
+            }
+            if got == 0 { return }
+            try body(got == size ? buffer : Array(buffer.prefix(got)))
+        }
+    }
+
+    /// Calls `body` with each line (without its newline; a last line without one too).
+    func forEachLine(_ body: (ArraySlice<UInt8>) -> Void) throws(FileSystemError) {
+        var carry: [UInt8] = []
+        try forEachPiece { (piece) throws(FileSystemError) in
+            var start = 0
+            while let newline = piece[start...].firstIndex(of: 10) {
+                if carry.isEmpty {
+                    body(piece[start..<newline])
+                } else {
+                    carry += piece[start..<newline]
+                    body(carry[...])
+                    carry.removeAll(keepingCapacity: true)
+                }
+                start = newline + 1
+            }
+            carry += piece[start...]
+        }
+        if !carry.isEmpty { body(carry[...]) }
     }
 
     /// The first `count` bytes (fewer if the file is shorter), read with `pread`: the file's

@@ -154,26 +154,26 @@ final class OutputDirectory: @unchecked Sendable {
         guard written == line.count else { throw .posix(written < 0 ? errno : ENOSPC) }
     }
 
-    /// Paths in the ledger and the journal that have thumbframe's thumbnail or page shape.
-    func ownedThumbnails() -> Set<[UInt8]> {
-        var owned = Set<[UInt8]>()
+    /// Paths in the ledger and the journal that have thumbframe's thumbnail or page shape, read
+    /// line by line.
+    func ownedNames() -> OwnedNames {
+        var owned: [CompactName] = []
         for name in [Self.ledgerName, Self.journalName] {
-            guard root.stat(Array(name.utf8))?.isRegularFile == true,
-                let bytes = try? root.readFile(Array(name.utf8), limit: 1 << 31)
-            else { continue }
-            for line in bytes.split(separator: 10) where OutputName(String(decoding: line, as: UTF8.self)) != nil {
-                owned.insert(Array(line))
+            guard let file = try? root.openFile(Array(name.utf8)) else { continue }
+            try? file.forEachLine { line in
+                if let name = line.withUnsafeBufferPointer(CompactName.init(bytes:)) { owned.append(name) }
             }
         }
-        return owned
+        return OwnedNames(owned)
     }
 
-    /// Writes the ledger (what thumbframe owns now) and empties the journal.
-    func settle(owned: [String]) throws(FileSystemError) {
-        let ledger = owned.sorted().map { $0 + "\n" }.joined()
-        let current = try? root.readFile(Array(Self.ledgerName.utf8), limit: 1 << 31)
-        if current.map({ !$0.elementsEqual(ledger.utf8) }) ?? true {
-            try root.writeAtomically(Array(ledger.utf8), to: Self.ledgerName, durable: true)
+    /// Writes the ledger (what thumbframe owns now) unless it says that already, and empties
+    /// the journal. Both the comparison and the write go piece by piece.
+    func settle(owned: OwnedNames) throws(FileSystemError) {
+        if !ledgerSays(owned) {
+            try root.writeAtomically(to: Self.ledgerName, durable: true) { (write) throws(FileSystemError) in
+                try owned.forEachLedgerPiece(write)
+            }
         }
         lock.lock()
         defer { lock.unlock() }
@@ -182,6 +182,24 @@ final class OutputDirectory: @unchecked Sendable {
             journal = -1
         }
         _ = Self.journalName.withCString { unlinkat(root.fd, $0, 0) }
+    }
+
+    /// True when the ledger on disk holds exactly `owned`'s lines.
+    private func ledgerSays(_ owned: OwnedNames) -> Bool {
+        guard let file = try? root.openFile(Array(Self.ledgerName.utf8)), file.stat()?.size == owned.ledgerBytes else {
+            return false
+        }
+        var buffer: [UInt8] = []
+        do {
+            try owned.forEachLedgerPiece { (piece) throws(FileSystemError) in
+                buffer = [UInt8](repeating: 0, count: piece.count)
+                let got = buffer.withUnsafeMutableBytes { Foundation.read(file.fd, $0.baseAddress, piece.count) }
+                guard got == piece.count, buffer == piece else { throw .changedWhileReading }
+            }
+        } catch {
+            return false
+        }
+        return true
     }
 
     /// Removes the thumbnail or page at `path` if it is a regular file; true when it was removed.
@@ -201,18 +219,18 @@ final class OutputDirectory: @unchecked Sendable {
 
     // MARK: Whole-directory views
 
-    /// Names directly in `thumbs/` or `pages/` (`area`) and in each of its fan-out directories,
-    /// for the pruner's report and its clean-up of temporary files. Links and other kinds are
-    /// listed, never entered.
-    func list(_ area: String) -> [(directory: [UInt8], entries: [[UInt8]])] {
-        guard let top = area == "thumbs" ? thumbs : pages, let names = try? top.entries() else { return [] }
-        var result: [(directory: [UInt8], entries: [[UInt8]])] = [([], names)]
+    /// Calls `body` with the names directly in `thumbs/` or `pages/` (`area`; `directory`
+    /// empty), then with those of each of its fan-out directories in order, for the pruner's
+    /// report and its clean-up of temporary files: one directory's names in memory at a time.
+    /// Links and other kinds are listed, never entered.
+    func forEachListing(_ area: String, _ body: (_ directory: [UInt8], _ entries: [[UInt8]]) -> Void) {
+        guard let top = area == "thumbs" ? thumbs : pages, let names = try? top.entries() else { return }
+        body([], names)
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) })
         where name.count == 2 && name.allSatisfy(TemporaryName.isLowerHex) && top.stat(name)?.isDirectory == true {
             guard let directory = try? top.subdirectory(name), let entries = try? directory.entries() else { continue }
-            result.append((name, entries))
+            body(name, entries)
         }
-        return result
     }
 
     /// Removes a leftover temporary file (a name `TemporaryName` gives) in OUT_DIR (`area`

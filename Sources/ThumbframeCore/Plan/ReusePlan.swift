@@ -9,16 +9,37 @@ struct ReusePlan {
     /// A file to open: processed in full, or with `previous` (`--verify`) only re-hashed.
     struct Work {
         var file: SourceFile
-        var previous: Manifest.Item?
         /// `previous`'s content identifier (a Live Photo half's), which `Manifest.Item` does not carry.
         var previousIdentifier: String?
         /// The index had a row for this path (so `--check` says "changed", not "added").
         var known = false
         /// That row was an item (so failing now drops it from the manifest).
         var wasItem = false
+        /// `previous` and `placeholder` live on the heap: a cold build holds a Work per file,
+        /// and a `Manifest.Item` inline is 750 bytes.
+        private var stored: Boxed<(Manifest.Item?, KnownPlaceholder?)>?
+
+        init(
+            file: SourceFile, previous: Manifest.Item? = nil, known: Bool = false, wasItem: Bool = false,
+            placeholder: KnownPlaceholder? = nil
+        ) {
+            self.file = file
+            self.known = known
+            self.wasItem = wasItem
+            if previous != nil || placeholder != nil { stored = Boxed((previous, placeholder)) }
+        }
+
+        /// With `--verify`, the stored item, re-hashed rather than processed.
+        var previous: Manifest.Item? { stored?.value.0 }
         /// For a file touched but of the same size: the recorded placeholder, good while the
         /// bytes hash the same (a placeholder is a function of the pixels).
-        var placeholder: KnownPlaceholder?
+        var placeholder: KnownPlaceholder? { stored?.value.1 }
+    }
+
+    /// A value kept on the heap.
+    final class Boxed<Value: Sendable>: Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
     }
 
     struct KnownPlaceholder: Sendable {
@@ -42,49 +63,66 @@ struct ReusePlan {
     /// An empty plan.
     init() {}
 
-    /// Reads the index once, merged with the walk in path order. With `reusable` false (settings
-    /// that shape items changed, or `--force`), nothing is reused but what is missing is known.
-    /// `verify`: unchanged items are re-hashed (their entries go along); `check`: nothing will be
-    /// written, and failures are not retried.
+    /// Files decided together: their rows (with thumbnail paths) are held only this long, so a
+    /// plan of a million files never holds a million rows.
+    static let chunkSize = 4096
+
+    /// Reads the index once, merged with the walk in path order (`files` must be sorted by
+    /// `rawPath`). With `reusable` false (settings that shape items changed, or `--force`),
+    /// nothing is reused but what is missing is known. `verify`: unchanged items are re-hashed
+    /// (their entries go along); `check`: nothing will be written, and failures are not retried.
     init(index: StateIndex?, reusable: Bool, verify: Bool, check: Bool, output: OutputDirectory?, files: [SourceFile])
         throws(SQLiteError)
     {
+        assert(zip(files, files.dropFirst()).allSatisfy { $0.rawPath.lexicographicallyPrecedes($1.rawPath) })
         guard let index else {
             work = files.map { Work(file: $0) }
             return
         }
-        // The rows in one ordered scan merged with the sorted walk (no lookup per file), then
-        // every thumbnail's stat on all cores (a rerun of 100 000 files stats 200 000
-        // thumbnails), then the decisions in walk order.
-        let order = files.indices.sorted { files[$0].rawPath.lexicographicallyPrecedes(files[$1].rawPath) }
-        var rows = [StateIndex.Row?](repeating: nil, count: files.count)
+        // The rows in one ordered scan merged with the sorted walk (no lookup per file); every
+        // few thousand known files, their thumbnails' stats on all cores (a rerun of 100 000
+        // files stats 200 000 thumbnails) and their decisions.
+        var known: [(position: Int, row: StateIndex.Row)] = []
         var next = 0
-        try index.forEachRow { path, row in
-            while next < order.count, files[order[next]].rawPath.lexicographicallyPrecedes(path) { next += 1 }
-            if next < order.count, files[order[next]].rawPath == path {
-                rows[order[next]] = row
+        try index.forEachRow { (path, row) throws(SQLiteError) in
+            while next < files.count, files[next].rawPath.lexicographicallyPrecedes(path) {
+                work.append(Work(file: files[next]))
                 next += 1
+            }
+            if next < files.count, files[next].rawPath == path {
+                known.append((next, row))
+                next += 1
+                if known.count == Self.chunkSize {
+                    try decide(known, files: files, index: index, reusable: reusable, verify: verify, check: check, output: output)
+                    known.removeAll(keepingCapacity: true)
+                }
             } else {
                 missing.append((path, !row.failed))
             }
         }
+        try decide(known, files: files, index: index, reusable: reusable, verify: verify, check: check, output: output)
+        work += files[next...].map { Work(file: $0) }
+    }
+
+    /// Decides for files the index has a row for.
+    private mutating func decide(
+        _ known: [(position: Int, row: StateIndex.Row)], files: [SourceFile], index: StateIndex, reusable: Bool, verify: Bool,
+        check: Bool, output: OutputDirectory?
+    ) throws(SQLiteError) {
         guard reusable else {
-            work = files.indices.map { Work(file: files[$0], known: rows[$0] != nil, wasItem: rows[$0].map { !$0.failed } ?? false) }
+            work += known.map { Work(file: files[$0.position], known: true, wasItem: !$0.row.failed) }
             return
         }
-        let complete = Self.thumbnailsComplete(rows, files: files, output: output)
-        for (position, file) in files.enumerated() {
-            guard let row = rows[position] else {
-                work.append(Work(file: file))
-                continue
-            }
+        let complete = Self.thumbnailsComplete(known.map(\.row), files: known.map { files[$0.position] }, output: output)
+        for (offset, (position, row)) in known.enumerated() {
+            let file = files[position]
             let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedKey
             func redo(previous: Manifest.Item? = nil, wasItem: Bool, placeholder: KnownPlaceholder? = nil) {
                 work.append(Work(file: file, previous: previous, known: true, wasItem: wasItem, placeholder: placeholder))
                 for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
             }
             if unchanged && !row.failed {
-                if !complete[position] {
+                if !complete[offset] {
                     missingThumbnails.append(file.relativePath)
                     redo(wasItem: true)
                 } else if verify {
@@ -113,7 +151,7 @@ struct ReusePlan {
     /// For each unchanged item, whether every thumbnail is still there with the size it was
     /// written with (a truncated or replaced one is rebuilt; `--verify` also compares its hash).
     /// The stats run on all cores.
-    private static func thumbnailsComplete(_ rows: [StateIndex.Row?], files: [SourceFile], output: OutputDirectory?) -> [Bool] {
+    private static func thumbnailsComplete(_ rows: [StateIndex.Row], files: [SourceFile], output: OutputDirectory?) -> [Bool] {
         let results = UnsafeMutableBufferPointer<Bool>.allocate(capacity: rows.count)
         defer { results.deallocate() }
         results.initialize(repeating: false)
@@ -125,7 +163,8 @@ struct ReusePlan {
             var directories: [String: Directory] = [:]
             let range = (rows.count * chunk / chunks)..<(rows.count * (chunk + 1) / chunks)
             for position in range {
-                guard let output, let row = rows[position], !row.failed, row.size == files[position].stat.size,
+                let row = rows[position]
+                guard let output, !row.failed, row.size == files[position].stat.size,
                     row.modified == files[position].stat.modifiedKey
                 else { continue }
                 slots[position] = row.thumbnails.allSatisfy { thumbnail in

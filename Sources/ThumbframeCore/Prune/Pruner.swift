@@ -42,23 +42,23 @@ struct Pruner {
 
     /// Removes what thumbframe owns and `keep` (every thumbnail and page the manifest names) does
     /// not; throws when the ledger cannot be written (it is written again by the next run).
-    func prune(keeping keep: Set<String>) throws(ThumbframeError) -> Outcome {
+    func prune(keeping keep: OwnedNames) throws(ThumbframeError) -> Outcome {
         var outcome = Outcome()
-        let candidates = output.ownedThumbnails()
-        var emptied: Set<String> = []
-        for candidate in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let path = String(decoding: candidate, as: UTF8.self)
-            guard !keep.contains(path), output.remove(file: path) else { continue }
+        // Fan-out directories that lost a file, each by one path in it.
+        var emptied: [String: String] = [:]
+        for candidate in output.ownedNames().sorted where !keep.contains(candidate) {
+            let path = candidate.path
+            guard output.remove(file: path) else { continue }
             // Reported: thumbnails; pages come and go with every manifest change.
             if path.hasPrefix("thumbs/") { outcome.removed += 1 }
-            emptied.insert(path)
+            emptied[candidate.fanoutKey] = path
         }
         // Temporary files of killed runs, and a look at what else is there.
         for temporary in (try? output.root.entries()) ?? [] where output.removeTemporary(temporary, area: nil) {
             outcome.removed += 1
         }
         for area in ["thumbs", "pages"] {
-            for (directory, entries) in output.list(area) {
+            output.forEachListing(area) { directory, entries in
                 let prefix = area + "/" + (directory.isEmpty ? "" : String(decoding: directory, as: UTF8.self) + "/")
                 for entry in entries.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                     if output.removeTemporary(entry, area: area, directory: directory) {
@@ -68,15 +68,15 @@ struct Pruner {
                     let path = prefix + String(decoding: entry, as: UTF8.self)
                     // A fan-out directory is thumbframe's; its files were looked at above.
                     if directory.isEmpty, entry.count == 2, entry.allSatisfy(TemporaryName.isLowerHex) { continue }
-                    if keep.contains(path) { continue }
+                    if keep.contains(path: path) { continue }
                     outcome.foreign += 1
                     if outcome.foreignExample == nil { outcome.foreignExample = TerminalText.safe(path) }
                 }
             }
         }
-        for path in emptied { output.removeFanoutIfEmpty(of: path) }
+        for path in emptied.values.sorted() { output.removeFanoutIfEmpty(of: path) }
         do {
-            try output.settle(owned: Array(keep))
+            try output.settle(owned: keep)
         } catch {
             throw .cannotWrite(path: output.path + "/" + OutputDirectory.ledgerName, reason: error.localizedDescription)
         }

@@ -44,10 +44,11 @@ struct Publisher {
             return Publication(
                 manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
         }
+        let assembler = ManifestAssembler(sourceTitle: sourceTitle, settings: settings)
         var keys: [ManifestAssembler.Key] = []
         try index.stopping { () throws(SQLiteError) in
-            try index.forEachItemKey { path, captured, pair in
-                keys.append(.init(source: SourceFile(path: path), captured: captured, pair: pair))
+            try index.forEachItemKey(captured: assembler.ordersByDate) { path, captured, pair in
+                keys.append(.init(path: path, captured: captured, pair: pair))
             }
         }
         keys = LivePhotoPairing.pair(keys)
@@ -56,7 +57,6 @@ struct Publisher {
         if published.manifestFingerprint != nil, !unchangedManifest(published) {
             events(.warning("manifest.json was changed outside thumbframe; writing it again"))
         }
-        let assembler = ManifestAssembler(sourceTitle: sourceTitle, settings: settings)
         let plans = assembler.sections(keys)
         keys = []
         // Pages first; the top document names them once they are all on disk.
@@ -223,13 +223,13 @@ struct Publisher {
     /// a plain build run between shards and their merge must not prune what the merge will
     /// publish. (Once a library is no longer built in shards, removing the
     /// `.thumbframe-shard-*` files lets a build prune what only they named.)
-    func keptThumbnails() throws(ThumbframeError) -> Set<String> {
-        var kept = try index.stopping { () throws(SQLiteError) in try index.thumbnailPaths() }
+    func keptThumbnails() throws(ThumbframeError) -> OwnedNames {
+        var kept = try index.stopping { () throws(SQLiteError) in try index.thumbnailNames() }
         for name in StateIndex.shardNames(in: output) {
             let (shard, problem) = try StateIndex.open(output, readOnly: false, name: name)
             if let problem { events(.warning(problem)) }
             guard let shard else { continue }
-            kept.formUnion(try shard.stopping { () throws(SQLiteError) in try shard.thumbnailPaths() })
+            kept = kept.union(try shard.stopping { () throws(SQLiteError) in try shard.thumbnailNames() })
         }
         return kept
     }

@@ -126,7 +126,7 @@ final class StateIndex {
     /// Calls `body` with every row in path byte order (SQLite orders BLOBs as memcmp, then
     /// length: `[UInt8].lexicographicallyPrecedes`), each with its thumbnails: two scans in the
     /// same order, merged (no lookup per file).
-    func forEachRow(_ body: ([UInt8], Row) -> Void) throws(SQLiteError) {
+    func forEachRow(_ body: ([UInt8], Row) throws(SQLiteError) -> Void) throws(SQLiteError) {
         let select = try database.prepare("SELECT path, size, mtime, failed, stage FROM files ORDER BY path")
         var thumbnails = try ThumbnailCursor(database)
         while try select.step() {
@@ -134,7 +134,7 @@ final class StateIndex {
             let row = Row(
                 size: select.int(1), modified: select.int(2), failed: select.int(3) != 0,
                 stage: select.string(4).flatMap(FailureStage.init(rawValue:)), thumbnails: try thumbnails.take(path))
-            body(path, row)
+            try body(path, row)
         }
     }
 
@@ -297,18 +297,21 @@ final class StateIndex {
         }
     }
 
-    /// Calls `body` with the path and capture time of every item: what orders the manifest.
-    func forEachItemKey(_ body: ([UInt8], String, String?) -> Void) throws(SQLiteError) {
-        let select = try database.prepare("SELECT path, captured, pair FROM files WHERE failed = 0")
+    /// Calls `body` with the path, capture time (empty unless `captured`) and pair of every
+    /// item: what orders the manifest.
+    func forEachItemKey(captured: Bool = true, _ body: ([UInt8], String, String?) -> Void) throws(SQLiteError) {
+        let select = try database.prepare("SELECT path, \(captured ? "captured" : "''"), pair FROM files WHERE failed = 0")
         while try select.step() { body(select.bytes(0), select.string(1) ?? "", select.string(2)) }
     }
 
     /// Every thumbnail path the items name.
-    func thumbnailPaths() throws(SQLiteError) -> Set<String> {
+    func thumbnailNames() throws(SQLiteError) -> OwnedNames {
         let select = try database.prepare("SELECT thumbnail FROM thumbnails JOIN files USING (path) WHERE failed = 0")
-        var paths = Set<String>()
-        while try select.step() { paths.insert(select.string(0) ?? "") }
-        return paths
+        var names: [CompactName] = []
+        while try select.step() {
+            if let name = select.string(0).flatMap(CompactName.init) { names.append(name) }
+        }
+        return OwnedNames(names)
     }
 
     func beginIfNeeded() throws(SQLiteError) {

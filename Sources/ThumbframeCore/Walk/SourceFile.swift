@@ -5,12 +5,13 @@ import ThumbframeManifest
 struct SourceFile: Sendable, Equatable {
     /// The parent directory's names as found on disk (empty for the root); names need not be UTF-8.
     var directory: [[UInt8]]
-    /// The file name as found on disk.
-    var name: [UInt8]
+    /// The file name as found on disk: the end of `rawPath` (made when asked for).
+    var name: [UInt8] { Array(rawPath[((rawPath.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]) }
     /// `directory` and `name` joined by `/`: the file's identity, lossless and unique.
     var rawPath: [UInt8]
-    /// `rawPath` for people and manifests: UTF-8, with U+FFFD for bytes that are not.
-    var relativePath: String
+    /// `rawPath` for people and manifests: UTF-8, with U+FFFD for bytes that are not (made when
+    /// asked for: a library's worth of files is held at once).
+    var relativePath: String { String(decoding: rawPath, as: UTF8.self) }
     /// Where to open it, relative to the source directory: `rawPath`, or a followed link's
     /// target. Opened one component at a time, never through a link.
     var openPath: [UInt8]
@@ -19,9 +20,7 @@ struct SourceFile: Sendable, Equatable {
 
     init(directory: [[UInt8]], name: [UInt8], openPath: [UInt8]? = nil, stat: FileStat) {
         self.directory = directory
-        self.name = name
         rawPath = Array((directory + [name]).joined(separator: [UInt8(ascii: "/")]))
-        relativePath = String(decoding: rawPath, as: UTF8.self)
         self.openPath = openPath ?? rawPath
         self.stat = stat
     }
