@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <libexif/exif-utils.h>
 #include <lcms2.h>
@@ -355,6 +358,12 @@ int tf_autorot(VipsImage *in, VipsImage **out, int orientation) {
     int result = vips_autorot(tagged, out, NULL);
     g_object_unref(tagged);
     return result;
+}
+
+void tf_trim_heap(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 unsigned int tf_ref_count(VipsImage *image) {

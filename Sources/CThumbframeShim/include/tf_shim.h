@@ -85,6 +85,9 @@ int tf_is_cmyk(VipsImage *image);
 /// How many references hold the image (GObject's count; a lazy image made from it holds one).
 unsigned int tf_ref_count(VipsImage *image);
 
+/* Gives the heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere). */
+void tf_trim_heap(void);
+
 /// The image has no embedded ICC profile (`tf_profile_intent`).
 #define TF_PROFILE_NONE (-1)
 /// The embedded profile cannot be used: lcms cannot read it, it is for other channels than the

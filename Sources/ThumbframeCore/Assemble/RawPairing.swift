@@ -17,22 +17,27 @@ enum RawPairing {
             var directory: ArraySlice<UInt8>
             var stem: ArraySlice<UInt8>
         }
+        // RAWs first (most libraries have none: then nothing more is looked at or held), then
+        // the JPEGs of those shots alone.
         var raws: [Shot: Int] = [:]
         var shown: [Shot: Int] = [:]
-        for (index, key) in keys.enumerated() {
-            let name = key.name
-            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
-            let text = String(decoding: name, as: UTF8.self)
-            let shot = Shot(directory: key.directory, stem: name[..<dot])
-            func keepFirst(_ table: inout [Shot: Int]) {
-                if let other = table[shot], keys[other].name.lexicographicallyPrecedes(name) { return }
-                table[shot] = index
+        for rawPass in [true, false] {
+            for (index, key) in keys.enumerated() {
+                let name = key.name
+                guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
+                let text = String(decoding: name, as: UTF8.self)
+                let shot = Shot(directory: key.directory, stem: name[..<dot])
+                func keepFirst(_ table: inout [Shot: Int]) {
+                    if let other = table[shot], keys[other].name.lexicographicallyPrecedes(name) { return }
+                    table[shot] = index
+                }
+                if rawPass, FileSignature.hasRawExtension(text) {
+                    keepFirst(&raws)
+                } else if !rawPass, raws[shot] != nil, shownExtensions.contains(FileSignature.extension(text)) {
+                    keepFirst(&shown)
+                }
             }
-            if FileSignature.hasRawExtension(text) {
-                keepFirst(&raws)
-            } else if shownExtensions.contains(FileSignature.extension(text)) {
-                keepFirst(&shown)
-            }
+            if raws.isEmpty { return keys }
         }
         var paired: Set<Int> = []
         var result = keys

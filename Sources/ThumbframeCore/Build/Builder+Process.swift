@@ -81,6 +81,7 @@ extension Builder {
             }
             try index.stopping { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
         }
+        try index.stopping { () throws(SQLiteError) in try index.commit() }
         tally.newFailures = newlyFailed.count
         tally.rediagnosed = rediagnosed.count
         return tally

@@ -89,6 +89,7 @@ extension Pruner {
         after written: Publisher.Publication, by publisher: Publisher, published: StateIndex.Published, always: Bool = false
     ) throws(ThumbframeError) -> Outcome {
         guard always || written.manifestWritten || isUnsettled else { return Outcome() }
+        HeapTrim.now()
         let pages = OwnedNames(paths: written.pages ?? Set(published.pages.keys))
         let outcome = try prune(keeping: try publisher.keptThumbnails().union(pages))
         if let note = outcome.foreignNote { publisher.events(.warning(note)) }

@@ -50,6 +50,7 @@ package struct Builder: Sendable {
         // The plan holds what is still needed of the files: a library's worth of paths is not
         // kept twice while they are processed.
         walk.files = []
+        HeapTrim.now()
         guard let output = site.output, let index = site.index else {
             throw .cannotWrite(path: options.output, reason: "cannot open the output directory")
         }
@@ -69,6 +70,7 @@ package struct Builder: Sendable {
         let unchanged = plan.work.isEmpty && plan.missing.isEmpty && site.published.clean
         let reused = plan.reusedItems
         plan = ReusePlan()
+        HeapTrim.now()
         let publisher = Publisher(
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
             verify: options.verify, events: events)

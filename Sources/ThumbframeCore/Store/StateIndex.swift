@@ -7,8 +7,9 @@ import ThumbframeManifest
 /// per thumbnail an item names (`thumbnails`: path and size), the item or failure as compact
 /// JSON (`entries`: read only to write a manifest), each section as last written (`sections`),
 /// and what was last published (`meta`, typed in `StateIndex+Meta`). A rerun walks, stats and
-/// compares with these rows; it parses no manifest. Each row is committed as its file is done, so a build killed at 90 %
-/// leaves 90 % of its work recorded. A damaged or foreign database is reported and rebuilt from
+/// compares with these rows; it parses no manifest. Rows are committed a quarter of a second
+/// (or 256 files) at a time as files are done, so a build killed at 90 % leaves 90 % of its
+/// work recorded, less at most that quarter of a second. A damaged or foreign database is reported and rebuilt from
 /// the sources, never trusted.
 final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
@@ -21,6 +22,14 @@ final class StateIndex {
     /// The index's file, as errors name it.
     let path: String
     private var inTransaction = false
+    /// Rows recorded since the last commit, and when the first of them was.
+    private var pending = 0
+    private var pendingSince = ContinuousClock.now
+    /// `record` commits once this many rows or this much time are pending: a commit per file
+    /// was a dozen writes and locks per file (a WAL frame per touched page), the system time
+    /// of a library of small files.
+    static let commitRows = 256
+    static let commitInterval = Duration.milliseconds(250)
     private var upsert: SQLiteStatement?
     private var upsertEntry: SQLiteStatement?
     private var deleteThumbnails: SQLiteStatement?
@@ -260,9 +269,11 @@ final class StateIndex {
         upsertEntry.bind(1, source.rawPath)
         upsertEntry.bind(2, Array(json))
         try upsertEntry.run()
-        // Committed at once (a WAL commit without fsync costs microseconds, a file milliseconds):
-        // a build killed at any moment has recorded every file it finished.
-        try commit()
+        // A build killed at any moment has recorded every file it finished but the last
+        // quarter of a second's; the caller commits the rest when it is done.
+        if pending == 0 { pendingSince = .now }
+        pending += 1
+        if pending >= Self.commitRows || ContinuousClock.now - pendingSince >= Self.commitInterval { try commit() }
     }
 
     /// Removes the rows of these paths (files the walk no longer found).
@@ -324,6 +335,7 @@ final class StateIndex {
     func commit() throws(SQLiteError) {
         guard inTransaction else { return }
         inTransaction = false
+        pending = 0
         try database.execute("COMMIT")
     }
 }

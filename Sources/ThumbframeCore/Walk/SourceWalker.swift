@@ -88,10 +88,13 @@ struct SourceWalker {
             let frame = Frame(directory: root.directory, entries: share, components: [], openComponents: [], ignores: ignores)
             walk(from: frame, visited: &visited, links: &links, into: &slots[worker])
         }
-        for part in parts {
-            result.files += part.files
-            result.failures += part.failures
-            result.skipped.merge(part.skipped, uniquingKeysWith: +)
+        // Each part is emptied as it is taken: a library's file list is never held twice.
+        result.files.reserveCapacity(parts.reduce(0) { $0 + $1.files.count })
+        for worker in parts.indices {
+            result.files += parts[worker].files
+            result.failures += parts[worker].failures
+            result.skipped.merge(parts[worker].skipped, uniquingKeysWith: +)
+            parts[worker] = Result()
         }
         return result
     }
