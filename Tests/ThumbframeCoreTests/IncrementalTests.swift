@@ -384,3 +384,54 @@ struct TouchedFileTests {
         }
     }
 }
+
+@Suite("Plan in chunks")
+struct PlanChunkTests {
+    @Test("the plan decides a few rows at a time (memory), and decides exactly as in one piece, whatever the chunk")
+    func chunksDecideAlike() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            for (number, directory) in ["a", "b", "c"].enumerated() {
+                try Fixtures.makeDirectory(source + "/" + directory)
+                for index in 0..<7 {
+                    try Fixtures.writeImage(to: "\(source)/\(directory)/\(index).jpg", width: 40 + index, height: 30 + number)
+                }
+            }
+            try Fixtures.write(Array("broken".utf8), to: source + "/b/broken.jpg")
+            _ = try await IncrementalTests.build(source, out)
+            // Touched, changed, thumbnails lost, removed and added: every decision there is.
+            let late = Date(timeIntervalSinceNow: 60)
+            try FileManager.default.setAttributes([.modificationDate: late], ofItemAtPath: source + "/a/1.jpg")
+            try Fixtures.writeImage(to: source + "/a/5.jpg", width: 90, height: 30)
+            try FileManager.default.removeItem(atPath: source + "/b/2.jpg")
+            try FileManager.default.removeItem(atPath: source + "/c/6.jpg")
+            try Fixtures.writeImage(to: source + "/c/new.jpg", width: 50, height: 50)
+            let document = try ManifestFile.open(out + "/manifest.json")
+            let lost = try #require(document.item(at: 17).thumbnails["grid"]?.path)
+            try FileManager.default.removeItem(atPath: out + "/" + lost)
+
+            let output = try OutputDirectory(out, create: false)
+            let (opened, problem) = try StateIndex.open(output, readOnly: true)
+            let index = try #require(opened)
+            #expect(problem == nil)
+            var files = try SourceWalker(root: SourceRoot.open(source), excluded: []).walk().files
+            files.sort { $0.rawPath.lexicographicallyPrecedes($1.rawPath) }
+            func plan(_ chunk: Int) throws -> [String] {
+                let plan = try ReusePlan(
+                    index: index, reusable: true, verify: false, check: false, output: output, files: files, chunkSize: chunk)
+                return ["reused \(plan.reusedItems)", "failures \(plan.reusedFailures)"]
+                    + plan.work.map { "work \($0.file.relativePath) \($0.known) \($0.wasItem) \($0.placeholder != nil)" }
+                    + plan.missing.map { "missing \(String(decoding: $0.path, as: UTF8.self)) \($0.wasItem)" }
+                    + plan.missingThumbnails.map { "thumbnails \($0)" }
+                    + plan.recordedThumbnails.keys.sorted()
+            }
+            let whole = try plan(4096)
+            #expect(whole.contains("reused 16") && whole.contains("failures 1"), "\(whole)")
+            #expect(whole.contains { $0.hasPrefix("thumbnails ") } && whole.contains { $0.hasPrefix("missing ") })
+            #expect(whole.contains("work a/1.jpg true true true"), "touched: its placeholder is taken")
+            for chunk in [1, 2, 5, 16] {
+                #expect(try plan(chunk) == whole, "chunks of \(chunk)")
+            }
+        }
+    }
+}

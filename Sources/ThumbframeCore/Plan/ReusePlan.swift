@@ -71,9 +71,10 @@ struct ReusePlan {
     /// `rawPath`). With `reusable` false (settings that shape items changed, or `--force`),
     /// nothing is reused but what is missing is known. `verify`: unchanged items are re-hashed
     /// (their entries go along); `check`: nothing will be written, and failures are not retried.
-    init(index: StateIndex?, reusable: Bool, verify: Bool, check: Bool, output: OutputDirectory?, files: [SourceFile])
-        throws(SQLiteError)
-    {
+    init(
+        index: StateIndex?, reusable: Bool, verify: Bool, check: Bool, output: OutputDirectory?, files: [SourceFile],
+        chunkSize: Int = ReusePlan.chunkSize
+    ) throws(SQLiteError) {
         assert(zip(files, files.dropFirst()).allSatisfy { $0.rawPath.lexicographicallyPrecedes($1.rawPath) })
         guard let index else {
             work = files.map { Work(file: $0) }
@@ -92,7 +93,7 @@ struct ReusePlan {
             if next < files.count, files[next].rawPath == path {
                 known.append((next, row))
                 next += 1
-                if known.count == Self.chunkSize {
+                if known.count == chunkSize {
                     try decide(known, files: files, index: index, reusable: reusable, verify: verify, check: check, output: output)
                     known.removeAll(keepingCapacity: true)
                 }
