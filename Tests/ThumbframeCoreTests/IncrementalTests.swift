@@ -435,3 +435,36 @@ struct PlanChunkTests {
         }
     }
 }
+
+@Suite("State index commits")
+struct StateIndexCommitTests {
+    @Test("rows are committed a batch at a time, and never more than a quarter of a second after they were recorded")
+    func batchedCommits() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let output = try OutputDirectory(root, create: true)
+            let writer = try #require(try StateIndex.open(output, readOnly: false).index)
+            func record(_ name: String) throws {
+                let file = SourceFile(path: Array(name.utf8))
+                try writer.record(file, .failure(Manifest.Failure(path: name, stage: "decode", reason: "test")))
+            }
+            // What another connection (the next run, after a kill) sees. (A read-only index is
+            // opened immutable, without the WAL: what --check reads after a clean close.)
+            func committed() throws -> Int {
+                let reader = try #require(try StateIndex.open(output, readOnly: false).index)
+                var count = 0
+                try reader.forEachEntry { _, _ in count += 1 }
+                return count
+            }
+            for number in 0..<3 { try record("a/\(number).jpg") }
+            #expect(try committed() == 0, "three files are not a batch")
+            try await Task.sleep(for: .milliseconds(300))
+            try record("a/3.jpg")
+            #expect(try committed() == 4, "the first was recorded over a quarter of a second ago")
+            for number in 4..<(4 + StateIndex.commitRows) { try record("b/\(number).jpg") }
+            #expect(try committed() == 4 + StateIndex.commitRows, "a full batch is committed at once")
+            try record("c/0.jpg")
+            try writer.commit()
+            #expect(try committed() == 5 + StateIndex.commitRows)
+        }
+    }
+}
