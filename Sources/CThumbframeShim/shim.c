@@ -430,23 +430,79 @@ typedef struct {
     int reason;
 } TFGuard;
 
+static int tf_guard_stops(TFGuard *guard);
+
 static void tf_guard_eval(VipsImage *image, VipsProgress *progress, void *data) {
-    TFGuard *guard = data;
     (void) progress;
+    if (tf_guard_stops(data))
+        vips_image_set_kill(image, TRUE);
+}
+
+/* Whether the guard says stop now (and why, in guard->reason). */
+static int tf_guard_stops(TFGuard *guard) {
     if (guard->reason == TF_STOP_NONE) {
         if (guard->stop && tf_flag_get(guard->stop))
             guard->reason = TF_STOP_REQUESTED;
         else if (guard->deadline && g_get_monotonic_time() > guard->deadline)
             guard->reason = TF_STOP_DEADLINE;
     }
-    if (guard->reason != TF_STOP_NONE)
-        vips_image_set_kill(image, TRUE);
+    return guard->reason != TF_STOP_NONE;
+}
+
+/* vips_image_copy_memory computed in the calling thread: strips pulled through a region and
+ * written line by line. With one libvips thread per image a sink's thread pool computes on one
+ * worker while this thread waits, at the price of a hand-off per strip (the futex calls that
+ * were most of a small file's system time). The guard is checked between strips. */
+static VipsImage *tf_copy_memory_here(VipsImage *in, TFGuard *guard) {
+    VipsImage *out = vips_image_new_memory();
+    VipsRegion *region = NULL;
+    int failed = vips_image_pipelinev(out, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) || vips_image_write_prepare(out) ||
+        !(region = vips_region_new(in));
+    const int strip = 16;
+    for (int top = 0; !failed && top < in->Ysize; top += strip) {
+        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
+        if (tf_guard_stops(guard) || vips_region_prepare(region, &rect)) {
+            failed = 1;
+            break;
+        }
+        for (int y = rect.top; !failed && y < rect.top + rect.height; y++)
+            failed = vips_image_write_line(out, y, VIPS_REGION_ADDR(region, 0, y));
+    }
+    if (region)
+        g_object_unref(region);
+    if (failed) {
+        g_object_unref(out);
+        return NULL;
+    }
+    return out;
+}
+
+void *tf_write_to_memory(VipsImage *in, size_t *length) {
+    if (vips_concurrency_get() > 1)
+        return vips_image_write_to_memory(in, length);
+    TFGuard guard = { 0, NULL, TF_STOP_NONE };
+    VipsImage *copy = tf_copy_memory_here(in, &guard);
+    if (!copy)
+        return NULL;
+    *length = VIPS_IMAGE_SIZEOF_IMAGE(copy);
+    void *pixels = g_try_malloc(*length);
+    if (pixels)
+        memcpy(pixels, VIPS_IMAGE_ADDR(copy, 0, 0), *length);
+    else
+        vips_error("thumbframe", "out of memory");
+    g_object_unref(copy);
+    return pixels;
 }
 
 VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason) {
     TFGuard guard = { 0, stop, TF_STOP_NONE };
     if (timeout_seconds > 0)
         guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    if (vips_concurrency_get() <= 1 && !vips_image_isfile(in) && in->data == NULL) {
+        VipsImage *out = tf_copy_memory_here(in, &guard);
+        *reason = out ? TF_STOP_NONE : guard.reason;
+        return out;
+    }
     /* Progress is signalled on the most downstream image that asked for it: this one, for
      * every tile the copy computes. */
     vips_image_set_progress(in, TRUE);

@@ -87,7 +87,7 @@ package struct VipsDecoder: ImageDecoder {
         return step(.encode) { tf_placeholder_rgba(image.pointer, $0, Int32(width), Int32(height)) }
             .flatMap { small in
                 var length = 0
-                guard let memory = vips_image_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
+                guard let memory = tf_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
                 defer { g_free(memory) }
                 guard length == width * height * 4 else {
                     return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))

@@ -135,9 +135,14 @@ typedef enum {
     TF_STOP_REQUESTED = 2, ///< `*stop` became non-zero (SIGINT/SIGTERM)
 } TFStopReason;
 
-/// Computes `in` into memory (`vips_image_copy_memory`) while libvips' eval callback watches
-/// the clock and `*stop`: past `timeout_seconds` (0: no deadline) or once `*stop` is non-zero,
-/// the image is killed (`vips_image_set_kill`) and the computation fails within a tile.
+/// `vips_image_write_to_memory`, computed in the calling thread when libvips runs one thread
+/// per image (no thread pool hand-offs); g_free the result.
+void *tf_write_to_memory(VipsImage *in, size_t *length);
+
+/// Computes `in` into memory (`vips_image_copy_memory`) while the clock and `*stop` are
+/// watched: past `timeout_seconds` (0: no deadline) or once `*stop` is non-zero, the
+/// computation fails within a tile (with several libvips threads, libvips' eval callback kills
+/// the image; with one, the strips are pulled in the calling thread and checked between).
 /// `*reason` says which, or TF_STOP_NONE.
 VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason);
 
