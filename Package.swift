@@ -66,7 +66,7 @@ let package = Package(
         // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
         .target(
             name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CThumbframeKernels"],
-            cSettings: [.define("THUMBFRAME_IMAGING")]
+            cSettings: [.define("THUMBFRAME_IMAGING")], linkerSettings: [.linkedLibrary("jpeg")]
         ),
         // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift
         // values in and out (the build checks that no other target imports them: scripts/swiftpm.sh).

@@ -388,8 +388,7 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
      * file (MetadataBounds.webpWithoutMetadata). */
     switch (format) {
     case TF_FORMAT_JPEG:
-        return vips_jpegsave_buffer(in, buffer, length,
-            "Q", quality, "strip", TRUE, "interlace", interlace ? TRUE : FALSE, NULL);
+        return tf_jpegsave_here(in, quality, interlace, buffer, length);
     case TF_FORMAT_WEBP:
         return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
     case TF_FORMAT_AVIF:

@@ -673,3 +673,56 @@ struct PlaceholderTests {
         }
     }
 }
+
+@Suite("JPEG encoder")
+struct JpegEncoderTests {
+    @Test("thumbnails encoded in the calling thread are libvips' jpegsave bytes, for every size, quality, band count and interlace")
+    func sameBytesAsLibvips() throws {
+        try Fixtures.startVips()
+        var generator = SystemRandomNumberGenerator()
+        var compared = 0
+        for (width, height) in [(1, 1), (7, 5), (17, 33), (256, 256), (513, 389)] {
+            for bands in [1, 3] {
+                // Noise over a gradient: every coefficient and both Huffman paths get exercised.
+                let pixels = (0..<(width * height * bands)).map { offset in
+                    UInt8(truncatingIfNeeded: (offset / bands) % max(1, width) + Int.random(in: 0..<64, using: &generator))
+                }
+                let memory = try #require(
+                    pixels.withUnsafeBytes {
+                        vips_image_new_from_memory_copy(
+                            $0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
+                    })
+                defer { g_object_unref(memory) }
+                // The image itself, and a lazy centre crop of it (what a cover thumbnail can be).
+                var cropped: UnsafeMutablePointer<VipsImage>?
+                #expect(tf_resize_exact(memory, &cropped, Int32(max(1, width - 2)), Int32(height), 1) == 0)
+                let croppedImage = try #require(cropped)
+                defer { g_object_unref(croppedImage) }
+                for image in [memory, croppedImage] {
+                    for quality in [1, 50, 80, 89, 90, 100] {
+                        for interlace in [0, 1] {
+                            func encode(
+                                _ save: (
+                                    UnsafeMutablePointer<VipsImage>, Int32, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                                    UnsafeMutablePointer<Int>
+                                ) -> Int32
+                            ) -> [UInt8]? {
+                                var buffer: UnsafeMutableRawPointer?
+                                var length = 0
+                                guard save(image, Int32(quality), Int32(interlace), &buffer, &length) == 0, let buffer else { return nil }
+                                defer { g_free(buffer) }
+                                return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+                            }
+                            let ours = encode(tf_jpegsave_here)
+                            let theirs = encode(tf_jpegsave_libvips)
+                            #expect(
+                                ours != nil && ours == theirs, "\(width)×\(height), \(bands) bands, Q\(quality), interlace \(interlace)")
+                            compared += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(compared == 5 * 2 * 2 * 6 * 2)
+    }
+}

@@ -118,6 +118,13 @@ int tf_flatten_white(VipsImage *in, VipsImage **out);
 /// Encodes to memory without metadata. The buffer is freed with g_free().
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length);
 
+/// JPEG: libvips' jpegsave_buffer with "strip" (jpeg.c's encoder must equal it byte for byte).
+int tf_jpegsave_libvips(VipsImage *in, int quality, int interlace, void **buffer, size_t *length);
+
+/// JPEG encoded by libjpeg in the calling thread (jpeg.c): libvips' bytes without its thread
+/// pool; images libvips would first convert for saving go through tf_jpegsave_libvips.
+int tf_jpegsave_here(VipsImage *in, int quality, int interlace, void **buffer, size_t *length);
+
 /// Reads the EXIF block with libexif, without libexif "fixing" it to the specification
 /// (that would invent default entries that are not in the file).
 ExifData *tf_exif_load(const unsigned char *data, unsigned int length);
