@@ -320,6 +320,27 @@ struct OwnedNamesTests {
         #expect(OutputName(path) == nil)
     }
 
+    @Test("a ledger is read line by line across pieces; a line too long is skipped whole, however long")
+    func ledgerLines() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lines = ["a", "", "eleven-byte", String(repeating: "x", count: 11), "b", String(repeating: "y", count: 5000), "last"]
+            try Fixtures.write(Array(lines.joined(separator: "\n").utf8), to: root + "/ledger")
+            let directory = try Directory.open(root)
+            for pieceSize in [1, 3, 7, 64, 1 << 20] {
+                var read: [String] = []
+                try directory.openFile(Array("ledger".utf8)).forEachLine(maximumLine: 11, pieceSize: pieceSize) {
+                    read.append(String(decoding: $0, as: UTF8.self))
+                }
+                #expect(read == ["a", "", "eleven-byte", String(repeating: "x", count: 11), "b", "last"], "pieces of \(pieceSize)")
+            }
+            // No newline at all: nothing, and never more than a piece and a line held.
+            try Fixtures.write([UInt8](repeating: 0, count: 3 << 20), to: root + "/flat")
+            var count = 0
+            try directory.openFile(Array("flat".utf8)).forEachLine { _ in count += 1 }
+            #expect(count == 0)
+        }
+    }
+
     @Test("a set holds each name once, finds exactly its own, and writes its ledger in pieces as one sorted text")
     func setAndLedger() throws {
         let paths = Self.paths(3000)

@@ -269,24 +269,36 @@ final class OpenFile {
         }
     }
 
-    /// Calls `body` with each line (without its newline; a last line without one too).
-    func forEachLine(_ body: (ArraySlice<UInt8>) -> Void) throws(FileSystemError) {
+    /// Calls `body` with each line (without its newline; a last line without one too). A line
+    /// longer than `maximumLine` bytes is skipped whole, so a file without newlines (a sparse
+    /// gigabyte put where a ledger was) costs a piece of memory, not its size.
+    func forEachLine(
+        maximumLine: Int = 4096, pieceSize: Int = 1 << 20, _ body: (ArraySlice<UInt8>) -> Void
+    ) throws(FileSystemError) {
         var carry: [UInt8] = []
-        try forEachPiece { (piece) throws(FileSystemError) in
+        var skipping = false
+        try forEachPiece(size: pieceSize) { (piece) throws(FileSystemError) in
             var start = 0
             while let newline = piece[start...].firstIndex(of: 10) {
-                if carry.isEmpty {
-                    body(piece[start..<newline])
+                if skipping {
+                    skipping = false
+                } else if carry.isEmpty {
+                    if newline - start <= maximumLine { body(piece[start..<newline]) }
                 } else {
                     carry += piece[start..<newline]
-                    body(carry[...])
+                    if carry.count <= maximumLine { body(carry[...]) }
                     carry.removeAll(keepingCapacity: true)
                 }
                 start = newline + 1
             }
+            guard !skipping else { return }
             carry += piece[start...]
+            if carry.count > maximumLine {
+                carry.removeAll(keepingCapacity: true)
+                skipping = true
+            }
         }
-        if !carry.isEmpty { body(carry[...]) }
+        if !carry.isEmpty, !skipping { body(carry[...]) }
     }
 
     /// The first `count` bytes (fewer if the file is shorter), read with `pread`: the file's
