@@ -429,14 +429,6 @@ typedef struct {
     int reason;
 } TFGuard;
 
-static int tf_guard_stops(TFGuard *guard);
-
-static void tf_guard_eval(VipsImage *image, VipsProgress *progress, void *data) {
-    (void) progress;
-    if (tf_guard_stops(data))
-        vips_image_set_kill(image, TRUE);
-}
-
 /* Whether the guard says stop now (and why, in guard->reason). */
 static int tf_guard_stops(TFGuard *guard) {
     if (guard->reason == TF_STOP_NONE) {
@@ -446,6 +438,12 @@ static int tf_guard_stops(TFGuard *guard) {
             guard->reason = TF_STOP_DEADLINE;
     }
     return guard->reason != TF_STOP_NONE;
+}
+
+static void tf_guard_eval(VipsImage *image, VipsProgress *progress, void *data) {
+    (void) progress;
+    if (tf_guard_stops(data))
+        vips_image_set_kill(image, TRUE);
 }
 
 /* vips_image_copy_memory computed in the calling thread: strips pulled through a region and

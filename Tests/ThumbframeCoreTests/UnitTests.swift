@@ -183,15 +183,12 @@ struct FileSignatureTests {
 struct ScopedImageTests {
     @Test("Vips.withImage opens an image on bytes for the length of a closure; what cannot be opened is nil")
     func scoped() async throws {
-        try await Fixtures.withTemporaryDirectory { root in
-            try Fixtures.writeImage(to: root + "/a.jpg", width: 64, height: 48)
-            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/a.jpg")))
-            // Inside, the handle is the image's only holder (what the closing check relies on).
-            let seen = Vips.withImage(bytes, failOn: 0) { image in (image.width, image.height, tf_ref_count(image.pointer)) }
-            #expect(seen?.0 == 64 && seen?.1 == 48 && seen?.2 == 1)
-            #expect(Vips.withImage(Array("not an image".utf8), failOn: 0) { $0.width } == nil)
-            Vips.clearErrors()
-        }
+        let bytes = try await Fixtures.imageBytes(width: 64, height: 48)
+        // Inside, the handle is the image's only holder (what the closing check relies on).
+        let seen = Vips.withImage(bytes, failOn: 0) { image in (image.width, image.height, tf_ref_count(image.pointer)) }
+        #expect(seen?.0 == 64 && seen?.1 == 48 && seen?.2 == 1)
+        #expect(Vips.withImage(Array("not an image".utf8), failOn: 0) { $0.width } == nil)
+        Vips.clearErrors()
     }
 }
 
@@ -199,53 +196,50 @@ struct ScopedImageTests {
 struct CallingThreadCopyTests {
     @Test("with one libvips thread an image is computed in the calling thread: the pixels of libvips' own sink, and a stop honoured")
     func sameAsSink() async throws {
-        try await Fixtures.withTemporaryDirectory { root in
-            try Fixtures.writeImage(to: root + "/a.jpg", width: 301, height: 203)
-            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: root + "/a.jpg")))
-            let threads = vips_concurrency_get()
-            defer { vips_concurrency_set(threads) }
-            /// The JPEG decoded lazily and shrunk by Lanczos3 down the columns (what a decode
-            /// materializes), a new one for each computation: a sequential decode is read once.
-            func lazy(_ body: (UnsafeMutablePointer<VipsImage>) -> [UInt8]?) -> [UInt8]? {
-                bytes.withUnsafeBytes { raw in
-                    var loaded: UnsafeMutablePointer<VipsImage>?
-                    var lazy: UnsafeMutablePointer<VipsImage>?
-                    guard tf_image_from_buffer(raw.baseAddress, raw.count, &loaded, 0) == 0, let loaded else { return nil }
-                    defer { g_object_unref(loaded) }
-                    guard tf_resize_first_pass(loaded, &lazy, 150, 101) == 0, let lazy else { return nil }
-                    defer { g_object_unref(lazy) }
-                    return body(lazy)
-                }
+        let bytes = try await Fixtures.imageBytes(width: 301, height: 203)
+        let threads = vips_concurrency_get()
+        defer { vips_concurrency_set(threads) }
+        /// The JPEG decoded lazily and shrunk by Lanczos3 down the columns (what a decode
+        /// materializes), a new one for each computation: a sequential decode is read once.
+        func lazy(_ body: (UnsafeMutablePointer<VipsImage>) -> [UInt8]?) -> [UInt8]? {
+            bytes.withUnsafeBytes { raw in
+                var loaded: UnsafeMutablePointer<VipsImage>?
+                var lazy: UnsafeMutablePointer<VipsImage>?
+                guard tf_image_from_buffer(raw.baseAddress, raw.count, &loaded, 0) == 0, let loaded else { return nil }
+                defer { g_object_unref(loaded) }
+                guard tf_resize_first_pass(loaded, &lazy, 150, 101) == 0, let lazy else { return nil }
+                defer { g_object_unref(lazy) }
+                return body(lazy)
             }
-            func pixels(threads: Int32, stop: Int32 = 0) -> (bytes: [UInt8]?, reason: Int32, written: [UInt8]?) {
-                vips_concurrency_set(threads)
-                let written = lazy { image in
-                    var length = 0
-                    return tf_write_to_memory(image, &length).map { memory in
-                        defer { g_free(memory) }
-                        return Array(UnsafeRawBufferPointer(start: memory, count: length))
-                    }
-                }
-                var reason: Int32 = 0
-                let copied = lazy { image in
-                    var flag = stop
-                    guard let copy = tf_copy_memory_guarded(image, 0, &flag, &reason) else { return nil }
-                    defer { g_object_unref(copy) }
-                    var length = 0
-                    guard let memory = vips_image_write_to_memory(copy, &length) else { return nil }
+        }
+        func pixels(threads: Int32, stop: Int32 = 0) -> (bytes: [UInt8]?, reason: Int32, written: [UInt8]?) {
+            vips_concurrency_set(threads)
+            let written = lazy { image in
+                var length = 0
+                return tf_write_to_memory(image, &length).map { memory in
                     defer { g_free(memory) }
                     return Array(UnsafeRawBufferPointer(start: memory, count: length))
                 }
-                return (copied, reason, written)
             }
-            let here = pixels(threads: 1)
-            let pooled = pixels(threads: 2)
-            #expect(here.bytes?.count == 301 * 101 * 3, "the vertical pass alone is lazy")
-            #expect(here.bytes == pooled.bytes && here.written == pooled.written && here.written == here.bytes)
-            let stopped = pixels(threads: 1, stop: 1)
-            #expect(stopped.bytes == nil && stopped.reason == Int32(TF_STOP_REQUESTED.rawValue))
-            Vips.clearErrors()
+            var reason: Int32 = 0
+            let copied = lazy { image in
+                var flag = stop
+                guard let copy = tf_copy_memory_guarded(image, 0, &flag, &reason) else { return nil }
+                defer { g_object_unref(copy) }
+                var length = 0
+                guard let memory = vips_image_write_to_memory(copy, &length) else { return nil }
+                defer { g_free(memory) }
+                return Array(UnsafeRawBufferPointer(start: memory, count: length))
+            }
+            return (copied, reason, written)
         }
+        let here = pixels(threads: 1)
+        let pooled = pixels(threads: 2)
+        #expect(here.bytes?.count == 301 * 101 * 3, "the vertical pass alone is lazy")
+        #expect(here.bytes == pooled.bytes && here.written == pooled.written && here.written == here.bytes)
+        let stopped = pixels(threads: 1, stop: 1)
+        #expect(stopped.bytes == nil && stopped.reason == Int32(TF_STOP_REQUESTED.rawValue))
+        Vips.clearErrors()
     }
 }
 

@@ -102,6 +102,14 @@ public enum Fixtures {
         }
     }
 
+    /// The bytes of a `writeImage` JPEG, for tests that open images from memory.
+    public static func imageBytes(width: Int, height: Int) async throws -> [UInt8] {
+        try await withTemporaryDirectory { root in
+            try writeImage(to: root + "/image.jpg", width: width, height: height)
+            return try Array(Data(contentsOf: URL(fileURLWithPath: root + "/image.jpg")))
+        }
+    }
+
     /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
     /// `exif` sets EXIF fields by libvips' names, e.g. `exif-ifd2-DateTimeOriginal`.
     public static func writeImage(

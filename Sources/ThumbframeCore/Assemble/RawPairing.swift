@@ -25,15 +25,17 @@ enum RawPairing {
             for (index, key) in keys.enumerated() {
                 let name = key.name
                 guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex else { continue }
-                let text = String(decoding: name, as: UTF8.self)
                 let shot = Shot(directory: key.directory, stem: name[..<dot])
+                // The second pass looks only at the shots of RAWs (no text made for the others).
+                guard rawPass || raws[shot] != nil else { continue }
+                let text = String(decoding: name, as: UTF8.self)
                 func keepFirst(_ table: inout [Shot: Int]) {
                     if let other = table[shot], keys[other].name.lexicographicallyPrecedes(name) { return }
                     table[shot] = index
                 }
                 if rawPass, FileSignature.hasRawExtension(text) {
                     keepFirst(&raws)
-                } else if !rawPass, raws[shot] != nil, shownExtensions.contains(FileSignature.extension(text)) {
+                } else if !rawPass, shownExtensions.contains(FileSignature.extension(text)) {
                     keepFirst(&shown)
                 }
             }
