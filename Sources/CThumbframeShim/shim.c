@@ -221,18 +221,6 @@ done:
     return result;
 }
 
-/* libvips' vertical Lanczos3 by `shrink`, to exactly `height` rows. */
-static int tf_reducev_exact(VipsImage *in, VipsImage **out, int height, double shrink) {
-    if (height == in->Ysize)
-        return tf_exact_size(in, out, in->Xsize, height);
-    VipsImage *reduced = NULL;
-    if (vips_reducev(in, &reduced, shrink, "kernel", VIPS_KERNEL_LANCZOS3, NULL))
-        return -1;
-    const int result = tf_exact_size(reduced, out, reduced->Xsize, height);
-    g_object_unref(reduced);
-    return result;
-}
-
 /* Lanczos3 down the columns of an 8-bit image in memory, reducing by `scale` into exactly
  * `height` rows (tfk_lanczos3_rows). */
 static int tf_lanczos_rows(VipsImage *in, VipsImage **out, int height, double scale) {
@@ -273,17 +261,21 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
     VipsBandFormat format = in->BandFmt;
     gboolean alpha = vips_image_hasalpha(in);
     // (Beyond a 16x reduction the 14-bit weights get coarse: libvips' path.)
-    if (gap == 0.0 && hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && tf_lanczos_fast(in) && tf_in_memory(in)) {
+    if (gap == 0.0 && hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && vscale >= 1.0 / 16 && tf_lanczos_fast(in) &&
+        tf_in_memory(in)) {
         // The sizes vips_resize gives, then the same crop or edge as below.
         const int w = crop ? VIPS_MAX(1, (int) rint(in->Xsize * hscale)) : width;
         const int h = crop ? VIPS_MAX(1, (int) rint(in->Ysize * vscale)) : height;
         // Each axis by the scale vips_resize uses (for a cover, the same on both), not by the
-        // ratio of the rounded sizes, so a cover keeps the source's aspect ratio.
-        if (tf_reducev_exact(current, &t[6], h, 1.0 / vscale))
-            goto done;
-        current = t[6];
+        // ratio of the rounded sizes, so a cover keeps the source's aspect ratio. Down the
+        // columns first (no transpose; the larger pass over the larger image), then along the rows.
+        if (h != current->Ysize) {
+            if (tf_lanczos_rows(current, &t[6], h, 1.0 / vscale))
+                goto done;
+            current = t[6];
+        }
         if (w != current->Xsize) {
-            if (!(t[7] = vips_image_copy_memory(current)) || tf_reduceh_exact(t[7], &t[1], w, 1.0 / hscale))
+            if (tf_reduceh_exact(current, &t[1], w, 1.0 / hscale))
                 goto done;
             current = t[1];
         }
@@ -319,34 +311,30 @@ int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int c
     return tf_resize_gap(in, out, width, height, crop, 0.0);
 }
 
-int tf_resize_first_pass(VipsImage *in, VipsImage **out, int width, int height) {
-    // What can run before the image is computed into memory: the vertical pass where
-    // tf_resize_exact takes the fast horizontal pass afterwards, else the whole resize.
-    if (tf_lanczos_fast(in) && width <= in->Xsize && height <= in->Ysize)
-        return tf_reducev_exact(in, out, height, 1.0 / ((double) height / in->Ysize));
-    return tf_resize_gap(in, out, width, height, 0, 0.0);
+int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
+    // libvips' default box pre-shrink (gap 2) before Lanczos3: a placeholder is a blur of a
+    // few DCT terms, and the box reads the large decode once, cheaply.
+    return tf_resize_gap(in, out, width, height, 0, 2.0);
 }
 
-int tf_placeholder_rgba(VipsImage *in, VipsImage **out, int width, int height) {
-    VipsImage *t[4] = { NULL };
+int tf_placeholder_rgba(VipsImage *in, VipsImage **out) {
+    VipsImage *t[3] = { NULL };
     int result = -1;
-    // A placeholder is a blur of a few DCT terms: libvips' default box pre-shrink is plenty.
-    if (tf_resize_gap(in, &t[0], width, height, 0, 2.0) ||
-        vips_colourspace(t[0], &t[1], VIPS_INTERPRETATION_sRGB, NULL))
+    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL))
         goto done;
-    VipsImage *current = t[1];
+    VipsImage *current = t[0];
     if (!vips_image_hasalpha(current)) {
-        if (vips_bandjoin_const1(current, &t[2], 255.0, NULL))
+        if (vips_bandjoin_const1(current, &t[1], 255.0, NULL))
             goto done;
-        current = t[2];
+        current = t[1];
     }
-    if (vips_cast(current, &t[3], VIPS_FORMAT_UCHAR, NULL))
+    if (vips_cast(current, &t[2], VIPS_FORMAT_UCHAR, NULL))
         goto done;
-    *out = t[3];
-    t[3] = NULL;
+    *out = t[2];
+    t[2] = NULL;
     result = 0;
 done:
-    tf_unref_all(t, 4);
+    tf_unref_all(t, 3);
     return result;
 }
 

@@ -47,9 +47,9 @@ package struct VipsDecoder: ImageDecoder {
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
 
-    /// Decodes once, into the largest size any thumbnail needs (shrink-on-load does most of the
-    /// work inside the decoder), then derives each missing thumbnail and the placeholder from
-    /// that copy in memory. Returns each written thumbnail's size and hash by recipe name.
+    /// Decodes once, at the scale the loader gives for the largest thumbnail (shrink-on-load
+    /// does most of the work inside the decoder), then resamples each missing thumbnail and the
+    /// placeholder from that copy in memory. Returns each written thumbnail's encoded bytes.
     private static func render(
         _ request: RenderRequest, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits,
         cancellation: CancellationFlag?
@@ -59,42 +59,98 @@ package struct VipsDecoder: ImageDecoder {
         }
     }
 
-    /// The placeholder and every requested thumbnail, from the decode box in memory (upright
-    /// 8-bit sRGB, exactly `plan.decodeWidth` × `plan.decodeHeight`): what a photo's decode and a
-    /// video's poster frame both end in.
-    static func finish(_ intermediate: VipsImageHandle, _ request: RenderRequest) -> Result<Rendering, DecodeFailure> {
-        let placeholder: Manifest.Placeholder
-        switch Self.placeholder(intermediate) {
-        case .success(let value): placeholder = value
-        case .failure(let problem): return .failure(problem)
+    /// The pixels every thumbnail of one image is resampled from, in memory, and what each
+    /// resampled thumbnail still needs to be upright 8-bit sRGB.
+    struct Source {
+        var image: VipsImageHandle
+        /// The EXIF orientation each thumbnail is turned by after its resize (1: upright).
+        var orientation = 1
+        /// Converted to sRGB after the resize (an embedded profile, CMYK): the intent, or nil.
+        var profileIntent: Int32?
+
+        /// The decode box of a video's poster or a RAW's rendering: upright sRGB already.
+        init(upright image: VipsImageHandle) { self.image = image }
+
+        init(_ image: VipsImageHandle, orientation: Int, profileIntent: Int32) {
+            self.image = image
+            self.orientation = orientation
+            self.profileIntent = image.hasProfile || image.isCMYK ? profileIntent : nil
         }
+
+        /// `image` (resampled from this source) turned upright and converted to sRGB.
+        func upright(_ image: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
+            let turned = orientation == 1 ? .success(image) : step(.encode) { tf_autorot(image.pointer, $0, Int32(orientation)) }
+            guard let profileIntent else { return turned }
+            return turned.flatMap { turned in step(.encode) { tf_to_srgb_with(turned.pointer, $0, profileIntent) } }
+        }
+
+        /// The stored size (before `upright` turns it) of a display size.
+        func stored(width: Int, height: Int) -> (Int32, Int32) {
+            Orientation.swapsAxes(orientation) ? (Int32(height), Int32(width)) : (Int32(width), Int32(height))
+        }
+    }
+
+    /// The placeholder and every requested thumbnail, each resampled once from `source`: what a
+    /// photo's decode, a video's poster frame and a RAW's rendering all end in.
+    static func finish(_ source: Source, _ request: RenderRequest) -> Result<Rendering, DecodeFailure> {
+        // The placeholder is reduced from the largest fit thumbnail's pixels (the whole image,
+        // upright and sRGB, ~1 MP) rather than from the decode (up to 16 times larger: libvips'
+        // box shrink over it was 9 % of a cold build). That thumbnail is resampled for it even
+        // when this run does not write it, so the placeholder does not depend on what a run asks.
+        let parent = request.plan.outputs.filter { $0.recipe.fit == .fit }.max { $0.width * $0.height < $1.width * $1.height }
+        var parentPixels: VipsImageHandle?
         var encoded: [[UInt8]] = []
         for output in request.outputs {
-            switch encode(intermediate, output) {
+            let made = resampled(source, output).flatMap { image in
+                if output == parent { parentPixels = image }
+                return encode(image, output)
+            }
+            switch made {
             case .success(let bytes): encoded.append(bytes)
             case .failure(let problem): return .failure(problem)
             }
         }
-        return .success(Rendering(encoded: encoded, placeholder: placeholder))
+        let small: Result<VipsImageHandle, DecodeFailure>
+        let (width, height) = placeholderSize(request.plan)
+        if let parent {
+            small = (parentPixels.map { .success($0) } ?? resampled(source, parent)).flatMap { pixels in
+                step(.encode) { tf_resize_coarse(pixels.pointer, $0, Int32(width), Int32(height)) }
+            }
+        } else {
+            let (storedWidth, storedHeight) = source.stored(width: width, height: height)
+            small = step(.encode) { tf_resize_coarse(source.image.pointer, $0, storedWidth, storedHeight) }.flatMap(source.upright)
+        }
+        return small.flatMap { placeholder($0, width: width, height: height) }.map {
+            Rendering(encoded: encoded, placeholder: $0)
+        }
     }
 
-    /// ThumbHash and average colour of the decoded image, from its pixels fitted into 100 × 100
-    /// (the largest ThumbHash takes), alpha kept.
-    private static func placeholder(_ image: VipsImageHandle) -> Result<Manifest.Placeholder, DecodeFailure> {
-        let scale = min(1, 100 / Double(max(image.width, image.height)))
-        let width = max(1, Int((Double(image.width) * scale).rounded()))
-        let height = max(1, Int((Double(image.height) * scale).rounded()))
-        return step(.encode) { tf_placeholder_rgba(image.pointer, $0, Int32(width), Int32(height)) }
-            .flatMap { small in
-                var length = 0
-                guard let memory = tf_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
-                defer { g_free(memory) }
-                guard length == width * height * 4 else {
-                    return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
-                }
-                let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
-                return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
+    /// The placeholder and thumbnails of a decode box already upright and sRGB (a video's
+    /// poster, a RAW's rendering).
+    static func finish(_ box: VipsImageHandle, _ request: RenderRequest) -> Result<Rendering, DecodeFailure> {
+        finish(Source(upright: box), request)
+    }
+
+    /// The placeholder's size: the plan's decode box fitted into 100 × 100 (the largest a
+    /// ThumbHash takes).
+    private static func placeholderSize(_ plan: ThumbnailPlan) -> (width: Int, height: Int) {
+        let scale = min(1, 100 / Double(max(plan.decodeWidth, plan.decodeHeight)))
+        return (max(1, Int((Double(plan.decodeWidth) * scale).rounded())), max(1, Int((Double(plan.decodeHeight) * scale).rounded())))
+    }
+
+    /// ThumbHash and average colour from the image's pixels at the placeholder's size (upright,
+    /// sRGB), alpha kept.
+    private static func placeholder(_ image: VipsImageHandle, width: Int, height: Int) -> Result<Manifest.Placeholder, DecodeFailure> {
+        step(.encode) { tf_placeholder_rgba(image.pointer, $0) }.flatMap { small in
+            var length = 0
+            guard let memory = tf_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
+            defer { g_free(memory) }
+            guard length == width * height * 4 else {
+                return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
             }
+            let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
+            return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
+        }
     }
 
     /// Runs one libvips step that makes a new image from nothing or from another image.
@@ -106,30 +162,41 @@ package struct VipsDecoder: ImageDecoder {
         return .success(VipsImageHandle(out))
     }
 
-    /// The decode box in memory: upright, exactly `plan.decodeWidth` × `plan.decodeHeight`, 8-bit
-    /// sRGB (converted from the embedded profile; untagged pixels untouched).
+    /// Whole decodes (no shrink-on-load) larger than this many times the decode box's pixels
+    /// go through libvips' thumbnail instead, which streams them. A JPEG's shrink-on-load with
+    /// a margin of 2 leaves less than this (under 4 × the box on each side).
+    static let wholeDecodeLimit = 16
+    /// Nor is a decode of more bytes than this held (a 12 MP phone HEIC or PNG is 36 MB; a
+    /// JPEG's shrunk decode for the default 1280 box at most 52 MB): a larger JPEG or CMYK
+    /// decode is resized to the decode box as it streams, anything else goes through libvips'
+    /// thumbnail.
+    static let wholeDecodeBytes = 64 << 20
+
+    /// The decode, in memory, at the scale each thumbnail is resampled from.
     ///
-    /// JPEG: libjpeg's DCT scaling to the largest 1/N that leaves a margin of 2 (as libvips'
-    /// thumbnail does), then Lanczos3 to the box; rotation and colour at the box's size. CMYK
-    /// is converted before the resize (libvips' thumbnail would take it through its own CMYK
-    /// conversion, which leaves a warm cast). Everything else: libvips' thumbnail, which picks
-    /// the loader's shrink-on-load or the pyramid level that covers the box.
+    /// JPEG: libjpeg's DCT scaling to the largest 1/N that leaves a margin of 2 over the decode
+    /// box (as libvips' thumbnail does); CMYK is converted to sRGB first (libvips' thumbnail
+    /// would take it through its own CMYK conversion, which leaves a warm cast). PNG, WebP and
+    /// HEIF of 8 bits, one page, at most `wholeDecodeLimit` × the box's pixels and
+    /// `wholeDecodeBytes`: whole.
+    /// Rotation and colour are left to each thumbnail, at its size. Everything else: libvips'
+    /// thumbnail to the decode box (upright; the loader's shrink-on-load or the pyramid level
+    /// that covers the box), from which the thumbnails are resampled.
     private static func decode(
         plan: ThumbnailPlan, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits,
         cancellation: CancellationFlag?
-    ) -> Result<VipsImageHandle, DecodeFailure> {
+    ) -> Result<Source, DecodeFailure> {
         let started = DispatchTime.now().uptimeNanoseconds
         let quarterTurn = Orientation.swapsAxes(header.orientation)
-        let storedBox = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
-        var rotate = false
-        let lazy: Result<VipsImageHandle, DecodeFailure>
+        func materialized(_ lazy: Result<VipsImageHandle, DecodeFailure>) -> Result<VipsImageHandle, DecodeFailure> {
+            lazy.flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }
+        }
         if header.format == "jpeg" || header.isCMYK {
-            rotate = true
             let shrink =
                 header.format == "jpeg"
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
-            lazy = step(.decode) { out in
+            let lazy = step(.decode) { out in
                 switch (header.format, header.interlaced) {
                 case ("jpeg", false): tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)
                 case ("jpeg", true):
@@ -144,27 +211,36 @@ package struct VipsDecoder: ImageDecoder {
             .flatMap { loaded in
                 header.isCMYK ? step(.decode) { tf_to_srgb_with(loaded.pointer, $0, header.profileIntent) } : .success(loaded)
             }
-            .flatMap { image in
-                step(.decode) { tf_resize_first_pass(image.pointer, $0, Int32(storedBox.0), Int32(storedBox.1)) }
+            .flatMap { loaded in
+                // A decode over the bound (a large CMYK TIFF, a JPEG for a very large recipe)
+                // is resized to the decode box as it streams, and the smaller thumbnails are
+                // resampled from that box.
+                guard loaded.width * loaded.height * loaded.bands > wholeDecodeBytes else { return .success(loaded) }
+                let (width, height) = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
+                return step(.decode) { tf_resize_exact(loaded.pointer, $0, Int32(width), Int32(height), 0) }
             }
-        } else {
-            lazy = step(.decode) { out in
+            return materialized(lazy).map { Source($0, orientation: header.orientation, profileIntent: header.profileIntent) }
+        }
+        if wholeDecode(plan: plan, header: header),
+            case .success(let whole) = step(.decode, { tf_image_from_buffer(raw.baseAddress, raw.count, $0, failOn) }),
+            whole.bytesPerBand == 1, whole.width * whole.height * whole.bands <= wholeDecodeBytes
+        {
+            return materialized(.success(whole)).map {
+                Source($0, orientation: header.orientation, profileIntent: header.profileIntent)
+            }
+        }
+        return materialized(
+            step(.decode) { out in
                 tf_thumbnail_buffer(raw.baseAddress, raw.count, out, Int32(plan.decodeWidth), Int32(plan.decodeHeight), failOn)
             }
-        }
-        return lazy.flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }.flatMap { decoded in
-            // The lazy pass may leave the horizontal Lanczos3, which runs on the pixels in memory.
-            guard decoded.width != storedBox.0 || decoded.height != storedBox.1 else { return .success(decoded) }
-            return step(.decode) { tf_resize_exact(decoded.pointer, $0, Int32(storedBox.0), Int32(storedBox.1), 0) }
-        }.flatMap { decoded in
-            // Most photos are upright and untagged: then the decode is the box already, and is
-            // not copied again.
-            let turn = rotate && header.orientation != 1
-            guard turn || decoded.hasProfile || decoded.isCMYK else { return .success(decoded) }
-            return (turn ? step(.decode) { tf_autorot(decoded.pointer, $0, Int32(header.orientation)) } : .success(decoded))
-                .flatMap { image in step(.decode) { tf_to_srgb_with(image.pointer, $0, header.profileIntent) } }
-                .flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }
-        }
+        ).map { Source($0, orientation: 1, profileIntent: header.profileIntent) }
+    }
+
+    /// Whether the image is decoded whole and every thumbnail resampled from it (see `decode`).
+    static func wholeDecode(plan: ThumbnailPlan, header: ImageHeader) -> Bool {
+        guard ["png", "webp", "heif"].contains(header.format), header.pages == 1 else { return false }
+        let pixels = header.storedWidth.multipliedReportingOverflow(by: header.storedHeight)
+        return !pixels.overflow && pixels.partialValue <= wholeDecodeLimit * plan.decodeWidth * plan.decodeHeight
     }
 
     /// Computes an image into memory, under the decode deadline and the build's cancellation.
@@ -201,18 +277,21 @@ package struct VipsDecoder: ImageDecoder {
         return .success(VipsImageHandle(copy))
     }
 
-    /// Resizes the decoded image to exactly the planned size with Lanczos3 (a cover recipe crops
-    /// the centre), checks that size, flattens alpha for JPEG, and encodes without metadata: the
-    /// pixels are already upright and sRGB, so no viewer can rotate or convert them twice.
-    private static func encode(_ decoded: VipsImageHandle, _ output: ThumbnailPlan.Output) -> Result<[UInt8], DecodeFailure> {
-        var current = decoded
-        if decoded.width != output.width || decoded.height != output.height {
-            let crop: Int32 = output.recipe.fit == .cover ? 1 : 0
-            switch step(.encode, { tf_resize_exact(decoded.pointer, $0, Int32(output.width), Int32(output.height), crop) }) {
-            case .success(let resized): current = resized
-            case .failure(let problem): return .failure(problem)
-            }
-        }
+    /// The source resampled once to exactly the planned size with Lanczos3 (a cover recipe crops
+    /// the centre), turned upright and sRGB.
+    private static func resampled(_ source: Source, _ output: ThumbnailPlan.Output) -> Result<VipsImageHandle, DecodeFailure> {
+        let (width, height) = source.stored(width: output.width, height: output.height)
+        let resized: Result<VipsImageHandle, DecodeFailure> =
+            source.image.width == Int(width) && source.image.height == Int(height)
+            ? .success(source.image)
+            : step(.encode) { tf_resize_exact(source.image.pointer, $0, width, height, output.recipe.fit == .cover ? 1 : 0) }
+        return resized.flatMap(source.upright)
+    }
+
+    /// Checks the thumbnail's size, flattens alpha for JPEG, and encodes without metadata: the
+    /// pixels are upright and sRGB, so no viewer can rotate or convert them twice.
+    private static func encode(_ image: VipsImageHandle, _ output: ThumbnailPlan.Output) -> Result<[UInt8], DecodeFailure> {
+        var current = image
         // The manifest promises this size to every frontend; a thumbnail of another size is a
         // failure of this file, never a file on disk.
         guard current.width == output.width, current.height == output.height else {

@@ -118,6 +118,16 @@ enum Pixels {
         return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
     }
 
+    /// PSNR of 8-bit pixels against exact values (clipped to 0…255 as a decode would be).
+    static func psnr(_ pixels: [UInt8], ideal: [Double]) -> Double {
+        var squares = 0.0
+        for (value, exact) in zip(pixels, ideal) {
+            let error = Double(value) - min(255, max(0, exact))
+            squares += error * error
+        }
+        return 10 * log10(255 * 255 / (squares / Double(ideal.count)))
+    }
+
     /// A minimal ICC v2 display profile for grey with a pure gamma curve (kTRC) and a D50 white:
     /// what Photoshop's "Gray Gamma" profiles are. Built here so no profile file is committed.
     static func greyProfile(gamma: Double) -> [UInt8] {
@@ -415,7 +425,7 @@ struct PixelTests {
     }
 
     @Test(
-        "the fast Lanczos3 of images in memory (libvips' vertical pass, our horizontal one on the transpose) is as exact as vips_resize; the transpose is exact and keeps metadata"
+        "the fast Lanczos3 of images in memory (down the columns, then along the rows through the transpose) is more exact than vips_resize, 60 dB or more from the exact values; the transpose is exact and keeps metadata"
     )
     func fastLanczos() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -442,20 +452,12 @@ struct PixelTests {
                     g_free(text)
                     let decoded = try fast.decoded()
                     #expect(decoded.width == w && decoded.height == h && libvips.width == w && libvips.height == h)
-                    func psnr(_ pixels: [UInt8]) -> Double {
-                        var squares = 0.0
-                        for (value, ideal) in zip(pixels, reference) {
-                            let error = Double(value) - min(255, max(0, ideal))
-                            squares += error * error
-                        }
-                        return 10 * log10(255 * 255 / (squares / Double(reference.count)))
-                    }
+                    func psnr(_ pixels: [UInt8]) -> Double { Pixels.psnr(pixels, ideal: reference) }
                     let (ours, theirs) = (psnr(decoded.pixels), psnr(libvips.pixels))
+                    // Measured: 61–70 dB; libvips' 8-bit path (16-bit passes) 43–58 dB.
                     #expect(
-                        ours >= theirs - 0.05 && ours > 40,
+                        ours >= theirs && ours >= 60,
                         "\(name) → \(w)×\(h) crop \(crop): \(ours) dB against vips_resize's \(theirs) dB")
-                    let worst = zip(decoded.pixels, libvips.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
-                    #expect(worst <= 1, "\(name) → \(w)×\(h) crop \(crop): differs by up to \(worst) from vips_resize")
                 }
                 let source = try memory.decoded()
                 let transposed = try memory.apply { tf_transpose($0, $1) }.decoded()
@@ -494,6 +496,40 @@ struct PixelTests {
             let grid = try #require(decoded["zone.jpg#grid"])
             let gridPSNR = Pixels.psnr(grid, try full.apply { tf_resize_exact($0, $1, 256, 256, 1) }.decoded())
             #expect(gridPSNR >= 35, "grid: PSNR \(gridPSNR) dB")
+        }
+    }
+
+    @Test(
+        "every thumbnail is resampled once from the decode: a zone plate reduced 2, 3, 4.37, 8 and 13 times (fit and cover) is within 50 dB of a floating-point Lanczos3 of the full picture",
+        arguments: ["zone.jpg[Q=95]", "zone.png"])
+    func reductions(file: String) async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let side = 2048
+            try Pixels.zonePlate(size: side).save(root + "/lib/" + file)
+            let name = String(file.prefix { $0 != "[" })
+            // The largest recipe is the decode box; before, every other thumbnail was resampled
+            // again from it (43–47 dB at 3×), and a PNG's box came from libvips' 16-bit
+            // Lanczos3 (47 dB at 2×).
+            let factors = [2, 3, 4.37, 8, 13]
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.thumbnails =
+                try factors.map { (factor: Double) in
+                    let box = Int((Double(side) / factor).rounded())
+                    return try ThumbnailRecipe(parsing: "x\(Int(factor * 100))=\(box)x\(box):fit:q100")
+                } + [try ThumbnailRecipe(parsing: "cover=200x150:cover:q100")]
+            let (_, manifest) = try await Fixtures.build(options)
+            let item = try #require(manifest.items.first)
+            let full = try Pixels.Image.from(file: root + "/lib/" + name).apply { tf_cast_double($0, $1) }
+            for recipe in options.thumbnails {
+                let thumbnail = try #require(item.thumbnails[recipe.name])
+                let made = try Fixtures.decode(root + "/out/" + thumbnail.path)
+                let crop: Int32 = recipe.fit == .cover ? 1 : 0
+                let ideal = try full.apply { tf_resize_exact($0, $1, Int32(made.width), Int32(made.height), crop) }.doubles()
+                #expect(ideal.count == made.pixels.count, "\(recipe.name): \(made.bands) bands")
+                let psnr = Pixels.psnr(made.pixels, ideal: ideal)
+                #expect(psnr >= 50, "\(name) \(recipe.name) (\(made.width)×\(made.height)): \(psnr) dB")
+            }
         }
     }
 

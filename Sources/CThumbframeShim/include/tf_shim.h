@@ -58,23 +58,23 @@ int tf_jpeg_load_shrunk_deadline(
 
 /// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
-/// An 8-bit image in memory without alpha takes a faster horizontal pass (tf_transpose, an exact
-/// integer Lanczos3 down the columns, tf_transpose) with libvips' kernel and centring; anything
-/// else vips_resize.
+/// An 8-bit image in memory without alpha, reduced by at most 16 on each axis, takes the exact
+/// integer Lanczos3 of CThumbframeKernels (down the columns, then along the rows through
+/// tf_transpose) with libvips' kernel and centring; anything else vips_resize, without its box
+/// pre-shrink.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
 
-/// The part of tf_resize_exact(in, width, height, 0) that runs lazily, before the image is
-/// computed into memory (the vertical pass of the fast path, else all of it): compute the
-/// result, then finish with tf_resize_exact where its size is not yet width x height.
-int tf_resize_first_pass(VipsImage *in, VipsImage **out, int width, int height);
+/// Resizes to exactly width x height the cheap way: libvips' box pre-shrink, then Lanczos3
+/// (vips_resize's default gap of 2). For a placeholder, where the blur hides the box.
+int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height);
 
 /// The transpose (x and y swapped) of an 8-bit image in memory, as a new memory image with the
 /// same metadata.
 int tf_transpose(VipsImage *in, VipsImage **out);
 
-/// The image resized to exactly width x height as 8-bit sRGB with alpha (4 bands, opaque where
-/// it had none): the pixels a ThumbHash placeholder is computed from.
-int tf_placeholder_rgba(VipsImage *in, VipsImage **out, int width, int height);
+/// The (small, upright, sRGB) image as 8-bit RGBA (4 bands, opaque where it had no alpha): the
+/// pixels a ThumbHash placeholder is computed from.
+int tf_placeholder_rgba(VipsImage *in, VipsImage **out);
 
 /// Turns an image upright for an EXIF orientation (1-8), as libvips' autorot does.
 int tf_autorot(VipsImage *in, VipsImage **out, int orientation);

@@ -29,7 +29,7 @@ struct ProcessingContext: Sendable {
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
         // never taken for the right ones. (An ignored profile's pixels are what they were.)
         let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
-        let key = Digest.sha256("thumbframe-thumbnail-v2\n\(sourceSHA256)\n\(recipe.canonicalRecipe)\(used)")
+        let key = Digest.sha256("thumbframe-thumbnail-v3\n\(sourceSHA256)\n\(recipe.canonicalRecipe)\(used)")
         let name = String(key.prefix(32))
         return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
     }
