@@ -11,8 +11,8 @@ on all alike.
 
 Usage: python3 bench-quality.py MANIFEST PHOTOS VIPSTHUMBNAIL_DIR PILLOW_DIR WORK_DIR JOBS
 Prints one table: per peer and recipe, mean and worst PSNR/SSIM, and on how many images
-thumbframe is worse than vipsthumbnail (by more than 0.05 dB / 0.0005 SSIM, the noise of
-the metric), over the images where both made the thumbnail at the same size.
+thumbframe is worse than vipsthumbnail and than Pillow (by more than 0.05 dB / 0.0005 SSIM, the
+noise of the metric), over the images where both made the thumbnail at the same size.
 """
 import json
 import os
@@ -133,8 +133,8 @@ def main():
         ps = [v[0] for v in values.values()]
         ss = [v[1] for v in values.values()]
         print(f"{peer + ' ' + recipe:34} {np.mean(ps):12.2f} {min(ps):7.2f} {np.mean(ss):10.4f} {min(ss):7.4f}")
-    for recipe in ("grid", "preview"):
-        ours, theirs = by.get(("thumbframe", recipe), {}), by.get(("vipsthumbnail", recipe), {})
+    for recipe, peer in [(r, p) for r in ("grid", "preview") for p in ("vipsthumbnail", "Pillow")]:
+        ours, theirs = by.get(("thumbframe", recipe), {}), by.get((peer, recipe), {})
         # Only thumbnails of the same size compare: thumbframe's previews of long images are 1080
         # wide (../shared/SPEC.md), vipsthumbnail's fit 1280 high, and a larger JPEG of finer detail scores lower.
         both = sorted(set(ours) & set(theirs))
@@ -144,7 +144,7 @@ def main():
         worse_p = [k for k in common if ours[k][0] < theirs[k][0] - 0.05]
         worse_s = [k for k in common if ours[k][1] < theirs[k][1] - 0.0005]
         delta = [ours[k][0] - theirs[k][0] for k in common]
-        print(f"thumbframe {recipe} vs vipsthumbnail: {len(common)} images of the same size"
+        print(f"thumbframe {recipe} vs {peer}: {len(common)} images of the same size"
               f"{f' ({len(both) - len(common)} of other sizes left out)' if len(both) > len(common) else ''}, PSNR worse on {len(worse_p)}, "
               f"SSIM worse on {len(worse_s)}; PSNR difference min {min(delta):+.2f} dB, mean {np.mean(delta):+.2f} dB"
               + (f"  (worse: {', '.join(sorted(set(worse_p + worse_s))[:5])})" if worse_p or worse_s else ""))

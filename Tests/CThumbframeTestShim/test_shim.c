@@ -51,6 +51,10 @@ int tf_cast_double(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_DOUBLE, NULL);
 }
 
+int tf_grey_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
+}
+
 /* Device value -> the CIELAB of an sRGB colour: the RGB device is sRGB with red and blue
  * swapped, the CMYK device is naive (R = (1 - C)(1 - K), ...). */
 static cmsHTRANSFORM tf_srgb_to_lab;

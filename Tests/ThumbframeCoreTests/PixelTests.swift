@@ -533,6 +533,34 @@ struct PixelTests {
         }
     }
 
+    @Test(
+        "a decode over 64 MB (RGB, a recipe as large as half the picture) is resized to the largest thumbnail as it streams: every thumbnail still of its size and filtered"
+    )
+    func largeDecodeStreams() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            let plate = try Pixels.zonePlate(size: 4800).apply { tf_grey_to_srgb($0, $1) }
+            try plate.save(root + "/lib/large.jpg[Q=90]")
+            // 4 800 × 4 800 × 3 bytes (69 MB): no shrink-on-load leaves twice 2 400 px.
+            #expect(4800 * 4800 * 3 > 64 << 20)
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.thumbnails = [
+                try ThumbnailRecipe(parsing: "big=2400x2400:fit:q95"), try ThumbnailRecipe(parsing: "grid=256x256:cover:q95"),
+            ]
+            let (_, manifest) = try await Fixtures.build(options)
+            let item = try #require(manifest.items.first)
+            let full = try Pixels.Image.from(file: root + "/lib/large.jpg").apply { tf_cast_double($0, $1) }
+            for (name, side) in [("big", 2400), ("grid", 256)] {
+                let thumbnail = try #require(item.thumbnails[name])
+                let made = try Fixtures.decode(root + "/out/" + thumbnail.path)
+                #expect(made.width == side && made.height == side)
+                let ideal = try full.apply { tf_resize_exact($0, $1, Int32(side), Int32(side), 0) }.doubles()
+                let psnr = Pixels.psnr(made.pixels, ideal: ideal)
+                #expect(psnr >= 35, "\(name): \(psnr) dB")
+            }
+        }
+    }
+
     @Test("a 10 000-frame GIF records 10 000 pages")
     func manyFrames() async throws {
         try await Fixtures.withTemporaryDirectory { root in

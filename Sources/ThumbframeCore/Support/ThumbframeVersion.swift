@@ -4,7 +4,7 @@ package import ThumbframeManifest
 /// The thumbframe version written into manifests.
 package enum ThumbframeVersion {
     /// Semantic version of this build of thumbframe.
-    package static let current = "0.3.0"
+    package static let current = "0.4.0"
 }
 
 extension Manifest.Generator {
@@ -17,6 +17,6 @@ extension Manifest.Generator {
 }
 
 extension ThumbframeVersion {
-    /// `--version`: `0.3.0 (libvips 8.14.1)`.
+    /// `--version`: `0.4.0 (libvips 8.14.1)`.
     package static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
 }

@@ -32,6 +32,9 @@ int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
 /// Casts to double-precision bands (to read measurements).
 int tf_cast_double(VipsImage *in, VipsImage **out);
 
+/// A grey image as three equal sRGB bands.
+int tf_grey_to_srgb(VipsImage *in, VipsImage **out);
+
 /// An ICC v4 profile (RGB, or CMYK with `cmyk`) whose only table is A2B0, perceptual, as in
 /// XYB JPEGs and some CMYK profiles: the RGB device is sRGB with red and blue swapped, the CMYK
 /// device naive (R = (1 - C)(1 - K)). Made with lcms; `data` is freed with g_free().
