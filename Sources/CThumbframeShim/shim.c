@@ -312,6 +312,12 @@ int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int c
 }
 
 int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
+    // Already that size (a small image's placeholder): itself, no operation.
+    if (in->Xsize == width && in->Ysize == height) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
     // libvips' default box pre-shrink (gap 2) before Lanczos3: a placeholder is a blur of a
     // few DCT terms, and the box reads the large decode once, cheaply.
     return tf_resize_gap(in, out, width, height, 0, 2.0);
@@ -336,6 +342,44 @@ int tf_placeholder_rgba(VipsImage *in, VipsImage **out) {
 done:
     tf_unref_all(t, 3);
     return result;
+}
+
+void *tf_placeholder_pixels(VipsImage *in, size_t *length) {
+    const int bands = in->Bands;
+    const gboolean grey = in->Type == VIPS_INTERPRETATION_B_W && (bands == 1 || bands == 2);
+    const gboolean rgb = in->Type == VIPS_INTERPRETATION_sRGB && (bands == 3 || bands == 4);
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || !(grey || rgb)) {
+        // Anything else through libvips' colour conversion and cast.
+        VipsImage *rgba = NULL;
+        if (tf_placeholder_rgba(in, &rgba))
+            return NULL;
+        void *pixels = tf_write_to_memory(rgba, length);
+        g_object_unref(rgba);
+        return pixels;
+    }
+    size_t count = 0;
+    unsigned char *source = tf_in_memory(in) ? NULL : tf_write_to_memory(in, &count);
+    const unsigned char *p = source ? source : (const unsigned char *) in->data;
+    if (!p)
+        return NULL;
+    const size_t pixels = (size_t) in->Xsize * in->Ysize;
+    unsigned char *rgba = g_try_malloc(pixels * 4);
+    if (rgba) {
+        // What vips_colourspace to sRGB, an opaque alpha band and the cast to 8 bits give for
+        // 8-bit grey and sRGB (the test compares them), without four operations' objects.
+        for (size_t i = 0; i < pixels; i++, p += bands) {
+            unsigned char *q = rgba + 4 * i;
+            q[0] = p[0];
+            q[1] = grey ? p[0] : p[1];
+            q[2] = grey ? p[0] : p[2];
+            q[3] = bands == 2 ? p[1] : bands == 4 ? p[3] : 255;
+        }
+        *length = pixels * 4;
+    } else {
+        vips_error("thumbframe", "out of memory");
+    }
+    g_free(source);
+    return rgba;
 }
 
 int tf_autorot(VipsImage *in, VipsImage **out, int orientation) {

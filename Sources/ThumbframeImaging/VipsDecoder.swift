@@ -141,16 +141,14 @@ package struct VipsDecoder: ImageDecoder {
     /// ThumbHash and average colour from the image's pixels at the placeholder's size (upright,
     /// sRGB), alpha kept.
     private static func placeholder(_ image: VipsImageHandle, width: Int, height: Int) -> Result<Manifest.Placeholder, DecodeFailure> {
-        step(.encode) { tf_placeholder_rgba(image.pointer, $0) }.flatMap { small in
-            var length = 0
-            guard let memory = tf_write_to_memory(small.pointer, &length) else { return .failure(.vips(.encode)) }
-            defer { g_free(memory) }
-            guard length == width * height * 4 else {
-                return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
-            }
-            let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
-            return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
+        var length = 0
+        guard let memory = tf_placeholder_pixels(image.pointer, &length) else { return .failure(.vips(.encode)) }
+        defer { g_free(memory) }
+        guard length == width * height * 4 else {
+            return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
         }
+        let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
+        return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
     }
 
     /// Runs one libvips step that makes a new image from nothing or from another image.

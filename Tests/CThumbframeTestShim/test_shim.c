@@ -51,6 +51,14 @@ int tf_cast_double(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_DOUBLE, NULL);
 }
 
+int tf_vips_resize(VipsImage *in, VipsImage **out, double scale, double gap) {
+    return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL);
+}
+
+int tf_interpreted_as(VipsImage *in, VipsImage **out, VipsInterpretation interpretation) {
+    return vips_copy(in, out, "interpretation", interpretation, NULL);
+}
+
 int tf_grey_to_srgb(VipsImage *in, VipsImage **out) {
     return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
 }

@@ -705,6 +705,38 @@ struct ExifDateTests {
 
 @Suite("Placeholders")
 struct PlaceholderTests {
+    @Test(
+        "a placeholder's RGBA computed in one pass is libvips' colourspace, alpha and cast for grey and sRGB of 1 to 4 bands, in memory or lazy; a placeholder-sized image is its own coarse resize"
+    )
+    func pixelsInOnePass() throws {
+        var random = SplitMix64(state: 7)
+        for bands in 1...4 {
+            let (width, height) = (37, 23)
+            let kind = bands <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+            let made = try Pixels.Image.from(
+                (0..<(width * height * bands)).map { _ in UInt8.random(in: 0...255, using: &random) }, width: width, height: height,
+                bands: bands)
+            let interpreted = try made.apply { tf_interpreted_as($0, $1, kind) }
+            let image = Pixels.Image(try #require(withExtendedLifetime(interpreted) { vips_image_copy_memory(interpreted.pointer) }))
+            #expect(vips_image_get_interpretation(image.pointer) == kind)
+            func bytes(_ memory: UnsafeMutableRawPointer?, _ length: Int) -> [UInt8]? {
+                defer { g_free(memory) }
+                return memory.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+            }
+            var length = 0
+            let libvips = try image.apply { tf_placeholder_rgba($0, $1) }
+            let expected = try #require(bytes(tf_write_to_memory(libvips.pointer, &length), length))
+            #expect(expected.count == width * height * 4, "\(bands) bands: \(expected.count)")
+            #expect(bytes(tf_placeholder_pixels(image.pointer, &length), length) == expected, "\(bands) bands in memory")
+            let lazy = try image.apply { tf_autorot($0, $1, 1) }
+            #expect(bytes(tf_placeholder_pixels(lazy.pointer, &length), length) == expected, "\(bands) bands, lazy")
+            // The coarse resize of an image already the placeholder's size is the image, as
+            // vips_resize by 1 would give.
+            let same = try image.apply { tf_resize_coarse($0, $1, Int32(width), Int32(height)) }.decoded()
+            #expect(same.pixels == (try image.apply { tf_vips_resize($0, $1, 1, 2) }.decoded().pixels))
+        }
+    }
+
     @Test("every item carries a ThumbHash of its pixels and their average colour; alpha is kept")
     func placeholders() async throws {
         try await Fixtures.withTemporaryDirectory { root in

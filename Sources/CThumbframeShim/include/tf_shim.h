@@ -76,6 +76,10 @@ int tf_transpose(VipsImage *in, VipsImage **out);
 /// pixels a ThumbHash placeholder is computed from.
 int tf_placeholder_rgba(VipsImage *in, VipsImage **out);
 
+/// tf_placeholder_rgba's pixels, g_malloc'd (`length` = 4 × pixels): for 8-bit grey and sRGB
+/// images computed here in one pass (no libvips operation), else through tf_placeholder_rgba.
+void *tf_placeholder_pixels(VipsImage *in, size_t *length);
+
 /// Turns an image upright for an EXIF orientation (1-8), as libvips' autorot does.
 int tf_autorot(VipsImage *in, VipsImage **out, int orientation);
 

@@ -32,6 +32,12 @@ int tf_delta_e00(VipsImage *a, VipsImage *b, VipsImage **out);
 /// Casts to double-precision bands (to read measurements).
 int tf_cast_double(VipsImage *in, VipsImage **out);
 
+/// libvips' vips_resize by `scale` with Lanczos3 and a reducing gap.
+int tf_vips_resize(VipsImage *in, VipsImage **out, double scale, double gap);
+
+/// The image with another interpretation (its pixels untouched).
+int tf_interpreted_as(VipsImage *in, VipsImage **out, VipsInterpretation interpretation);
+
 /// A grey image as three equal sRGB bands.
 int tf_grey_to_srgb(VipsImage *in, VipsImage **out);
 
