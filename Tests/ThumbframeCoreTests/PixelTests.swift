@@ -737,6 +737,34 @@ struct PlaceholderTests {
         }
     }
 
+    @Test(
+        "the placeholder is the same whichever thumbnails a decode writes: a rerun that lost only the grid, only the preview, or both fit thumbnails"
+    )
+    func placeholderWhateverIsWritten() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            // Red, green and blue thirds: the grid's centre crop is nearly all green.
+            let (width, height) = (2400, 800)
+            var pixels = [UInt8](repeating: 0, count: width * height * 3)
+            for y in 0..<height {
+                for x in 0..<width { pixels[(y * width + x) * 3 + x * 3 / width] = 255 }
+            }
+            try Pixels.Image.from(pixels, width: width, height: height, bands: 3).save(root + "/lib/thirds.jpg[Q=90]")
+            let options = BuildOptions(source: root + "/lib", output: root + "/out")
+            let (_, first) = try await Fixtures.build(options)
+            let item = try #require(first.items.first)
+            let recorded = try #require(item.placeholder)
+            for lost in [["grid"], ["preview"], ["small", "preview"]] {
+                for name in lost {
+                    try FileManager.default.removeItem(atPath: root + "/out/" + (item.thumbnails[name]?.path ?? ""))
+                }
+                let (report, again) = try await Fixtures.build(options)
+                #expect(report.thumbnailsWritten == lost.count)
+                #expect(again.items.first?.placeholder == recorded, "after losing \(lost)")
+            }
+        }
+    }
+
     @Test("every item carries a ThumbHash of its pixels and their average colour; alpha is kept")
     func placeholders() async throws {
         try await Fixtures.withTemporaryDirectory { root in
