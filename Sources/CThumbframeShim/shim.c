@@ -1,5 +1,6 @@
 #include <time.h>
 #include "tf_shim.h"
+#include "guard.h"
 #include "tf_kernels.h"
 
 #include <math.h>
@@ -318,8 +319,13 @@ int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
         *out = in;
         return 0;
     }
-    // libvips' default box pre-shrink (gap 2) before Lanczos3: a placeholder is a blur of a
-    // few DCT terms, and the box reads the large decode once, cheaply.
+    // An 8-bit image in memory reduced by at most 16 (a placeholder from a thumbnail): the exact
+    // Lanczos3 of tf_resize_exact, which costs about what libvips' box shrink did.
+    const double hscale = (double) width / in->Xsize, vscale = (double) height / in->Ysize;
+    if (hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && vscale >= 1.0 / 16 && tf_lanczos_fast(in) && tf_in_memory(in))
+        return tf_resize_gap(in, out, width, height, 0, 0.0);
+    // Else libvips' default box pre-shrink (gap 2) before Lanczos3: a placeholder is a blur of a
+    // few DCT terms, and the box reads a large image once, cheaply.
     return tf_resize_gap(in, out, width, height, 0, 2.0);
 }
 
@@ -455,14 +461,7 @@ int tf_exif_short(ExifData *exif, ExifEntry *entry) {
     return exif_get_short(entry->data, exif_data_get_byte_order(exif));
 }
 
-typedef struct {
-    gint64 deadline;  /* g_get_monotonic_time() microseconds; 0: none */
-    const int *stop;
-    int reason;
-} TFGuard;
-
-/* Whether the guard says stop now (and why, in guard->reason). */
-static int tf_guard_stops(TFGuard *guard) {
+int tf_guard_stops(TFGuard *guard) {
     if (guard->reason == TF_STOP_NONE) {
         if (guard->stop && tf_flag_get(guard->stop))
             guard->reason = TF_STOP_REQUESTED;

@@ -194,6 +194,24 @@ package struct VipsDecoder: ImageDecoder {
                 header.format == "jpeg"
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
+            // A baseline RGB or grey JPEG whose decode is held whole: libjpeg straight into
+            // memory, in this thread (libvips takes every other, and any file libjpeg warns about).
+            let decodedBytes = ((header.storedWidth + shrink - 1) / shrink) * ((header.storedHeight + shrink - 1) / shrink) * 3
+            if header.format == "jpeg", !header.interlaced, !header.isCMYK, decodedBytes <= wholeDecodeBytes {
+                var image: UnsafeMutablePointer<VipsImage>?
+                var reason: Int32 = 0
+                switch tf_jpeg_decode_here(
+                    raw.baseAddress, raw.count, Int32(shrink), limits.decodeTimeout, cancellation?.pointer, &image, &reason)
+                {
+                case 1:
+                    if let image {
+                        return .success(
+                            Source(VipsImageHandle(image), orientation: header.orientation, profileIntent: header.profileIntent))
+                    }
+                case -1: return .failure(DecodeFailure.stopped(reason, limits: limits) ?? .vips(.decode))
+                default: break
+                }
+            }
             let lazy = step(.decode) { out in
                 switch (header.format, header.interlaced) {
                 case ("jpeg", false): tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)

@@ -800,6 +800,93 @@ struct PlaceholderTests {
 
 @Suite("JPEG encoder")
 struct JpegEncoderTests {
+    @Test(
+        "a baseline JPEG decoded by libjpeg in the calling thread is libvips' jpegload at every shrink, pixels and ICC profile; progressive, CMYK and damaged files are left to libvips; a stop is honoured"
+    )
+    func decodedAsLibvips() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            var random = SplitMix64(state: 5)
+            func image(_ width: Int, _ height: Int, bands: Int) throws -> Pixels.Image {
+                try Pixels.Image.from(
+                    (0..<(width * height * bands)).map { offset in
+                        UInt8(truncatingIfNeeded: (offset / bands) % width * 3 + Int.random(in: 0..<40, using: &random))
+                    }, width: width, height: height, bands: bands)
+            }
+            let profile = Pixels.greyProfile(gamma: 1.8)
+            var files: [(String, Bool, Int)] = []  // (path, taken here, its shorter side)
+            for (width, height) in [(1, 1), (64, 48), (257, 131), (1001, 333)] {
+                try image(width, height, bands: 3).save(root + "/c\(width).jpg[Q=80]")
+                try image(width, height, bands: 3).save(root + "/s\(width).jpg[Q=95]")
+                let grey = try image(width, height, bands: 1)
+                profile.withUnsafeBytes { vips_image_set_blob_copy(grey.pointer, "icc-profile-data", $0.baseAddress, $0.count) }
+                try grey.save(root + "/g\(width).jpg[Q=85]")
+                try image(width, height, bands: 3).save(root + "/p\(width).jpg[Q=85,interlace]")
+                let side = min(width, height)
+                files += [
+                    ("/c\(width).jpg", true, side), ("/s\(width).jpg", true, side), ("/g\(width).jpg", true, side),
+                    ("/p\(width).jpg", false, side),
+                ]
+            }
+            let cmyk = try image(40, 30, bands: 4).apply { tf_interpreted_as($0, $1, VIPS_INTERPRETATION_CMYK) }
+            try cmyk.save(root + "/k.jpg[Q=90]")
+            files.append(("/k.jpg", false, 30))
+            func blob(_ image: UnsafeMutablePointer<VipsImage>) -> [UInt8]? {
+                var data: UnsafeRawPointer?
+                var length = 0
+                guard vips_image_get_typeof(image, "icc-profile-data") != 0,
+                    vips_image_get_blob(image, "icc-profile-data", &data, &length) == 0, let data
+                else { return nil }
+                return Array(UnsafeRawBufferPointer(start: data, count: length))
+            }
+            var compared = 0
+            for (file, taken, side) in files {
+                let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: root + file)))
+                for shrink in [1, 2, 4, 8] {
+                    try bytes.withUnsafeBytes { raw in
+                        var here: UnsafeMutablePointer<VipsImage>?
+                        var reason: Int32 = 0
+                        let result = tf_jpeg_decode_here(raw.baseAddress, raw.count, Int32(shrink), 0, nil, &here, &reason)
+                        // A side under the shrink has no whole pixel left (libvips keeps floor(side / shrink)).
+                        #expect(result == (taken && side >= shrink ? 1 : 0), "\(file) shrink \(shrink)")
+                        #expect(
+                            vips_error_buffer().map { String(cString: $0) } ?? "" == "", "\(file): nothing left in libvips' error buffer")
+                        guard let here else { return }
+                        defer { g_object_unref(here) }
+                        var libvips: UnsafeMutablePointer<VipsImage>?
+                        #expect(tf_jpeg_load_shrunk(raw.baseAddress, raw.count, &libvips, Int32(shrink), 2) == 0)
+                        let reference = Pixels.Image(try #require(libvips))
+                        let (ours, theirs) = (try Fixtures.decode(image: here), try reference.decoded())
+                        #expect(ours.width == theirs.width && ours.height == theirs.height && ours.bands == theirs.bands)
+                        #expect(ours.pixels == theirs.pixels, "\(file) shrink \(shrink)")
+                        #expect(blob(here) == blob(reference.pointer), "\(file): ICC profile")
+                        if file.hasPrefix("/g") { #expect(blob(here) == profile) }
+                        compared += 1
+                    }
+                }
+            }
+            #expect(compared == 3 * 3 * 4 + 3)  // the 1 × 1 files only at shrink 1
+            // Damaged: the first half of a file, or its entropy-coded data corrupted, goes to libvips.
+            let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: root + "/c1001.jpg")))
+            var corrupt = whole
+            for index in stride(from: whole.count / 2, to: whole.count - 2, by: 97) { corrupt[index] = 0xFF }
+            for damaged in [Array(whole.prefix(whole.count / 2)), corrupt] {
+                damaged.withUnsafeBytes { raw in
+                    var here: UnsafeMutablePointer<VipsImage>?
+                    var reason: Int32 = 0
+                    #expect(tf_jpeg_decode_here(raw.baseAddress, raw.count, 1, 0, nil, &here, &reason) == 0 && here == nil)
+                }
+            }
+            // A stop set before the first rows: stopped, and why.
+            whole.withUnsafeBytes { raw in
+                var here: UnsafeMutablePointer<VipsImage>?
+                var reason: Int32 = 0
+                var stop: Int32 = 1
+                #expect(tf_jpeg_decode_here(raw.baseAddress, raw.count, 1, 0, &stop, &here, &reason) == -1)
+                #expect(reason == Int32(TF_STOP_REQUESTED.rawValue) && here == nil)
+            }
+        }
+    }
+
     @Test("thumbnails encoded in the calling thread are libvips' jpegsave bytes, for every size, quality, band count and interlace")
     func sameBytesAsLibvips() throws {
         try Fixtures.startVips()

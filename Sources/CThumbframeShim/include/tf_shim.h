@@ -122,6 +122,13 @@ int tf_flatten_white(VipsImage *in, VipsImage **out);
 /// Encodes to memory without metadata. The buffer is freed with g_free().
 int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, void **buffer, size_t *length);
 
+/// A baseline JPEG (RGB or grey) decoded at 1/shrink by libjpeg in the calling thread into a
+/// memory image, as tf_jpeg_load_shrunk's pixels and ICC profile (jpeg.c). Returns 1 with `*out`
+/// set; 0 when it leaves the file to libvips (progressive, CMYK, any warning or error; nothing
+/// in libvips' error buffer); -1 when the deadline or `*stop` stopped it (`*reason`).
+int tf_jpeg_decode_here(
+    const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out, int *reason);
+
 /// JPEG: libvips' jpegsave_buffer with "strip" (jpeg.c's encoder must equal it byte for byte).
 int tf_jpegsave_libvips(VipsImage *in, int quality, int interlace, void **buffer, size_t *length);
 
