@@ -105,6 +105,7 @@ let package = Package(
             name: "ThumbframeCoreTests",
             dependencies: [
                 "ThumbframeCore", "ThumbframeImaging", "ThumbframeManifest", "ThumbframeTestSupport", "CVips", "CThumbframeShim",
+                "CThumbframeKernels",
                 "CThumbframeTestShim",
             ],
             cSettings: [.define("THUMBFRAME_IMAGING")]

@@ -125,7 +125,27 @@ static void tfk_lanczos3_row(uint8_t *q, const uint8_t *const *rows, const int16
     }
 }
 
-int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out, int rows_out, double scale) {
+/* The first input row and the number of taps of output row i (of rows_out, reducing rows_in by
+ * `scale`, centred as libvips centres), before clipping to the image. */
+static inline int tfk_lanczos3_taps(int i, int rows_in, int rows_out, double scale, double *centre) {
+    const double support = 3.0 * scale;
+    *centre = (i + 0.5) * scale - 0.5 - (rows_out * scale - rows_in) / 2.0;
+    return (int) floor(*centre - support) + 1;
+}
+
+void tfk_lanczos3_span(int rows_in, int rows_out, double scale, int first, int count, int *from, int *to) {
+    double centre;
+    const int low = tfk_lanczos3_taps(first, rows_in, rows_out, scale, &centre);
+    tfk_lanczos3_taps(first + count - 1, rows_in, rows_out, scale, &centre);
+    const int high = (int) floor(centre + 3.0 * scale);
+    *from = tfk_clip(0, low, rows_in - 1);
+    *to = tfk_clip(0, high, rows_in - 1) + 1;
+}
+
+int tfk_lanczos3_window(
+    const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride, int rows_out,
+    int out_first, int out_count, double scale
+) {
     const double support = 3.0 * scale;
     const int most = 2 * (int) ceil(support) + 2;
     double *exact = malloc(sizeof(double) * most);
@@ -139,9 +159,9 @@ int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out,
     int result = -1;
     if (!exact || !weights || !rows)
         goto done;
-    for (int i = 0; i < rows_out; i++) {
-        const double centre = (i + 0.5) * scale - 0.5 - (rows_out * scale - rows_in) / 2.0;
-        const int first = (int) floor(centre - support) + 1;
+    for (int i = out_first; i < out_first + out_count; i++) {
+        double centre;
+        const int first = tfk_lanczos3_taps(i, rows_in, rows_out, scale, &centre);
         int taps = (int) floor(centre + support) - first + 1;
         double sum = 0.0;
         for (int k = 0; k < taps; k++)
@@ -155,13 +175,13 @@ int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out,
         }
         weights[largest] += 16384 - total;  // the weights sum to exactly 1
         for (int k = 0; k < taps; k++)
-            rows[k] = in + (size_t) tfk_clip(0, first + k, rows_in - 1) * line;
+            rows[k] = in + (size_t) (tfk_clip(0, first + k, rows_in - 1) - in_first) * stride;
         if (taps & 1) {
             weights[taps] = 0;
             rows[taps] = rows[taps - 1];
             taps++;
         }
-        tfk_lanczos3_row(out + (size_t) i * line, rows, weights, taps, line, avx2);
+        tfk_lanczos3_row(out + (size_t) (i - out_first) * out_stride, rows, weights, taps, line, avx2);
     }
     result = 0;
 done:
@@ -169,6 +189,10 @@ done:
     free(weights);
     free(rows);
     return result;
+}
+
+int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out, int rows_out, double scale) {
+    return tfk_lanczos3_window(in, line, line, rows_in, 0, out, line, rows_out, 0, rows_out, scale);
 }
 
 /* HDR to SDR for video posters (tfk_tonemap_rgb48). */

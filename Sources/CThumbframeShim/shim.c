@@ -222,35 +222,6 @@ done:
     return result;
 }
 
-/* Lanczos3 down the columns of an 8-bit image in memory, reducing by `scale` into exactly
- * `height` rows (tfk_lanczos3_rows). */
-static int tf_lanczos_rows(VipsImage *in, VipsImage **out, int height, double scale) {
-    VipsImage *t = tf_memory_like(in, in->Xsize, height);
-    if (!t)
-        return -1;
-    if (tfk_lanczos3_rows(in->data, VIPS_IMAGE_SIZEOF_LINE(in), in->Ysize, t->data, height, scale)) {
-        g_object_unref(t);
-        vips_error("thumbframe", "out of memory");
-        return -1;
-    }
-    *out = t;
-    return 0;
-}
-
-/* Horizontal Lanczos3 of an 8-bit image in memory by `shrink`, to exactly `width` columns. */
-static int tf_reduceh_exact(VipsImage *in, VipsImage **out, int width, double shrink) {
-    VipsImage *t[3] = { NULL };
-    int result = -1;
-    if (tf_transpose(in, &t[0]) || tf_lanczos_rows(t[0], &t[1], width, shrink) || tf_transpose(t[1], &t[2]))
-        goto done;
-    *out = t[2];
-    t[2] = NULL;
-    result = 0;
-done:
-    tf_unref_all(t, 3);
-    return result;
-}
-
 static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, int crop, double gap) {
     VipsImage *t[8] = { NULL };
     int result = -1;
@@ -268,15 +239,40 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
         const int w = crop ? VIPS_MAX(1, (int) rint(in->Xsize * hscale)) : width;
         const int h = crop ? VIPS_MAX(1, (int) rint(in->Ysize * vscale)) : height;
         // Each axis by the scale vips_resize uses (for a cover, the same on both), not by the
-        // ratio of the rounded sizes, so a cover keeps the source's aspect ratio. Down the
+        // ratio of the rounded sizes, so a cover keeps the source's aspect ratio. Only what the
+        // centre crop keeps is computed: its rows, and the columns its columns read. Down the
         // columns first (no transpose; the larger pass over the larger image), then along the rows.
-        if (h != current->Ysize) {
-            if (tf_lanczos_rows(current, &t[6], h, 1.0 / vscale))
+        const int top = h > height ? (h - height) / 2 : 0, rows = VIPS_MIN(h, height);
+        const int left = w > width ? (w - width) / 2 : 0, cols = VIPS_MIN(w, width);
+        int from = left, to = left + cols;
+        if (w != in->Xsize)
+            tfk_lanczos3_span(in->Xsize, w, 1.0 / hscale, left, cols, &from, &to);
+        const int bands = in->Bands;
+        if (!(t[6] = tf_memory_like(in, to - from, rows)))
+            goto done;
+        const size_t stride = VIPS_IMAGE_SIZEOF_LINE(in), band = (size_t) (to - from) * bands;
+        const unsigned char *start = VIPS_IMAGE_ADDR(in, from, 0);
+        if (h != in->Ysize) {
+            if (tfk_lanczos3_window(start, stride, band, in->Ysize, 0, t[6]->data, band, h, top, rows, 1.0 / vscale)) {
+                vips_error("thumbframe", "out of memory");
                 goto done;
-            current = t[6];
+            }
+        } else {
+            for (int y = 0; y < rows; y++)
+                memcpy(VIPS_IMAGE_ADDR(t[6], 0, y), start + (size_t) (top + y) * stride, band);
         }
-        if (w != current->Xsize) {
-            if (tf_reduceh_exact(current, &t[1], w, 1.0 / hscale))
+        current = t[6];
+        if (w != in->Xsize) {
+            // Along the rows as down the columns of the transpose: its rows are input columns
+            // `from` … `to`, of which the kept output columns read nothing else.
+            if (tf_transpose(current, &t[4]) || !(t[5] = tf_memory_like(t[4], t[4]->Xsize, cols)))
+                goto done;
+            const size_t line = VIPS_IMAGE_SIZEOF_LINE(t[4]);
+            if (tfk_lanczos3_window(t[4]->data, line, line, in->Xsize, from, t[5]->data, line, w, left, cols, 1.0 / hscale)) {
+                vips_error("thumbframe", "out of memory");
+                goto done;
+            }
+            if (tf_transpose(t[5], &t[1]))
                 goto done;
             current = t[1];
         }

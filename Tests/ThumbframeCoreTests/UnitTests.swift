@@ -1,3 +1,4 @@
+import CThumbframeKernels
 import CThumbframeShim
 import Foundation
 import Testing
@@ -353,5 +354,41 @@ struct OwnedNamesTests {
         #expect(ledger.count == set.ledgerBytes)
         #expect(String(decoding: ledger, as: UTF8.self) == Set(paths).sorted().map { $0 + "\n" }.joined())
         #expect(set.union(OwnedNames(paths: ["pages/00/00000000000000000000000000000000.json"])).count == set.count + 1)
+    }
+}
+
+@Suite("Lanczos3 windows")
+struct LanczosWindowTests {
+    @Test("a window of rows and a band of columns is exactly those bytes of the whole reduction, reading only the rows its span names")
+    func windowIsPartOfTheWhole() throws {
+        var random = SplitMix64(state: 3)
+        for _ in 0..<200 {
+            let columns = Int.random(in: 1...120, using: &random)
+            let rowsIn = Int.random(in: 1...160, using: &random)
+            let rowsOut = Int.random(in: 1...rowsIn, using: &random)
+            let scale = Double(rowsIn) / Double(rowsOut) * (1 + 0.01 * Double(Int.random(in: 0..<5, using: &random)))
+            let line = columns * 3
+            let input = (0..<(line * rowsIn)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var whole = [UInt8](repeating: 0, count: line * rowsOut)
+            #expect(tfk_lanczos3_rows(input, line, Int32(rowsIn), &whole, Int32(rowsOut), scale) == 0)
+            let first = Int.random(in: 0..<rowsOut, using: &random)
+            let count = Int.random(in: 1...(rowsOut - first), using: &random)
+            let c0 = Int.random(in: 0..<columns, using: &random)
+            let c1 = Int.random(in: (c0 + 1)...columns, using: &random)
+            var from: Int32 = 0
+            var to: Int32 = 0
+            tfk_lanczos3_span(Int32(rowsIn), Int32(rowsOut), scale, Int32(first), Int32(count), &from, &to)
+            // Only the span's rows and the band's columns, copied out: anything else it read would be missing.
+            let band = (c1 - c0) * 3
+            var window: [UInt8] = []
+            for row in Int(from)..<Int(to) { window += input[(row * line + c0 * 3)..<(row * line + c1 * 3)] }
+            var part = [UInt8](repeating: 0, count: band * count)
+            #expect(
+                tfk_lanczos3_window(
+                    window, band, band, Int32(rowsIn), from, &part, band, Int32(rowsOut), Int32(first), Int32(count), scale) == 0)
+            var expected: [UInt8] = []
+            for row in first..<(first + count) { expected += whole[(row * line + c0 * 3)..<(row * line + c1 * 3)] }
+            #expect(part == expected, "rows \(first)+\(count) of \(rowsOut) from \(rowsIn), columns \(c0)..<\(c1) of \(columns)")
+        }
     }
 }

@@ -21,6 +21,18 @@ void tfk_transpose(const uint8_t *in, uint8_t *out, int width, int height, int b
 /// scratch rows.
 int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out, int rows_out, double scale);
 
+/// Output rows `out_first` … `out_first + out_count - 1` of tfk_lanczos3_rows(…, rows_in, …,
+/// rows_out, scale), exactly those bytes, from a window of the input: `in` is input row
+/// `in_first`, rows `stride` bytes apart, `line` bytes of each taken (a band of columns); the
+/// rows read are those tfk_lanczos3_span names. Output rows `out_stride` bytes apart.
+int tfk_lanczos3_window(
+    const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride, int rows_out,
+    int out_first, int out_count, double scale);
+
+/// The input rows [*from, *to) that output rows `first` … `first + count - 1` of a Lanczos3
+/// reduction of rows_in to rows_out rows by `scale` read (clipped to the image).
+void tfk_lanczos3_span(int rows_in, int rows_out, double scale, int first, int count, int *from, int *to);
+
 /// HDR transfer functions `tfk_tonemap_rgb48` decodes.
 typedef enum {
     TFK_TRANSFER_PQ = 1,   ///< SMPTE ST 2084
