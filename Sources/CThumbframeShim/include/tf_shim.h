@@ -64,8 +64,9 @@ int tf_jpeg_load_shrunk_deadline(
 /// pre-shrink.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
 
-/// Resizes to exactly width x height the cheap way: libvips' box pre-shrink, then Lanczos3
-/// (vips_resize's default gap of 2). For a placeholder, where the blur hides the box.
+/// Resizes to exactly width x height for a placeholder: the image itself when it is that size,
+/// tf_resize_exact's Lanczos3 when that is its fast path, else the cheap way — libvips' box
+/// pre-shrink, then Lanczos3 (vips_resize's default gap of 2), where the blur hides the box.
 int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height);
 
 /// The transpose (x and y swapped) of an 8-bit image in memory, as a new memory image with the
