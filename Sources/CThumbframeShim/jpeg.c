@@ -184,8 +184,8 @@ int tf_jpeg_decode_here(
     image = vips_image_new_memory();
     vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
         bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, 72.0 / 25.4, 72.0 / 25.4);
-    /* Demanded in strips, as tf_copy_memory_here's copies are: pipelines from it take their
-     * demand style from it, and small tiles made the placeholder's box shrink 5 times dearer. */
+    /* Demanded in strips, as libvips' own JPEG decode is: pipelines from it take their demand
+     * style from it (a new image defaults to small tiles). */
     if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_FATSTRIP, NULL) || vips_image_write_prepare(image))
         goto done;
     /* The saved markers live until jpeg_finish_decompress frees them. */
