@@ -103,18 +103,15 @@ done:
  * loader, sequential cache and region objects. Anything it does not handle, and every warning or
  * error, is left to libvips, which then decides what the file is (so a damaged file fails with
  * libvips' own message). */
-typedef struct {
-    struct jpeg_error_mgr base;
-    jmp_buf jump;
-} TFJpegBail;
-
+/* The decoder's error manager is the encoder's TFJpegError, with handlers that leave no message:
+ * an error or a warning only hands the file to libvips. */
 static void tf_jpeg_bail(j_common_ptr cinfo) {
-    longjmp(((TFJpegBail *) cinfo->err)->jump, 1);
+    longjmp(((TFJpegError *) cinfo->err)->jump, 1);
 }
 
 static void tf_jpeg_bail_on_warning(j_common_ptr cinfo, int level) {
     if (level < 0)
-        longjmp(((TFJpegBail *) cinfo->err)->jump, 1);
+        tf_jpeg_bail(cinfo);
 }
 
 enum { TF_ICC_SECTIONS = 100 }; /* libvips' MAX_APP2_SECTIONS */
@@ -149,7 +146,7 @@ static void tf_jpeg_attach_icc(j_decompress_ptr cinfo, VipsImage *image) {
 int tf_jpeg_decode_here(
     const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out, int *reason) {
     struct jpeg_decompress_struct cinfo;
-    TFJpegBail bail;
+    TFJpegError bail;
     TFGuard guard = { 0, stop, TF_STOP_NONE };
     if (timeout_seconds > 0)
         guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);

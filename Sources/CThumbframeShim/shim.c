@@ -222,6 +222,12 @@ done:
     return result;
 }
 
+/* Whether a reduction by these scales takes CThumbframeKernels' exact Lanczos3: 8 bits in memory,
+ * no alpha, at most 16 on each axis (beyond that the 14-bit weights get coarse: libvips' path). */
+static gboolean tf_exact_applies(VipsImage *in, double hscale, double vscale) {
+    return hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && vscale >= 1.0 / 16 && tf_lanczos_fast(in) && tf_in_memory(in);
+}
+
 static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, int crop, double gap) {
     VipsImage *t[8] = { NULL };
     int result = -1;
@@ -232,9 +238,7 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
     VipsImage *current = in;
     VipsBandFormat format = in->BandFmt;
     gboolean alpha = vips_image_hasalpha(in);
-    // (Beyond a 16x reduction the 14-bit weights get coarse: libvips' path.)
-    if (gap == 0.0 && hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && vscale >= 1.0 / 16 && tf_lanczos_fast(in) &&
-        tf_in_memory(in)) {
+    if (gap == 0.0 && tf_exact_applies(in, hscale, vscale)) {
         // The sizes vips_resize gives, then the same crop or edge as below.
         const int w = crop ? VIPS_MAX(1, (int) rint(in->Xsize * hscale)) : width;
         const int h = crop ? VIPS_MAX(1, (int) rint(in->Ysize * vscale)) : height;
@@ -315,14 +319,11 @@ int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
         *out = in;
         return 0;
     }
-    // An 8-bit image in memory reduced by at most 16 (a placeholder from a thumbnail): the exact
-    // Lanczos3 of tf_resize_exact, which costs about what libvips' box shrink did.
-    const double hscale = (double) width / in->Xsize, vscale = (double) height / in->Ysize;
-    if (hscale <= 1 && vscale <= 1 && hscale >= 1.0 / 16 && vscale >= 1.0 / 16 && tf_lanczos_fast(in) && tf_in_memory(in))
-        return tf_resize_gap(in, out, width, height, 0, 0.0);
-    // Else libvips' default box pre-shrink (gap 2) before Lanczos3: a placeholder is a blur of a
-    // few DCT terms, and the box reads a large image once, cheaply.
-    return tf_resize_gap(in, out, width, height, 0, 2.0);
+    // Where the exact Lanczos3 applies (a placeholder from a thumbnail in memory) it costs about
+    // what libvips' box shrink does; else libvips' default box pre-shrink (gap 2) before
+    // Lanczos3: a placeholder is a blur of a few DCT terms, and the box reads a large image once.
+    const gboolean exact = tf_exact_applies(in, (double) width / in->Xsize, (double) height / in->Ysize);
+    return tf_resize_gap(in, out, width, height, 0, exact ? 0.0 : 2.0);
 }
 
 int tf_placeholder_rgba(VipsImage *in, VipsImage **out) {
@@ -519,6 +520,12 @@ void *tf_write_to_memory(VipsImage *in, size_t *length) {
 }
 
 VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason) {
+    *reason = TF_STOP_NONE;
+    /* Already pixels in memory: itself, with no progress signal connected and cut again. */
+    if (tf_in_memory(in)) {
+        g_object_ref(in);
+        return in;
+    }
     TFGuard guard = { 0, stop, TF_STOP_NONE };
     if (timeout_seconds > 0)
         guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);

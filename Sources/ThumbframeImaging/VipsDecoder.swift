@@ -102,8 +102,13 @@ package struct VipsDecoder: ImageDecoder {
         var encoded: [[UInt8]] = []
         for output in request.outputs {
             let made = resampled(source, output).flatMap { image in
-                if output == parent { parentPixels = image }
-                return encode(image, output)
+                guard output == parent else { return encode(image, output) }
+                // Turned or converted, the parent is still lazy: computed once, for its file and
+                // the placeholder (which then takes the exact Lanczos3 as an upright one does).
+                return inMemory(image).flatMap { pixels in
+                    parentPixels = pixels
+                    return encode(pixels, output)
+                }
             }
             switch made {
             case .success(let bytes): encoded.append(bytes)
@@ -113,7 +118,7 @@ package struct VipsDecoder: ImageDecoder {
         let small: Result<VipsImageHandle, DecodeFailure>
         let (width, height) = placeholderSize(request.plan)
         if let parent {
-            small = (parentPixels.map { .success($0) } ?? resampled(source, parent)).flatMap { pixels in
+            small = (parentPixels.map { .success($0) } ?? resampled(source, parent).flatMap(inMemory)).flatMap { pixels in
                 step(.encode) { tf_resize_coarse(pixels.pointer, $0, Int32(width), Int32(height)) }
             }
         } else {
@@ -194,10 +199,14 @@ package struct VipsDecoder: ImageDecoder {
                 header.format == "jpeg"
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
-            // A baseline RGB or grey JPEG whose decode is held whole: libjpeg straight into
-            // memory, in this thread (libvips takes every other, and any file libjpeg warns about).
-            let decodedBytes = ((header.storedWidth + shrink - 1) / shrink) * ((header.storedHeight + shrink - 1) / shrink) * 3
-            if header.format == "jpeg", !header.interlaced, !header.isCMYK, decodedBytes <= wholeDecodeBytes {
+            // The decode is held whole up to `wholeDecodeBytes` (taken as 3 bands: CMYK becomes
+            // sRGB; a grey one is counted high); over it, it is resized to the box as it streams.
+            let holdsWhole =
+                ((header.storedWidth + shrink - 1) / shrink) * ((header.storedHeight + shrink - 1) / shrink) * 3
+                <= wholeDecodeBytes
+            // A baseline RGB or grey JPEG held whole: libjpeg straight into memory, in this
+            // thread (libvips takes every other, and any file libjpeg warns about).
+            if header.format == "jpeg", !header.interlaced, !header.isCMYK, holdsWhole {
                 var image: UnsafeMutablePointer<VipsImage>?
                 var reason: Int32 = 0
                 switch tf_jpeg_decode_here(
@@ -231,7 +240,7 @@ package struct VipsDecoder: ImageDecoder {
                 // A decode over the bound (a large CMYK TIFF, a JPEG for a very large recipe)
                 // is resized to the decode box as it streams, and the smaller thumbnails are
                 // resampled from that box.
-                guard loaded.width * loaded.height * loaded.bands > wholeDecodeBytes else { return .success(loaded) }
+                guard !holdsWhole else { return .success(loaded) }
                 let (width, height) = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
                 return step(.decode) { tf_resize_exact(loaded.pointer, $0, Int32(width), Int32(height), 0) }
             }

@@ -534,7 +534,7 @@ struct PixelTests {
     }
 
     @Test(
-        "a decode over 64 MB (RGB, a recipe as large as half the picture) is resized to the largest thumbnail as it streams: every thumbnail still of its size and filtered"
+        "a JPEG whose decode would be over 64 MB (RGB, a recipe as large as half the picture; resized to the largest thumbnail as it streams) still gets every thumbnail at its size, filtered"
     )
     func largeDecodeStreams() async throws {
         try await Fixtures.withTemporaryDirectory { root in

@@ -162,7 +162,8 @@ void *tf_write_to_memory(VipsImage *in, size_t *length);
 /// watched: past `timeout_seconds` (0: no deadline) or once `*stop` is non-zero, the
 /// computation fails within a tile (with several libvips threads, libvips' eval callback kills
 /// the image; with one, the strips are pulled in the calling thread and checked between).
-/// `*reason` says which, or TF_STOP_NONE.
+/// `*reason` says which, or TF_STOP_NONE. An image already in memory is returned itself (a
+/// new reference).
 VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const int *stop, int *reason);
 
 /// Reads `*flag` atomically; `tf_flag_set` writes it (from any thread or a signal handler).
