@@ -298,6 +298,37 @@ struct IncrementalSectionTests {
             #expect(try ManifestValidator.problems(at: out + "/manifest.json") == [])
         }
     }
+    @Test("pages are assembled on --jobs threads and come out as one thread writes them, reused sections among them")
+    func parallelPages() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, seed) = (root + "/src", root + "/seed.jpg")
+            try Fixtures.writeImage(to: seed, width: 12, height: 8)
+            let jpeg = try Data(contentsOf: URL(fileURLWithPath: seed))
+            // `big` has three pages (256, 256, 8); the small sections around it are assembled
+            // while its pages wait, and later taken as they were.
+            for (directory, count) in [("a", 2), ("big", 2 * ManifestPage.size + 8), ("c", 3), ("d", 1), ("e", 2)] {
+                try Fixtures.makeDirectory(source + "/" + directory)
+                for index in 0..<count {
+                    // Distinct bytes after the end marker: each file its own item and thumbnails.
+                    try (jpeg + Data("\(directory)\(index)".utf8)).write(to: URL(fileURLWithPath: "\(source)/\(directory)/\(index).jpg"))
+                }
+            }
+            let one = try await IncrementalTests.build(source, root + "/one") { $0.jobs = 1 }
+            let three = try await IncrementalTests.build(source, root + "/three") { $0.jobs = 3 }
+            #expect(one.items == 2 * ManifestPage.size + 16 && three.sectionsAssembled == 5)
+            let document = try ManifestFile.open(root + "/three/manifest.json").document
+            #expect(document.sections.map { $0.pages?.count ?? 0 } == [1, 3, 1, 1, 1])
+            #expect(try Self.files(root + "/one") == Self.files(root + "/three"))
+            #expect(try ManifestValidator.problems(at: root + "/three/manifest.json") == [])
+            // c and e change; a, big and d are taken as they were, between them.
+            try Data("changed".utf8).write(to: URL(fileURLWithPath: source + "/c/0.jpg"), options: .atomic)
+            try FileManager.default.removeItem(atPath: source + "/e/1.jpg")
+            let again = try await IncrementalTests.build(source, root + "/three") { $0.jobs = 3 }
+            #expect(again.sectionsAssembled == 2)
+            _ = try await IncrementalTests.build(source, root + "/fresh") { $0.jobs = 1 }
+            #expect(try Self.files(root + "/three") == Self.files(root + "/fresh"))
+        }
+    }
 }
 
 @Suite("Upgrading from thumbframe 0.1")

@@ -73,7 +73,7 @@ package struct Builder: Sendable {
         HeapTrim.now()
         let publisher = Publisher(
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
-            verify: options.verify, events: events)
+            verify: options.verify, jobs: options.jobs, events: events)
         let written = try publisher.publish(walk: walk, published: site.published, unchanged: unchanged, changed: changed)
         let prune = try Pruner(output: output).prune(after: written, by: publisher, published: site.published)
         if options.viewer {

@@ -55,7 +55,9 @@ package struct ShardMerge: Sendable {
             return (published, try index.rowCounts().items)
         }
         try Builder.refuseShrink(published.items, dropped: max(0, published.items - merged), allowed: allowShrink)
-        let publisher = Publisher(index: index, output: out, settings: first.settings, sourceTitle: first.source, events: events)
+        let publisher = Publisher(
+            index: index, output: out, settings: first.settings, sourceTitle: first.source,
+            jobs: min(ProcessInfo.processInfo.activeProcessorCount, 8), events: events)
         let written = try publisher.publish(
             walk: SourceWalker.Result(failures: first.walkFailures, skipped: first.walkSkipped ?? [:]), published: published,
             unchanged: false, changed: nil)

@@ -88,10 +88,11 @@ final class OutputDirectory: @unchecked Sendable {
         return try? directory.readFile(name.fileBytes, limit: 1 << 30)
     }
 
-    /// Writes a thumbnail or page atomically, after recording its name in the journal.
-    func write(file path: String, _ bytes: [UInt8]) throws(FileSystemError) {
+    /// Writes a thumbnail or page atomically, after recording its name in the journal (unless
+    /// `journal(_:)` already did: an item's thumbnails are recorded in one write).
+    func write(file path: String, _ bytes: [UInt8], journaled: Bool = false) throws(FileSystemError) {
         guard let name = OutputName(path) else { throw .notRegular }
-        try appendToJournal(path)
+        if !journaled { try appendToJournal([path]) }
         try fanout(name, create: true).writeAtomically(bytes, to: name.file, durable: false)
     }
 
@@ -127,12 +128,18 @@ final class OutputDirectory: @unchecked Sendable {
         else { return }
         for item in manifest.items ?? [] {
             for thumbnail in item.thumbnails.values where OutputName(thumbnail.path) != nil {
-                try appendToJournal(thumbnail.path)
+                try appendToJournal([thumbnail.path])
             }
         }
     }
 
-    private func appendToJournal(_ path: String) throws(FileSystemError) {
+    /// Records names in the journal before their files are written (`write(file:_:journaled:)`).
+    func journal(_ paths: [String]) throws(FileSystemError) {
+        guard !paths.isEmpty else { return }
+        try appendToJournal(paths)
+    }
+
+    private func appendToJournal(_ paths: [String]) throws(FileSystemError) {
         lock.lock()
         defer { lock.unlock() }
         if journal < 0 {
@@ -148,8 +155,8 @@ final class OutputDirectory: @unchecked Sendable {
             }
             journal = fd
         }
-        // One write per line with O_APPEND: lines never interleave.
-        let line = Array((path + "\n").utf8)
+        // One write of whole lines with O_APPEND: lines never interleave.
+        let line = Array(paths.map { $0 + "\n" }.joined().utf8)
         let written = line.withUnsafeBytes { Foundation.write(journal, $0.baseAddress, $0.count) }
         guard written == line.count else { throw .posix(written < 0 ? errno : ENOSPC) }
     }

@@ -274,9 +274,14 @@ enum ItemProcessor {
         case .failure(let problem):
             timed.outcome = .failed(failure(source, FailureStage(problem.stage), problem.reason), fromVips: problem.fromLibrary)
         case .success(let (header, rendering)):
-            for (encoded, (output, path)) in zip(rendering?.encoded ?? [], missing) {
+            let writes = Array(zip(rendering?.encoded ?? [], missing))
+            // The item's names go into the journal in one write, before any of its files.
+            var journaled = false
+            for (encoded, (output, path)) in writes {
                 do {
-                    try context.output.write(file: path, encoded)
+                    if !journaled { try context.output.journal(writes.map(\.1.1)) }
+                    journaled = true
+                    try context.output.write(file: path, encoded, journaled: true)
                 } catch {
                     let reason = "cannot write thumbnail \(path): \(error.localizedDescription)"
                     timed.outcome = .failed(failure(source, .write, reason))

@@ -14,6 +14,8 @@ struct Publisher {
     var sourceTitle: String
     /// `--verify`: the published manifest counts as intact only when its bytes hash as recorded.
     var verify = false
+    /// Threads that assemble pages (`--jobs`): the manifest of a large library is written in parallel.
+    var jobs = 1
     var events: @Sendable (BuildEvent) -> Void
 
     /// What a run published (or found already published).
@@ -59,11 +61,15 @@ struct Publisher {
         }
         let plans = assembler.sections(keys)
         keys = []
-        // Pages first; the top document names them once they are all on disk.
+        // Pages first; the top document names them once they are all on disk. One read
+        // transaction for every entry they are assembled from (each read outside one locks and
+        // unlocks the index), ended by `replaceSections`' commit.
+        try index.stopping { () throws(SQLiteError) in try index.beginIfNeeded() }
         var written = Written(intactPages: Self.intactPages(published, output: output))
         for (number, plan) in plans.enumerated() {
             try written.add(plan, number: number, changed: changed, publisher: self)
         }
+        try written.finish(self)
         let document = ManifestDocument(
             generator: .current, settings: settings, sections: written.sections, itemCount: written.items,
             summary: written.summary, failures: failures, skipped: walk.skipped.isEmpty ? nil : walk.skipped)
@@ -99,87 +105,174 @@ struct Publisher {
     private struct Written {
         var intactPages: Set<String>
         var sections: [Manifest.Section] = []
-        var pages: [String] = []
-        var summary = ManifestDocument.Summary()
         var stored: [([UInt8], StateIndex.StoredSection)] = []
         var assembled = 0
         /// Items so far: where the next section starts.
         var items = 0
+        /// Pages read from the index and not yet written: assembled `jobs` at a time.
+        private var queue: [PageWork] = []
+
+        init(intactPages: Set<String>) { self.intactPages = intactPages }
+
+        /// Every page the sections name, in order.
+        var pages: [String] { sections.flatMap { ($0.pages ?? []).map(\.path) } }
+
+        /// The sections' summaries together.
+        var summary: ManifestDocument.Summary {
+            stored.reduce(into: ManifestDocument.Summary()) { $0.merge($1.1.summary) }
+        }
 
         /// Adds a section: its stored pages when its files did not change (positions inside a
         /// section do not depend on other sections) and every page is still the file written,
-        /// else pages assembled from the index's entries.
+        /// else pages assembled from the index's entries (their references filled in as they
+        /// are written; `finish` writes the last ones).
         mutating func add(
             _ plan: ManifestAssembler.SectionPlan, number: Int, changed: Set<[UInt8]>?, publisher: Publisher
         ) throws(ThumbframeError) {
-            var section: StateIndex.StoredSection
+            let slot = sections.count
+            var section = StateIndex.StoredSection(count: plan.keys.count, pages: [], summary: .init())
+            var reused = false
             if let changed, !changed.contains(plan.key), let previous = try? publisher.index.storedSection(plan.key),
                 previous.count == plan.keys.count, previous.pages.allSatisfy({ intactPages.contains($0.path) })
             {
                 section = previous
-            } else {
-                section = try publisher.writePages(plan, number: number, start: items)
-                assembled += 1
+                reused = true
             }
             sections.append(
                 Manifest.Section(
                     name: plan.name, rawName: plan.rawName, title: plan.title, start: items, count: plan.keys.count,
                     pages: section.pages))
-            pages += section.pages.map(\.path)
-            summary.merge(section.summary)
             stored.append((plan.key, section))
+            if !reused {
+                assembled += 1
+                for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
+                    let keys = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
+                    queue.append(
+                        try publisher.read(keys, slot: slot, section: number, sectionStart: items, first: first))
+                    if queue.count >= publisher.pagesInFlight { try finish(publisher) }
+                }
+            }
             items += plan.keys.count
         }
-    }
 
-    /// Writes one section's pages from the index's entries, a page at a time.
-    private func writePages(
-        _ plan: ManifestAssembler.SectionPlan, number: Int, start: Int
-    ) throws(ThumbframeError) -> StateIndex.StoredSection {
-        var references: [Manifest.PageReference] = []
-        var summary = ManifestDocument.Summary()
-        for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
-            let chunk = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
-            var items: [ManifestPage.Item] = []
-            items.reserveCapacity(chunk.count)
-            for (offset, key) in chunk.enumerated() {
-                let entry = try stored(key.source)
-                var media = entry.media ?? .photo
-                if let mov = key.motion {
-                    let video = try stored(mov)
-                    guard let facts = video.media?.video else {
-                        throw .cannotWrite(path: index.path, reason: "the entry of \(mov.relativePath) is not a video's")
-                    }
-                    media.motion = Manifest.MotionPart(
-                        source: .live, original: mov.relativePath, rawOriginal: mov.manifestRawPath, bytes: video.file.bytes,
-                        sha256: video.file.sha256, video: facts, width: video.image.width, height: video.image.height)
-                }
-                if let rawSource = key.rawFile {
-                    let raw = try stored(rawSource)
-                    media.rawFile = Manifest.RawFile(
-                        original: rawSource.relativePath, rawOriginal: rawSource.manifestRawPath, format: raw.image.format,
-                        bytes: raw.file.bytes, sha256: raw.file.sha256, width: raw.image.width, height: raw.image.height)
-                }
-                let item = Manifest.Item(
-                    index: start + first + offset, section: number, item: first + offset, path: key.source.relativePath,
-                    rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
-                    exif: entry.exif,
-                    thumbnails: entry.thumbnails, placeholder: entry.placeholder,
-                    layouts: settings.layouts(image: entry.image, kind: media.kind, thumbnails: entry.thumbnails))
-                summary.add(item)
-                items.append(ManifestPage.Item(item))
+        /// Writes the pages read so far, in parallel, and files their references in order.
+        mutating func finish(_ publisher: Publisher) throws(ThumbframeError) {
+            let results = publisher.write(queue)
+            for (work, result) in zip(queue, results) {
+                let (path, summary) = try result.get()
+                let reference = Manifest.PageReference(path: path, start: work.first, count: work.rows.count)
+                sections[work.slot].pages = (sections[work.slot].pages ?? []) + [reference]
+                stored[work.slot].1.pages.append(reference)
+                stored[work.slot].1.summary.merge(summary)
             }
-            let path = try Self.writePage(ManifestPage(items: items), to: output)
-            references.append(Manifest.PageReference(path: path, start: first, count: chunk.count))
+            queue = []
         }
-        return StateIndex.StoredSection(count: plan.keys.count, pages: references, summary: summary)
     }
 
-    /// The index's item of a file the assembler's keys name.
-    private func stored(_ source: SourceFile) throws(ThumbframeError) -> StateIndex.StoredItem {
-        let entry = try index.stopping { () throws(SQLiteError) in try index.entry(source.rawPath)?.item() }
-        guard let entry else { throw .cannotWrite(path: index.path, reason: "the entry of \(source.relativePath) cannot be read") }
+    /// One page's entries as the index holds them, in the order of the page.
+    private struct PageWork {
+        struct Row {
+            var key: ManifestAssembler.Key
+            var entry: StateIndex.Stored
+            /// A Live Photo's MOV and a RAW+JPEG pair's RAW.
+            var motion: StateIndex.Stored?
+            var raw: StateIndex.Stored?
+        }
+        /// Where the page's section sits in `Written`.
+        var slot: Int
+        var section: Int
+        var sectionStart: Int
+        /// The page's first item within its section.
+        var first: Int
+        var rows: [Row]
+    }
+
+    /// Pages read ahead of their writing: two per job, so the threads stay busy while memory
+    /// holds a bounded number of pages whatever the library's size.
+    var pagesInFlight: Int { 2 * max(1, jobs) }
+
+    /// Reads a page's entries from the index (one connection: on the calling thread).
+    private func read(
+        _ keys: ArraySlice<ManifestAssembler.Key>, slot: Int, section: Int, sectionStart: Int, first: Int
+    ) throws(ThumbframeError) -> PageWork {
+        var rows: [PageWork.Row] = []
+        rows.reserveCapacity(keys.count)
+        for key in keys {
+            rows.append(
+                PageWork.Row(
+                    key: key, entry: try stored(key.source),
+                    motion: try key.motion.map { (mov) throws(ThumbframeError) in try stored(mov) },
+                    raw: try key.rawFile.map { (raw) throws(ThumbframeError) in try stored(raw) }))
+        }
+        return PageWork(slot: slot, section: section, sectionStart: sectionStart, first: first, rows: rows)
+    }
+
+    /// Assembles and writes pages on up to `jobs` threads (decoding entries, computing layouts,
+    /// encoding and hashing are each page's own); the results in the pages' order.
+    private func write(_ pages: [PageWork]) -> [Result<(String, ManifestDocument.Summary), ThumbframeError>] {
+        var results = [Result<(String, ManifestDocument.Summary), ThumbframeError>](
+            repeating: .failure(.cannotWrite(path: output.path + "/pages", reason: "not written")), count: pages.count)
+        results.withUnsafeMutableBufferPointer { slots in
+            let slots = slots
+            WorkerPool.forEach(count: pages.count, threads: jobs) { number in
+                slots[number] = Result { () throws(ThumbframeError) in try write(pages[number]) }
+            }
+        }
+        return results
+    }
+
+    /// Assembles one page from the index's entries and writes it.
+    private func write(_ page: PageWork) throws(ThumbframeError) -> (String, ManifestDocument.Summary) {
+        var summary = ManifestDocument.Summary()
+        var items: [ManifestPage.Item] = []
+        items.reserveCapacity(page.rows.count)
+        for (offset, row) in page.rows.enumerated() {
+            let key = row.key
+            let entry = try decoded(row.entry, key.source)
+            var media = entry.media ?? .photo
+            if let mov = key.motion, let stored = row.motion {
+                let video = try decoded(stored, mov)
+                guard let facts = video.media?.video else {
+                    throw .cannotWrite(path: index.path, reason: "the entry of \(mov.relativePath) is not a video's")
+                }
+                media.motion = Manifest.MotionPart(
+                    source: .live, original: mov.relativePath, rawOriginal: mov.manifestRawPath, bytes: video.file.bytes,
+                    sha256: video.file.sha256, video: facts, width: video.image.width, height: video.image.height)
+            }
+            if let rawSource = key.rawFile, let stored = row.raw {
+                let raw = try decoded(stored, rawSource)
+                media.rawFile = Manifest.RawFile(
+                    original: rawSource.relativePath, rawOriginal: rawSource.manifestRawPath, format: raw.image.format,
+                    bytes: raw.file.bytes, sha256: raw.file.sha256, width: raw.image.width, height: raw.image.height)
+            }
+            let position = page.first + offset
+            let item = Manifest.Item(
+                index: page.sectionStart + position, section: page.section, item: position, path: key.source.relativePath,
+                rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
+                exif: entry.exif,
+                thumbnails: entry.thumbnails, placeholder: entry.placeholder,
+                layouts: settings.layouts(image: entry.image, kind: media.kind, thumbnails: entry.thumbnails))
+            summary.add(item)
+            items.append(ManifestPage.Item(item))
+        }
+        return (try Self.writePage(ManifestPage(items: items), to: output), summary)
+    }
+
+    /// The index's row of a file the assembler's keys name.
+    private func stored(_ source: SourceFile) throws(ThumbframeError) -> StateIndex.Stored {
+        let entry = try index.stopping { () throws(SQLiteError) in try index.entry(source.rawPath) }
+        guard let entry else { throw unreadable(source) }
         return entry
+    }
+
+    /// A row's item, decoded.
+    private func decoded(_ stored: StateIndex.Stored, _ source: SourceFile) throws(ThumbframeError) -> StateIndex.StoredItem {
+        guard let item = stored.item() else { throw unreadable(source) }
+        return item
+    }
+
+    private func unreadable(_ source: SourceFile) -> ThumbframeError {
+        .cannotWrite(path: index.path, reason: "the entry of \(source.relativePath) cannot be read")
     }
 
     /// Every failure of the run (the walk's and the index's), in manifest order, each reported

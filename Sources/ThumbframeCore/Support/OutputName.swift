@@ -1,3 +1,4 @@
+import Foundation
 import ThumbframeManifest
 
 /// A path of the shape thumbframe writes under OUT_DIR: `thumbs/XX/<32 hex>.<jpg|webp|avif|mp4>` or
@@ -59,9 +60,30 @@ struct OutputName: Equatable {
 enum TemporaryName {
     static let prefix = ".tf-tmp-"
 
-    static func make() -> String {
+    /// Random once per process; each name adds the next count to it (a run writes hundreds of
+    /// thousands of files: one `getrandom` each was a tenth of its system calls).
+    private static let seed: UInt64 = {
         var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
+        return generator.next()
+    }()
+    private static let counter = Counter()
+
+    /// The names made so far (a lock: `Atomic` needs macOS 15).
+    private final class Counter: @unchecked Sendable {
+        // @unchecked: `value` is read and written with `lock` held.
+        private let lock = NSLock()
+        private var value: UInt64 = 0
+
+        func next() -> UInt64 {
+            lock.lock()
+            defer { lock.unlock() }
+            value &+= 1
+            return value
+        }
+    }
+
+    static func make() -> String {
+        let value = seed &+ counter.next() &* 0x9E37_79B9_7F4A_7C15
         let hex = String(value, radix: 16)
         return prefix + String(repeating: "0", count: 16 - hex.count) + hex
     }
