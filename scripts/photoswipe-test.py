@@ -14,6 +14,7 @@ image PhotoSwipe loaded is the one the manifest's layouts are for. Saves screens
 ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1 on a failure, 77 when
 Chromium, its driver or Selenium is missing.
 """
+import json
 import os
 import re
 import shutil
@@ -163,7 +164,9 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
             # The original, or a rendition of the srcset (settings.srcset: the display thumbnail, or
             # a smaller one the browser picks for the fitted slide), never the grid's crop; the
             # frame is the display thumbnail's either way (PhotoSwipe was given its size).
-            srcset = manifest["settings"]["srcset"]
+            ladder = manifest["settings"].get("ladder")
+            srcset = manifest["settings"]["srcset"] + [r["name"] for r in ladder["renditions"]] if ladder else manifest["settings"]["srcset"]
+            srcset = [n for n in srcset if n in item["thumbnails"]]
             wanted = ["/originals/" + quote(item["path"])] if original else ["/photos/" + item["thumbnails"][n]["path"] for n in srcset]
             check(f"{name}: {item['path']} loads the original or a rendition of the srcset",
                   rect is not None and rect[4] in [base.rstrip("/") + w for w in wanted], rect and rect[4])
@@ -190,6 +193,24 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
             most = settled(driver)
             check(f"{name}: {item['path']} ctrl+wheel stops at max {zoom['max']}",
                   most is not None and near(most[2], zoom["max"], slide_width), ratio(most, slide_width))
+            # There the browser has taken the rendition of the srcset (the zoom ladder's) that is
+            # sharp: at least one of its pixels per device pixel, or the largest the item has. (With
+            # `w` descriptors naturalWidth is scaled to `sizes`: the file's width is the manifest's.)
+            if not original and most is not None:
+                widths = {base.rstrip("/") + "/photos/" + item["thumbnails"][n]["path"]: item["thumbnails"][n]["width"] for n in srcset}
+                largest = max(widths.values())
+                taken = None
+                for _ in range(100):
+                    taken = driver.execute_script("""
+                        const holder = document.querySelector('.pswp__item[aria-hidden="false"]');
+                        const img = holder && holder.querySelector('img.pswp__img:not(.pswp__img--placeholder)');
+                        return img && img.complete ? [img.currentSrc, img.getBoundingClientRect().width * devicePixelRatio] : null;""")
+                    if taken and taken[0] in widths and (widths[taken[0]] >= taken[1] - 1 or widths[taken[0]] == largest):
+                        break
+                    time.sleep(0.1)
+                width = widths.get(taken[0]) if taken else None
+                check(f"{name}: {item['path']} at max zoom loads a sharp rendition of the srcset",
+                      width is not None and (width >= taken[1] - 1 or width == largest), f"{width} px file, {taken}")
             webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
             closed = wait(driver, "return !document.querySelector('.pswp')", 5)
             if not closed:

@@ -8,7 +8,7 @@ at 390x844 and checks:
     Motion Photo's LIVE, a JPEG shown in place of its RAW RAW;
   - a RAW + JPEG pair's lightbox offers the RAW original to download;
   - a still's lightbox shows its original where browsers decode its format (settings.browserFormats),
-    else its display thumbnail (a TIFF);
+    else the thumbnail its zoom ladder names for the fitted photo (a TIFF);
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its source the original, and plays (currentTime advances);
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
@@ -63,13 +63,19 @@ try:
         if item["kind"] == "video":
             continue
         original = item["image"]["format"] in manifest["settings"].get("browserFormats", [])
-        wanted = ("originals/" + item["path"]) if original else item["thumbnails"][manifest["settings"]["display"]]["path"]
+        # Not the original: the rendition the zoom ladder names for the fitted photo on this screen
+        # (the phone viewport's natives are for its scale 3; this browser's is 1), else the display one.
+        ladder = item["layouts"]["phone"].get("ladder")
+        zoom, scale = item["layouts"]["phone"]["zoom"], next(v["scale"] for v in manifest["settings"]["viewports"] if v["name"] == "phone")
+        rendition = (next((r["name"] for r in ladder if r["native"] / zoom["min"] * scale >= 1 - 1e-4), ladder[-1]["name"])
+                     if ladder else manifest["settings"]["display"])
+        wanted = ("originals/" + item["path"]) if original else item["thumbnails"][rendition]["path"]
         state = driver.execute_script(f"""
             return thumbframeViewer.open({index}).then(() => new Promise((done) => {{
               const image = document.getElementById('tf-image');
               const answer = () => done([image.src, image.naturalWidth]);
               if (image.complete) answer(); else {{ image.onload = answer; image.onerror = answer; }} }}));""")
-        check(f"lightbox: {item['path']} ({item['image']['format']}) shows {'its original' if original else 'its display thumbnail'}",
+        check(f"lightbox: {item['path']} ({item['image']['format']}) shows {'its original' if original else 'the thumbnail its ladder names'}",
               state[0].endswith(quote(wanted)) and state[1] > 0, f"{state}")
 
     for index, item in enumerate(items):

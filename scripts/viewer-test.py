@@ -152,6 +152,32 @@ for name, (width, height) in ([] if lazy else [("phone", (390, 844)), ("desktop"
               f"{width} vs {frame_width * expected_zoom}")
         most = driver.execute_script("thumbframeViewer.zoomTo(1000, 100, 100); return thumbframeViewer.zoom()")
         check(f"{name}: zoom stops at the preset's maximum", abs(most - zoom["max"] / zoom["min"]) < 1e-6, f"{most}")
+        # At the maximum zoom the lightbox shows the rendition the layout's ladder names for that
+        # zoom (its natives are for the viewport's scale; this browser's is 1), and it is sharp: at
+        # least one of its pixels per device pixel, or the largest there is. The photo is one that
+        # needs a zoom rendition there when there is one (zoomed in from the fitted one it showed).
+        scale = viewports[name]["scale"]
+
+        def rendition(item, at):
+            layout = item["layouts"][name]
+            ladder, lowest = layout.get("ladder") or [], layout["zoom"]["min"]
+            return next((r["name"] for r in ladder if r["native"] / lowest * scale >= at - 1e-4), ladder[-1]["name"] if ladder else None)
+        index = next((i for i, item in enumerate(items) if (rendition(item, item["layouts"][name]["zoom"]["max"] / item["layouts"][name]["zoom"]["min"]) or "").startswith("zoom-")), index)
+        layout = items[index]["layouts"][name]
+        ladder, zoom = layout.get("ladder") or [], layout["zoom"]
+        top = zoom["max"] / zoom["min"]
+        fitted = wait(driver, f"return thumbframeViewer.open({index}).then(() => document.getElementById('tf-image').dataset.rendition)", 5)
+        check(f"{name}: fitted, {items[index]['path']} shows {rendition(items[index], 1)}", fitted == rendition(items[index], 1), f"{fitted}")
+        driver.execute_script("thumbframeViewer.zoomTo(1000, innerWidth / 2, innerHeight / 2)")
+        expected = rendition(items[index], top)
+        shown = wait(driver, "const i = document.getElementById('tf-image'); "
+                     f"return i.dataset.rendition === {json.dumps(expected)} && i.complete && i.naturalWidth > 0 && i.dataset.rendition", 10)
+        check(f"{name}: at the maximum zoom {items[index]['path']} shows {expected}, the ladder's rendition", shown == expected, f"{shown}")
+        natural, needed = driver.execute_script(
+            "const i = document.getElementById('tf-image'); return [i.naturalWidth, i.getBoundingClientRect().width * devicePixelRatio]")
+        largest = bool(ladder) and expected == ladder[-1]["name"]
+        check(f"{name}: and sharp there (device pixels per image pixel ≤ 1, or the largest rendition)",
+              natural >= needed - 1 or largest, f"natural {natural}, on screen {needed}")
         # Paging across sections with the keyboard, and Escape closes.
         driver.execute_script("return thumbframeViewer.open(0)")
         webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight

@@ -164,6 +164,45 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       layoutSize: photoswipe ? [thumbnail.width, thumbnail.height] : [item.image.width, item.image.height] };
   }
 
+  // The zoom ladder: a photo shown from its thumbnails (not its original) has renditions,
+  // smallest first, each sharp up to a zoom (relative to the fitted frame). For a window a
+  // viewport matches they are the layout's `ladder` (scaled to this screen's pixel ratio),
+  // else the same numbers from the thumbnails' widths.
+  function rungsOf(item, L) {
+    if (showsOriginal(item) || item.kind !== "photo") return null;
+    const min = L.zoom.min || 1, scale = devicePixelRatio || 1;
+    const viewport = L.viewport && settings.viewports.find((v) => v.name === L.viewport);
+    if (viewport && L.ladder) return L.ladder.map((r) => ({ name: r.name, native: r.native / min * viewport.scale / scale }));
+    const names = [...(settings.srcset || []), ...(settings.ladder ? settings.ladder.renditions.map((r) => r.name) : [])];
+    const present = names.map((name, order) => ({ name, order, t: item.thumbnails[name] })).filter((r) => r.t)
+      .sort((a, b) => a.t.width - b.t.width || a.order - b.order);
+    if (!present.length || !settings.ladder) return null;
+    return present.map((r) => ({ name: r.name, native: r.t.width / (L.frame.width * scale) }));
+  }
+  // The rendition for the current zoom: the first sharp at it, else the largest. Zooming in
+  // loads the next one beside the shown one and swaps when it has arrived (the image keeps its
+  // place, so the point under the fingers stays); zooming out keeps the sharper one.
+  let rungs = null, rung = null;
+  function sharpen(item, first) {
+    if (!rungs) return;
+    const wanted = rungs.find((r) => r.native >= zoom - 1e-4) || rungs[rungs.length - 1];
+    if (rung && rungs.indexOf(wanted) <= rungs.indexOf(rung)) return;
+    rung = wanted;
+    const src = url(item.thumbnails[wanted.name].path), index = current;
+    if (first) {
+      image.src = src;
+      image.dataset.rendition = wanted.name;
+      return;
+    }
+    const next = new Image();
+    next.onload = () => {
+      if (current !== index || rung !== wanted) return;
+      image.src = src;
+      image.dataset.rendition = wanted.name;
+    };
+    next.src = src;
+  }
+
   function layout(item) {
     const viewport = settings.viewports.find((v) => v.width === innerWidth && v.height === innerHeight);
     if (viewport && item.layouts[viewport.name]) return { ...item.layouts[viewport.name], viewport: viewport.name };
@@ -343,7 +382,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   // ---- lightbox ----------------------------------------------------------------------------
   const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
   const player = $("tf-video"), live = $("tf-live"), rawLink = $("tf-raw");
-  let current = -1, zoom = 1, frame = null, currentLayout = null;
+  let current = -1, zoom = 1, frame = null, currentLayout = null, shownItem = null;
 
   function sectionOf(index) {
     let lo = 0, hi = manifest.sections.length - 1;
@@ -364,6 +403,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     Object.assign(image.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
     Object.assign(player.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
     image.dataset.zoom = `${zoom}`;
+    if (shownItem && zoom > 1) sharpen(shownItem, false);
     scroller.style.overflowX = zoom === 1 ? "hidden" : "auto";
     // Fitted and not long: every touch is the viewer's (pull down to dismiss, swipe, pinch), or
     // the browser would take a vertical drag as a scroll and cancel it. Zoomed or long: the
@@ -387,7 +427,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     place();
     scroller.scrollTop = 0;  // long images start at the top
     scroller.scrollLeft = 0;
-    image.src = loaded(item).src;
+    rungs = rungsOf(item, currentLayout);
+    rung = null;
+    delete image.dataset.rendition;
+    if (rungs) sharpen(item, true);
+    else image.src = loaded(item).src;
+    shownItem = item;
     // A video plays in a native <video> at the manifest's frame, its poster first; without
     // --original-url there is no video to play, and the poster stays.
     stopMotion(content);

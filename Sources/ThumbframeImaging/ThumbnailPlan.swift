@@ -30,16 +30,11 @@ package struct ThumbnailPlan: Sendable, Equatable {
         outputs = recipes.map { recipe in
             let boxW = Double(recipe.width)
             let boxH = Double(recipe.height)
-            let limit = Double(recipe.format.maxDimension)
             switch recipe.fit {
             case .fit:
-                // A long image (height ≥ 3 × width) is limited by width only, so a 1080×7000
-                // screenshot previews at a readable 1080 wide instead of a thin strip; the
-                // format's largest side still bounds it.
-                let isLong = height >= 3 * width
-                let k = min(1, boxW / w, isLong ? limit / h : boxH / h, limit / w, limit / h)
+                let k = recipe.fitScale(width: width, height: height)
                 largest = max(largest, k)
-                let (ow, oh) = scaled(k)
+                let (ow, oh) = recipe.fittedSize(width: width, height: height)
                 return Output(recipe: recipe, width: ow, height: oh, crop: nil)
             case .cover:
                 let k = min(1, max(boxW / w, boxH / h))

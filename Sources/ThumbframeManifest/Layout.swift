@@ -24,6 +24,10 @@ public struct Layout: Codable, Hashable, Sendable {
     public var long: Bool
     /// Zoom limits.
     public var zoom: Zoom
+    /// The item's renditions, smallest first, each with the zoom up to which it is sharp
+    /// (`settings.ladder`; absent without one): a frontend shows the first whose `native` is at
+    /// least the current zoom, else the last.
+    public var ladder: [ZoomLadder.Rung]?
 
     /// Creates a layout, rounding every number to the manifest's 4 decimals.
     public init(frame: Manifest.Rect, contentSize: Size, maxOffset: Point, long: Bool, zoom: Zoom) {

@@ -92,13 +92,16 @@ extension Manifest {
         /// JPEG XL) `display` thumbnail instead, and the photoswipe layouts are that thumbnail's.
         /// nil without `originalURL` (and in manifests written before it: every original shown).
         public var browserFormats: [String]?
+        /// The renditions past the display thumbnail for zooming (`--ladder-max-side`); nil
+        /// without them (and in manifests written before them).
+        public var ladder: ZoomLadder?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes.
         public init(
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
-            originalURL: String? = nil, rawPairs: RawPairs = .merge
+            originalURL: String? = nil, rawPairs: RawPairs = .merge, ladderMaxSide: Int = ZoomLadder.defaultMaxSide
         ) {
             self.preset = preset
             self.sections = sections
@@ -114,6 +117,7 @@ extension Manifest {
             self.originalURL = originalURL
             self.rawPairs = rawPairs
             browserFormats = originalURL == nil ? nil : Manifest.browserImageFormats
+            ladder = family.last.flatMap { ZoomLadder(display: $0, maxSide: ladderMaxSide) }
         }
 
         /// Whether a frontend shows the item's original (served from `originalURL`): a video's
@@ -138,7 +142,9 @@ extension Manifest {
         /// layouts are for (`layoutSize`).
         public func layout(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail], in viewport: Viewport) -> Layout {
             let size = layoutSize(image: image, kind: kind, thumbnails: thumbnails)
-            return LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
+            var layout = LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
+            layout.ladder = ladderRungs(layout: layout, kind: kind, thumbnails: thumbnails, in: viewport)
+            return layout
         }
 
         /// An item's layout in every viewport of these settings, by name: its `layouts`.

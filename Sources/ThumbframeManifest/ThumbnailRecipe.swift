@@ -72,6 +72,28 @@ public struct ThumbnailRecipe: Codable, Hashable, Sendable {
         ThumbnailRecipe(name: "preview", width: 1280, height: 1280, fit: .fit, format: .jpeg, quality: 82),
     ]
 
+    /// The scale of a fit recipe's output for an image of `width` × `height` display pixels:
+    /// the box's, never above 1. A long image (height ≥ 3 × width) is limited by width only, so
+    /// a 1080×7000 screenshot previews at a readable 1080 wide instead of a thin strip; the
+    /// format's largest side still bounds it.
+    public func fitScale(width: Int, height: Int) -> Double {
+        let (w, h) = (Double(width), Double(height))
+        let limit = Double(format.maxDimension)
+        let isLong = width <= height / 3
+        return min(1, Double(self.width) / w, isLong ? limit / h : Double(self.height) / h, limit / w, limit / h)
+    }
+
+    /// The pixel size of a fit recipe's output for an image of `width` × `height` display pixels
+    /// (at least 1 × 1, whatever numbers a damaged manifest gives).
+    public func fittedSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let k = fitScale(width: width, height: height)
+        func scaled(_ side: Int) -> Int {
+            let value = Double(side) * k
+            return value.isFinite ? Int(min(max(value, 1), Double(Int32.max)).rounded()) : 1
+        }
+        return (scaled(width), scaled(height))
+    }
+
     /// Everything that changes the pixels, without the name: two recipes that differ only in name
     /// make identical files, and content addressing shares them.
     public var canonicalRecipe: String {

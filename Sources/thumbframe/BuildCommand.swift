@@ -71,6 +71,13 @@ struct BuildCommand: AsyncParsableCommand {
     var rawPairs: Manifest.RawPairs = .merge
 
     @Option(
+        name: .customLong("ladder-max-side"),
+        help: ArgumentHelp(
+            "Zoom renditions: photos get fit renditions doubling from the largest fit thumbnail up to this many pixels a side, where a viewport's maximum zoom needs them and the original has the pixels (0: none).",
+            valueName: "PIXELS"))
+    var ladderMaxSide: Int = ZoomLadder.defaultMaxSide
+
+    @Option(
         help: ArgumentHelp(
             "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
             valueName: "K/N"))
@@ -166,6 +173,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.allowShrink = allowShrink
         options.originalURL = originalURL
         options.rawPairs = rawPairs
+        options.ladderMaxSide = ladderMaxSide
         options.viewer = viewer
         options.shard = try shard.map { text throws(ThumbframeError) in
             try Shard.parse(text, environment: ProcessInfo.processInfo.environment)

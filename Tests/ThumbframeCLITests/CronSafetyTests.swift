@@ -215,7 +215,8 @@ struct KilledColdBuildTests {
             let count = 40
             try Fixtures.makeDirectory(source)
             try Fixtures.makeLibrary(source, Fixtures.photos(count, in: [""], width: 1400, height: 1000))
-            let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1"])
+            // No zoom ladder: each file then journals exactly the default recipes' names.
+            let process = try CronSafetyTests.start(["build", source, "--out", out, "--jobs", "1", "--ladder-max-side", "0"])
             // Readiness: the journal names each thumbnail before it is written; wait for ten files' worth.
             // (Polled on a thread of its own: a loaded test run must not oversleep past the build's end.)
             let pid = process.processIdentifier
@@ -231,7 +232,7 @@ struct KilledColdBuildTests {
             let journaled = ((try? String(contentsOfFile: out + "/.thumbframe-journal", encoding: .utf8)) ?? "").split(separator: "\n")
                 .count
             let finished = journaled / ThumbnailRecipe.defaults.count
-            let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json"])
+            let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json", "--ladder-max-side", "0"])
             #expect(next.status == 0)
             let reused = try #require(next.summary["reused"] as? Int)
             #expect(reused >= finished - 1, "\(reused) files reused after \(finished) were finished")

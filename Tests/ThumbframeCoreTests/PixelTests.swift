@@ -848,8 +848,10 @@ struct JpegEncoderTests {
                         let result = tf_jpeg_decode_here(raw.baseAddress, raw.count, Int32(shrink), 0, nil, &here, &reason)
                         // A side under the shrink has no whole pixel left (libvips keeps floor(side / shrink)).
                         #expect(result == (taken && side >= shrink ? 1 : 0), "\(file) shrink \(shrink)")
-                        #expect(
-                            vips_error_buffer().map { String(cString: $0) } ?? "" == "", "\(file): nothing left in libvips' error buffer")
+                        // libvips' error buffer is the process's: tests running beside this
+                        // one leave their own messages in it; none may be the decoder's.
+                        let messages = (vips_error_buffer().map { String(cString: $0) } ?? "").split(separator: "\n")
+                        #expect(!messages.contains { $0.hasPrefix("thumbframe") }, "\(file): nothing left in libvips' error buffer")
                         guard let here else { return }
                         defer { g_object_unref(here) }
                         var libvips: UnsafeMutablePointer<VipsImage>?

@@ -90,8 +90,10 @@ struct SectionTests {
             for item in defaults.items {
                 #expect(Set(item.layouts.keys) == Set(Viewport.defaults.map(\.name)))
                 for viewport in Viewport.defaults {
+                    var layout = item.layouts[viewport.name]
+                    layout?.ladder = nil  // the item's renditions: LadderTests
                     #expect(
-                        item.layouts[viewport.name]
+                        layout
                             == LayoutEngine.layout(
                                 width: item.image.width, height: item.image.height, viewport: viewport, preset: .jx3))
                 }

@@ -225,7 +225,7 @@ struct ViewerTests {
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-media-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
-            #expect(run.stdout.contains("ok   lightbox: scan.tif (tiff) shows its display thumbnail"), "\(run.stdout)")
+            #expect(run.stdout.contains("ok   lightbox: scan.tif (tiff) shows the thumbnail its ladder names"), "\(run.stdout)")
             #expect(run.stdout.contains("ok   lightbox: a.jpg (jpeg) shows its original"), "\(run.stdout)")
             // The README's PhotoSwipe page plays the same videos at PhotoSwipe's frame, the manifest's.
             guard Self.photoswipeAvailable else { return }

@@ -18,6 +18,9 @@ package struct BuildOptions: Sendable, Equatable {
     package var originalURL: String?
     /// `--raw-pairs`: a RAW and the JPEG or HEIF beside it of the same name, one item or two.
     package var rawPairs = Manifest.RawPairs.merge
+    /// `--ladder-max-side`: renditions past the display thumbnail up to this many pixels a
+    /// side, for zooming (0: none).
+    package var ladderMaxSide = ZoomLadder.defaultMaxSide
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -81,7 +84,7 @@ package struct BuildOptions: Sendable, Equatable {
     package var settings: Manifest.Settings {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
-            originalURL: originalURL, rawPairs: rawPairs)
+            originalURL: originalURL, rawPairs: rawPairs, ladderMaxSide: ladderMaxSide)
     }
 
     /// Rejects impossible combinations with a sentence for the user.
@@ -113,6 +116,7 @@ package struct BuildOptions: Sendable, Equatable {
         }
         try within(jobs, Self.jobsRange, "--jobs")
         try within(maxPixels, 1...(1 << 40), "--max-pixels")
+        try within(ladderMaxSide, 0...ZoomLadder.largestMaxSide, "--ladder-max-side")
         try within(limits.maxFileBytes, 1...(1 << 50), "--max-file-bytes")
         try within(limits.maxDecodeBytes, 1...(1 << 50), "--max-decode-bytes")
         guard limits.decodeTimeout >= 0, limits.decodeTimeout <= Self.maximumDecodeTimeout else {

@@ -21,7 +21,7 @@ extension Builder {
         _ plan: ReusePlan, index: StateIndex, site: BuildSite, output: OutputDirectory
     ) async throws(ThumbframeError) -> Tally {
         let context = ProcessingContext(
-            recipes: options.thumbnails, source: site.source, output: output, limits: options.limits,
+            recipes: options.thumbnails, settings: options.settings, source: site.source, output: output, limits: options.limits,
             overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
         let cancellation = cancellation
         var tally = Tally()

@@ -8,7 +8,7 @@ extension Builder {
         _ shard: Shard, index: StateIndex, output: OutputDirectory, walk: SourceWalker.Result, walkDigest: String,
         removed: [[UInt8]], tally: Tally, reused: Int
     ) throws(ThumbframeError) -> BuildReport {
-        let shape = Self.shape(options.thumbnails)
+        let shape = Self.shape(options)
         let record = ShardRecord(
             shard: shard.index, count: shard.count, generator: shape.generator, recipes: shape.recipes,
             settings: options.settings, source: options.sourceTitle, walkDigest: walkDigest, walkFailures: walk.failures,

@@ -21,10 +21,19 @@ extension Builder {
     }
 
     /// What makes every row of the index: this thumbframe and libvips, and the recipes.
-    static func shape(_ recipes: [ThumbnailRecipe]) -> StateIndex.ItemShape {
-        StateIndex.ItemShape(
-            generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)",
-            recipes: recipes.map(\.canonicalRecipe).joined(separator: " "))
+    static func shape(_ options: BuildOptions) -> StateIndex.ItemShape {
+        // With a zoom ladder, which rungs a photo gets depends on the viewports and the preset
+        // too: a change of them makes every item again (the thumbnails that exist are found by
+        // their content address, not encoded again).
+        let settings = options.settings
+        var recipes = options.thumbnails.map(\.canonicalRecipe).joined(separator: " ")
+        if let ladder = settings.ladder {
+            recipes +=
+                " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") + " \(settings.preset.rawValue) "
+                + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
+        }
+        return StateIndex.ItemShape(
+            generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)", recipes: recipes)
     }
 
     /// Every file below SOURCE_DIR the rules let in, never entering OUT_DIR.
@@ -53,7 +62,7 @@ extension Builder {
     func prepare(_ index: StateIndex, itemsMatch: Bool, changing: Bool) throws(ThumbframeError) {
         try index.stopping { () throws(SQLiteError) in
             if !itemsMatch || options.force { try index.removeAllRows() }
-            if !itemsMatch { try index.setShape(Self.shape(options.thumbnails)) }
+            if !itemsMatch { try index.setShape(Self.shape(options)) }
             if changing { try index.markDirty() }
         }
     }

@@ -33,7 +33,7 @@ package struct Builder: Sendable {
         let site = try BuildSite.open(options, events: events)
         // Its locks are held to the end of the run, whatever the optimizer sees of its last use.
         defer { withExtendedLifetime(site) {} }
-        let itemsMatch = site.published.shape == Self.shape(options.thumbnails)
+        let itemsMatch = site.published.shape == Self.shape(options)
         var walk = try walkSource(site)
         let walkFailuresKnown = site.published.walkFailures == walk.failuresKey
         let walkDigest = options.shard.map { _ in Shard.walkDigest(walk) }

@@ -5,6 +5,8 @@ import ThumbframeManifest
 /// What the per-file work needs to know; shared read-only by every worker.
 struct ProcessingContext: Sendable {
     var recipes: [ThumbnailRecipe]
+    /// The manifest's settings: a photo's zoom ladder (`ladderRecipes`) follows from them.
+    var settings: Manifest.Settings?
     /// The source directory, open: files are read relative to it, never through a link.
     var source: SourceRoot
     /// OUT_DIR, open: thumbnails are written relative to it, never through a link.
@@ -253,7 +255,9 @@ enum ItemProcessor {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
         let decoded = decode { header in
-            let plan = ThumbnailPlan(width: header.displayWidth, height: header.displayHeight, recipes: context.recipes)
+            let ladder = context.settings?.ladderRecipes(image: header.imageInfo, kind: header.media.kind) ?? []
+            let plan = ThumbnailPlan(
+                width: header.displayWidth, height: header.displayHeight, recipes: context.recipes + ladder)
             for output in plan.outputs {
                 let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, profile: header.profile)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)

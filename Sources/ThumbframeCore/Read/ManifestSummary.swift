@@ -41,6 +41,9 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var failures: [Manifest.Failure]
     /// Files the build met that are neither items nor failures, by kind (empty when none).
     package var skipped: [String: Int] = [:]
+    /// The zoom ladder's rendition names (`settings.ladder`; empty without one): their bytes are
+    /// what the ladder adds to the library.
+    package var ladder: [String] = []
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
@@ -50,6 +53,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         self.init(
             generator: manifest.generator, sections: manifest.sections, failures: manifest.failures,
             items: manifest.items.count, counts: counts)
+        ladder = manifest.settings.ladder?.renditions.map(\.name) ?? []
         if let thumbnailRoot {
             thumbnailBytes = [:]
             let folder = try? ContainedDirectory(thumbnailRoot)
@@ -65,6 +69,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             generator: document.generator, sections: document.sections, failures: document.failures,
             items: document.itemCount, counts: document.summary)
         skipped = document.skipped ?? [:]
+        ladder = document.settings.ladder?.renditions.map(\.name) ?? []
         guard let thumbnailRoot else { return }
         thumbnailBytes = [:]
         var summary = self
@@ -129,8 +134,16 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             "long images   \(longImages)",
             "thumbnails    \(counts(thumbnails))",
             "thumb bytes   \(bytes(thumbnailBytes))\(missingThumbnails > 0 ? ", \(missingThumbnails) missing" : "")",
-            "failures      \(failures.count)",
         ]
+        if !ladder.isEmpty {
+            // What the ladder adds: its renditions' count and bytes, and their share of all.
+            let count = ladder.reduce(0) { $0 + (thumbnails[$1] ?? 0) }
+            let added = ladder.reduce(0) { $0.addingReportingOverflow(thumbnailBytes[$1] ?? 0).partialValue }
+            let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
+            let share = total > 0 ? Int((100 * Double(added) / Double(total)).rounded()) : 0
+            lines.append("zoom ladder   \(count) renditions, \(Self.size(added)) (\(share) % of thumb bytes)")
+        }
+        lines.append("failures      \(failures.count)")
         for failure in failures {
             lines.append("  \(failure.path)  [\(failure.stage)] \(failure.reason)")
         }

@@ -112,8 +112,18 @@ package enum ManifestValidator {
             for problem in consistency.problems(of: item, at: position) { report(problem) }
             let index = item.index
             if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
-            if Set(item.thumbnails.keys) != recipeNames {
-                report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(recipeNames.sorted())")
+            // The recipes', and the zoom renditions the settings give a photo of its size.
+            let expectedNames = recipeNames.union(
+                item.image.width > 0 && item.image.height > 0
+                    ? manifest.settings.ladderRecipes(image: item.image, kind: item.kind).map(\.name) : [])
+            if Set(item.thumbnails.keys) != expectedNames {
+                report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(expectedNames.sorted())")
+            }
+            for rung in manifest.settings.ladder?.renditions ?? [] {
+                guard let thumbnail = item.thumbnails[rung.name] else { continue }
+                if thumbnail.width > item.image.width || thumbnail.height > item.image.height {
+                    report("items[\(index)].thumbnails.\(rung.name) is larger than the original")
+                }
             }
             if Set(item.layouts.keys) != viewportNames {
                 report("items[\(index)] has layouts \(item.layouts.keys.sorted()), expected \(viewportNames.sorted())")
