@@ -143,7 +143,7 @@ extension Manifest {
         public func layout(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail], in viewport: Viewport) -> Layout {
             let size = layoutSize(image: image, kind: kind, thumbnails: thumbnails)
             var layout = LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
-            layout.ladder = ladderRungs(layout: layout, kind: kind, thumbnails: thumbnails, in: viewport)
+            layout.ladder = ladderRungs(layout: layout, image: image, kind: kind, thumbnails: thumbnails, in: viewport)
             return layout
         }
 

@@ -54,12 +54,13 @@ public struct ZoomLadder: Codable, Hashable, Sendable {
 
 extension Manifest.Settings {
     /// The ladder renditions an item of this image and kind gets: none for videos and animated
-    /// images (they play; their thumbnails are a frame), else the rungs up to what the most
+    /// images (they play; their thumbnails are a frame) and where a frontend shows the original
+    /// (`--original-url` and a format browsers decode), else the rungs up to what the most
     /// demanding viewport needs at its maximum zoom, each larger than the one before.
     public func ladderRecipes(image: Manifest.ImageInfo, kind: Manifest.Kind) -> [ThumbnailRecipe] {
-        guard let ladder, kind == .photo, let display, let shown = thumbnails.first(where: { $0.name == display }) else {
-            return []
-        }
+        guard let ladder, kind == .photo, !showsOriginal(kind: kind, format: image.format), let display,
+            let shown = thumbnails.first(where: { $0.name == display })
+        else { return [] }
         let shownSize = shown.fittedSize(width: image.width, height: image.height)
         let loaded = [display: Manifest.Thumbnail(path: "", width: shownSize.width, height: shownSize.height, crop: nil)]
         // Device pixels across the image at the maximum zoom, in the most demanding viewport.
@@ -84,11 +85,13 @@ extension Manifest.Settings {
 
     /// An item's renditions in `layout` (the fit thumbnails and ladder rungs it has, smallest
     /// first) with the zoom up to which each is sharp; nil without a ladder, for videos and
-    /// animated images (a frontend plays their originals) and for an item without fit thumbnails.
+    /// animated images (a frontend plays their originals), where the original is shown, and for
+    /// an item without fit thumbnails.
     func ladderRungs(
-        layout: Layout, kind: Manifest.Kind, thumbnails: [String: Manifest.Thumbnail], in viewport: Viewport
+        layout: Layout, image: Manifest.ImageInfo, kind: Manifest.Kind, thumbnails: [String: Manifest.Thumbnail],
+        in viewport: Viewport
     ) -> [ZoomLadder.Rung]? {
-        guard let ladder, kind == .photo else { return nil }
+        guard let ladder, kind == .photo, !showsOriginal(kind: kind, format: image.format) else { return nil }
         let names = (srcset ?? []) + ladder.renditions.map(\.name)
         // By width; equal widths (a narrow image's small and preview) in the settings' order.
         let present = names.enumerated().compactMap { order, name in thumbnails[name].map { (order, name, $0) } }

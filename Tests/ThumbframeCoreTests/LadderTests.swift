@@ -34,6 +34,13 @@ struct LadderTests {
         // Only the phone: 390 pt at @3, zoom 2 needs 2 340 px, which the 2560 rung covers.
         let phone = Manifest.Settings(viewports: [Viewport(name: "phone", width: 390, height: 844, scale: 3)])
         #expect(names(6000, 4000, phone) == ["zoom-2560"])
+        // Where a frontend shows the original (browsers decode JPEG), it is the picture at every zoom;
+        // a HEIC's original is not shown, so it keeps its rungs.
+        let originals = Manifest.Settings(originalURL: "originals/")
+        #expect(names(6000, 4000, originals).isEmpty)
+        var heic = Self.image(6000, 4000)
+        heic.format = "heic"
+        #expect(originals.ladderRecipes(image: heic, kind: .photo).map(\.name) == ["zoom-2560", "zoom-4096"])
         #expect(Manifest.Settings(ladderMaxSide: 0).ladder == nil && Manifest.Settings(ladderMaxSide: 1280).ladder == nil)
         #expect(Manifest.Settings(ladderMaxSide: 3000).ladder?.renditions.map(\.name) == ["zoom-2560", "zoom-3000"])
     }

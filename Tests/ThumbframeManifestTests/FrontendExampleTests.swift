@@ -42,6 +42,10 @@ func readmeFrontendExample() async throws {
     let placeholder = cellItem.placeholder?.picture
     let start = cellItem.aspectFillCrop(cellWidth: 80, cellHeight: 80)
     let landing = reader.layout(of: cellItem, in: Viewport(name: "now", width: 430, height: 932, scale: 3)).frame
+    // Zooming: the rendition of the photo's zoom ladder that is sharp at the zoom the user reached
+    // (nil for a video or without a ladder: show settings.display), swapped in as the zoom grows.
+    let zoomed = reader.layout(of: cellItem, in: Viewport(name: "now", width: 430, height: 932, scale: 3))
+    let sharpAtTwo = zoomed.rendition(forZoom: 2).flatMap { cellItem.thumbnails[$0]?.path }
     try await reader.loadPrefetch(around: 0)
     let screen = try await reader.loadItems(in: 0..<min(30, numberOfItems))
     var outOfRange = false
@@ -65,6 +69,7 @@ func readmeFrontendExample() async throws {
     #expect(screen.map(\.path) == [first.path] && outOfRange)
     #expect(gridSections.map(\.count) == [1] && cellThumbnail?.path == "thumbs/ab/ab.jpg" && placeholder == nil)
     #expect(start == cellItem.thumbnails["grid"]?.crop && landing == layout.frame)
+    #expect((zoomed.ladder == nil) == (sharpAtTwo == nil))
 }
 
 /// The code above between its README markers is the README's `swift` block, statement for
