@@ -17,9 +17,13 @@ package struct ThumbnailPlan: Sendable, Equatable {
     package var decodeWidth: Int
     package var decodeHeight: Int
     package var outputs: [Output]
+    /// The largest fit output of the recipes (not of the zoom ladder): the placeholder is
+    /// reduced from its pixels, so it does not depend on which renditions an item gets.
+    package var placeholderParent: Output?
 
-    /// Plans thumbnails for an image of `width` × `height` display pixels. Never enlarges.
-    package init(width: Int, height: Int, recipes: [ThumbnailRecipe]) {
+    /// Plans thumbnails for an image of `width` × `height` display pixels, the zoom ladder's
+    /// renditions (`ladder`) after the recipes'. Never enlarges.
+    package init(width: Int, height: Int, recipes: [ThumbnailRecipe], ladder: [ThumbnailRecipe] = []) {
         precondition(width > 0 && height > 0)
         let w = Double(width)
         let h = Double(height)
@@ -27,7 +31,7 @@ package struct ThumbnailPlan: Sendable, Equatable {
             (max(1, Int((w * k).rounded())), max(1, Int((h * k).rounded())))
         }
         var largest = 0.0
-        outputs = recipes.map { recipe in
+        outputs = (recipes + ladder).map { recipe in
             let boxW = Double(recipe.width)
             let boxH = Double(recipe.height)
             switch recipe.fit {
@@ -52,6 +56,9 @@ package struct ThumbnailPlan: Sendable, Equatable {
             }
         }
         (decodeWidth, decodeHeight) = scaled(largest)
+        placeholderParent = outputs.prefix(recipes.count).filter { $0.recipe.fit == .fit }.max {
+            $0.width * $0.height < $1.width * $1.height
+        }
     }
 
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8): the largest that still leaves the decode

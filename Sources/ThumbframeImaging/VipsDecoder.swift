@@ -93,11 +93,12 @@ package struct VipsDecoder: ImageDecoder {
     /// The placeholder and every requested thumbnail, each resampled once from `source`: what a
     /// photo's decode, a video's poster frame and a RAW's rendering all end in.
     static func finish(_ source: Source, _ request: RenderRequest) -> Result<Rendering, DecodeFailure> {
-        // The placeholder is reduced from the largest fit thumbnail's pixels (the whole image,
-        // upright and sRGB, ~1 MP) rather than from the decode (up to 16 times larger). That
+        // The placeholder is reduced from the largest fit recipe's pixels (the whole image,
+        // upright and sRGB, ~1 MP; never a zoom rendition) rather than from the decode (up to
+        // 16 times larger). That
         // thumbnail is resampled for it even when this run does not write it, so the
         // placeholder does not depend on what a run asks.
-        let parent = request.plan.outputs.filter { $0.recipe.fit == .fit }.max { $0.width * $0.height < $1.width * $1.height }
+        let parent = request.plan.placeholderParent
         var parentPixels: VipsImageHandle?
         var encoded: [[UInt8]] = []
         for output in request.outputs {

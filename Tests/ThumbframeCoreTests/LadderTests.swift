@@ -111,6 +111,12 @@ struct LadderTests {
             let paths = ["zoom-2560", "zoom-4096"].compactMap { large.thumbnails[$0]?.path }
             #expect(paths.allSatisfy { FileManager.default.fileExists(atPath: root + "/out/" + $0) })
 
+            // The placeholder is the recipes' (reduced from the preview), not a rendition's.
+            var plain = BuildOptions(source: root + "/lib", output: root + "/plain")
+            plain.ladderMaxSide = 0
+            let (_, unladdered) = try await Fixtures.build(plain)
+            #expect(unladdered.items.first { $0.path == "large.jpg" }?.placeholder == large.placeholder)
+
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.ladderMaxSide = 0
             let report = try await Builder(options: options).run()

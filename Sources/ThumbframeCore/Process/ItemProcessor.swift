@@ -257,7 +257,7 @@ enum ItemProcessor {
         let decoded = decode { header in
             let ladder = context.settings?.ladderRecipes(image: header.imageInfo, kind: header.media.kind) ?? []
             let plan = ThumbnailPlan(
-                width: header.displayWidth, height: header.displayHeight, recipes: context.recipes + ladder)
+                width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: ladder)
             for output in plan.outputs {
                 let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, profile: header.profile)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
