@@ -167,6 +167,12 @@ struct QueryCLITests {
             #expect(show.stdout.contains("#1  2020/b.jpg  (section 1 2020, item 0)"))
             #expect(show.stdout.contains("layout      phone 390x844@3: frame (0, 162, 390, 520)"))
             #expect(!show.stdout.contains("desktop"))
+            // The layout line ends with its ladder: each fit rendition and the zoom it is sharp to.
+            let phone = try #require(ManifestFile.load(manifest).items.first { $0.path == "2020/b.jpg" }?.layouts["phone"])
+            let ladder = try #require(phone.ladder).map { rung in
+                "\(rung.name) ≤\(rung.native == rung.native.rounded() ? String(Int(rung.native)) : String(rung.native))"
+            }
+            #expect(show.stdout.contains(" ladder " + ladder.joined(separator: " ") + "\n"), "\(show.stdout)")
             let json = try await CLITests.run(["show", manifest, "--index", "0", "--json"])
             let item = try JSONDecoder().decode(Manifest.Item.self, from: Data(json.stdout.utf8))
             #expect(item.path == "a.jpg" && item.layouts.count == 4)

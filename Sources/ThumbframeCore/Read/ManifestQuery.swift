@@ -151,12 +151,14 @@ package enum ManifestQuery {
         return parts.joined(separator: ", ")
     }
 
-    /// A layout on one line: frame, content size, offsets, zoom.
+    /// A layout on one line: frame, content size, offsets, zoom, and the zoom up to which each
+    /// rendition of its ladder is sharp.
     package static func oneLine(_ layout: Layout) -> String {
         "frame \(format(layout.frame)) content \(number(layout.contentSize.width))×\(number(layout.contentSize.height)) "
             + "maxOffset (\(number(layout.maxOffset.x)), \(number(layout.maxOffset.y)))\(layout.long ? " long" : "") "
             + "zoom \(number(layout.zoom.min))…\(number(layout.zoom.max)) doubleTap \(number(layout.zoom.doubleTap)) "
             + "native \(number(layout.zoom.native))"
+            + (layout.ladder.map { " ladder " + $0.map { "\($0.name) ≤\(number($0.native))" }.joined(separator: " ") } ?? "")
     }
 
     static func format(_ rect: Manifest.Rect) -> String {
