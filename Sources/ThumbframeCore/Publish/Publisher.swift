@@ -161,7 +161,7 @@ struct Publisher {
             for (work, result) in zip(queue, results) {
                 let (path, summary) = try result.get()
                 let reference = Manifest.PageReference(path: path, start: work.first, count: work.rows.count)
-                sections[work.slot].pages = (sections[work.slot].pages ?? []) + [reference]
+                sections[work.slot].pages?.append(reference)
                 stored[work.slot].1.pages.append(reference)
                 stored[work.slot].1.summary.merge(summary)
             }
