@@ -15,7 +15,7 @@ public struct ZoomLadder: Codable, Hashable, Sendable {
     /// The default `--ladder-max-side`: 4096 px, what every default viewport but the desktop
     /// needs at jx3's maximum zoom (a 3:2 photo: 2 340 px on a phone, 3 510 in landscape,
     /// 3 280 on the tablet; the desktop's 5 400 is 76 % sharp), and at most 16.7 megapixels
-    /// (67 MB decoded), which phones decode without trouble.
+    /// (67 MB decoded as RGBA, what a browser holds for one rendition).
     public static let defaultMaxSide = 4096
     /// `--ladder-max-side` is 0 (no ladder) or from the smallest box a rung can have to this.
     public static let largestMaxSide = 65_500
@@ -64,9 +64,11 @@ extension Manifest.Settings {
         let shownSize = shown.fittedSize(width: image.width, height: image.height)
         let loaded = [display: Manifest.Thumbnail(path: "", width: shownSize.width, height: shownSize.height, crop: nil)]
         // Device pixels across the image at the maximum zoom, in the most demanding viewport.
+        // (The engine's geometry alone: `layout(image:…)` would also list the rungs.)
+        let size = layoutSize(image: image, kind: kind, thumbnails: loaded)
         let need =
             viewports.map { viewport -> Double in
-                let layout = self.layout(image: image, kind: kind, thumbnails: loaded, in: viewport)
+                let layout = LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
                 return layout.frame.width / layout.zoom.min * layout.zoom.max * viewport.scale
             }.max() ?? 0
         var have =

@@ -279,12 +279,10 @@ enum ItemProcessor {
             timed.outcome = .failed(failure(source, FailureStage(problem.stage), problem.reason), fromVips: problem.fromLibrary)
         case .success(let (header, rendering)):
             let writes = Array(zip(rendering?.encoded ?? [], missing))
-            // The item's names go into the journal in one write, before any of its files.
-            var journaled = false
-            for (encoded, (output, path)) in writes {
+            for (number, (encoded, (output, path))) in writes.enumerated() {
                 do {
-                    if !journaled { try context.output.journal(writes.map(\.1.1)) }
-                    journaled = true
+                    // The item's names go into the journal in one write, before any of its files.
+                    if number == 0 { try context.output.journal(writes.map(\.1.1)) }
                     try context.output.write(file: path, encoded, journaled: true)
                 } catch {
                     let reason = "cannot write thumbnail \(path): \(error.localizedDescription)"
