@@ -173,20 +173,32 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const min = L.zoom.min || 1, scale = devicePixelRatio || 1;
     const viewport = L.viewport && settings.viewports.find((v) => v.name === L.viewport);
     if (viewport && L.ladder) return L.ladder.map((r) => ({ name: r.name, native: r.native / min * viewport.scale / scale }));
-    const names = [...(settings.srcset || []), ...(settings.ladder ? settings.ladder.renditions.map((r) => r.name) : [])];
+    const names = [...(settings.srcset || []), ...(settings.ladder ? settings.ladder.renditions.map((r) => r.name) : []), "tiles"];
     const present = names.map((name, order) => ({ name, order, t: item.thumbnails[name] })).filter((r) => r.t)
       .sort((a, b) => a.t.width - b.t.width || a.order - b.order);
-    if (!present.length || !settings.ladder) return null;
+    if (!present.length || (!settings.ladder && !item.thumbnails.tiles)) return null;
     return present.map((r) => ({ name: r.name, native: r.t.width / (L.frame.width * scale) }));
   }
   // The rendition for the current zoom: the first sharp at it, else the largest. Zooming in
   // loads the next one beside the shown one and swaps when it has arrived (the image keeps its
-  // place, so the point under the fingers stays); zooming out keeps the sharper one.
+  // place, so the point under the fingers stays); zooming out keeps the sharper one. Past the
+  // largest rendition a photo with deep-zoom tiles draws them over it (`drawTiles`).
   let rungs = null, rung = null;
   function sharpen(item, first) {
     if (!rungs) return;
     const wanted = rungs.find((r) => r.native >= zoom - 1e-4) || rungs[rungs.length - 1];
     if (rung && rungs.indexOf(wanted) <= rungs.indexOf(rung)) return;
+    if (wanted.name === "tiles") {
+      // The largest rendition stays beneath as the backdrop the tiles arrive over.
+      if (first) {
+        const below = rungs[rungs.length - 2];
+        image.src = url((below ? item.thumbnails[below.name] : displayThumbnail(item)).path);
+      }
+      rung = wanted;
+      image.dataset.rendition = "tiles";
+      drawTiles();
+      return;
+    }
     rung = wanted;
     const src = url(item.thumbnails[wanted.name].path), index = current;
     if (first) {
@@ -201,6 +213,67 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       image.dataset.rendition = wanted.name;
     };
     next.src = src;
+  }
+
+  // ---- deep-zoom tiles ----------------------------------------------------------------------
+  // A DeepZoom pyramid (thumbnails.tiles: the .dzi; tiles in <name>_files/<level>/<col>_<row>.<format>):
+  // the level whose pixels cover the device's at this zoom, only the tiles in view, laid over
+  // the image at its place and size; redrawn as the view scrolls or zooms.
+  const tileLayer = document.createElement("div");
+  tileLayer.id = "tf-tiles";
+  let tileLevel = -1;
+  function drawTiles() {
+    const entry = shownItem && shownItem.thumbnails.tiles;
+    // Fitted, the renditions suffice (and a pull to dismiss moves the image alone).
+    if (!entry || !entry.tiles || !rung || rung.name !== "tiles" || image.hidden || zoom <= 1) {
+      if (tileLayer.isConnected) tileLayer.replaceChildren();
+      tileLevel = -1;
+      tileLayer.remove();
+      return;
+    }
+    if (!tileLayer.isConnected) content.append(tileLayer);
+    const t = entry.tiles, top = t.levels - 1;
+    const left = parseFloat(image.style.left), topPx = parseFloat(image.style.top), shown = parseFloat(image.style.width);
+    const device = shown * (devicePixelRatio || 1);
+    // The smallest level at least as wide as the picture's device pixels (the full size past it).
+    let level = top;
+    while (level > 0 && Math.ceil(entry.width / 2 ** (top - level + 1)) >= device - 0.5) level--;
+    const width = Math.ceil(entry.width / 2 ** (top - level)), height = Math.ceil(entry.height / 2 ** (top - level));
+    const scale = shown / width, size = t.tileSize, overlap = t.overlap;
+    if (level !== tileLevel) {
+      tileLayer.replaceChildren();
+      tileLevel = level;
+    }
+    tileLayer.dataset.level = level;
+    const base = url(entry.path.replace(/\.dzi$/, "_files/") + level + "/");
+    // The view, in level pixels.
+    const x0 = (scroller.scrollLeft - left) / scale, y0 = (scroller.scrollTop - topPx) / scale;
+    const x1 = x0 + innerWidth / scale, y1 = y0 + innerHeight / scale;
+    const columns = Math.ceil(width / size), rows = Math.ceil(height / size);
+    const c0 = Math.max(0, Math.floor(x0 / size)), c1 = Math.min(columns - 1, Math.floor(x1 / size));
+    const r0 = Math.max(0, Math.floor(y0 / size)), r1 = Math.min(rows - 1, Math.floor(y1 / size));
+    const wanted = new Set();
+    for (let c = c0; c <= c1; c++) {
+      for (let r = r0; r <= r1; r++) {
+        const name = `${c}_${r}`;
+        wanted.add(name);
+        let tile = tileLayer.querySelector(`[data-tile="${name}"]`);
+        if (!tile) {
+          tile = document.createElement("img");
+          tile.className = "tf-tile";
+          tile.alt = "";
+          tile.dataset.tile = name;
+          tile.src = base + `${name}.${t.format}`;
+          tileLayer.append(tile);
+        }
+        // A tile repeats `overlap` pixels of each neighbour on its inner sides.
+        const tx = c * size - (c > 0 ? overlap : 0), ty = r * size - (r > 0 ? overlap : 0);
+        const tw = Math.min(width, (c + 1) * size + overlap) - tx, th = Math.min(height, (r + 1) * size + overlap) - ty;
+        Object.assign(tile.style, { left: `${left + tx * scale}px`, top: `${topPx + ty * scale}px`,
+          width: `${tw * scale}px`, height: `${th * scale}px` });
+      }
+    }
+    for (const tile of [...tileLayer.children]) if (!wanted.has(tile.dataset.tile)) tile.remove();
   }
 
   function layout(item) {
@@ -427,12 +500,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     place();
     scroller.scrollTop = 0;  // long images start at the top
     scroller.scrollLeft = 0;
+    shownItem = item;
     rungs = rungsOf(item, currentLayout);
     rung = null;
     delete image.dataset.rendition;
+    drawTiles();
     if (rungs) sharpen(item, true);
     else image.src = loaded(item).src;
-    shownItem = item;
     // A video plays in a native <video> at the manifest's frame, its poster first; without
     // --original-url there is no video to play, and the poster stays.
     stopMotion(content);
@@ -563,8 +637,19 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const after = image.getBoundingClientRect();
     scroller.scrollLeft += after.left + fx * after.width - clientX;
     scroller.scrollTop += after.top + fy * after.height - clientY;
+    if (rung && rung.name === "tiles") drawTiles();
   }
   image.dataset.zoom = "1";
+  // Tiles follow the view as it scrolls, once a frame.
+  let tilesQueued = false;
+  scroller.addEventListener("scroll", () => {
+    if (!tileLayer.isConnected || tilesQueued) return;
+    tilesQueued = true;
+    requestAnimationFrame(() => {
+      tilesQueued = false;
+      drawTiles();
+    });
+  });
 
   // Pointer: double tap zooms, horizontal swipe pages, pulling down dismisses (scale and fade
   // by the preset's rule).

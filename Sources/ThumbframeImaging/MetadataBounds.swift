@@ -6,7 +6,7 @@ import Foundation
 /// up to 8 MB (200 of them in a 1.5 MB file took 22 s and 2.3 GB). A TIFF's EXIF is gathered by
 /// `TIFFExifBlock`, which takes each wanted tag once and at most `maximumValueBytes` of it.
 /// The file's hash and size are those of the file as it is; only the decoder's copy is changed.
-enum MetadataBounds {
+package enum MetadataBounds {
     /// Ancillary chunks that carry only text.
     static let pngTextChunks: Set<[UInt8]> = [Array("tEXt".utf8), Array("zTXt".utf8), Array("iTXt".utf8)]
 
@@ -43,7 +43,7 @@ enum MetadataBounds {
     /// libvips 8.14's webpsave writes an EXIF block of its own making (resolution, orientation)
     /// whatever it is told: no thumbnail carries any. Anything that is not a WebP of the
     /// extended layout is returned as it is.
-    static func webpWithoutMetadata(_ bytes: [UInt8]) -> [UInt8] {
+    package static func webpWithoutMetadata(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.count >= 20, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) else {
             return bytes
         }

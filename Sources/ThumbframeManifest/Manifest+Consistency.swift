@@ -86,6 +86,18 @@ extension Manifest {
                     problems.append("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
                 }
                 if thumbnail.width <= 0 || thumbnail.height <= 0 { problems.append("items[\(index)].thumbnails.\(name) has no size") }
+                // The tiles entry and only it is a `.dzi` with its pyramid described.
+                if (name == Manifest.tilesName) != (thumbnail.tiles != nil) || (thumbnail.tiles != nil) != thumbnail.path.hasSuffix(".dzi")
+                {
+                    problems.append("items[\(index)].thumbnails.\(name) is not a thumbnail, or not tiles, as its name says")
+                }
+                if let tiles = thumbnail.tiles,
+                    tiles.tileSize <= 0 || tiles.overlap < 0
+                        || tiles.levels != Manifest.Tiles.levels(width: thumbnail.width, height: thumbnail.height)
+                        || !["jpg", "webp"].contains(tiles.format)
+                {
+                    problems.append("items[\(index)].thumbnails.\(name).tiles does not describe a pyramid of its size")
+                }
             }
             if !Manifest.isTimestamp(item.file.modified, utcNanoseconds: true) {
                 problems.append("items[\(index)].file.modified '\(item.file.modified)' is not a date of years 0000–9999")

@@ -213,15 +213,21 @@ extension Manifest {
         public var bytes: Int?
         /// SHA-256 of the thumbnail file, lowercase hex (absent only in manifests of thumbframe 0.1).
         public var sha256: String?
+        /// Only for the `tiles` entry, whose `path` is a DeepZoom `.dzi` (its size the full
+        /// picture's; `bytes` and `sha256` the `.dzi`'s): the pyramid beside it.
+        public var tiles: Tiles?
 
         /// Creates a thumbnail record.
-        public init(path: String, width: Int, height: Int, crop: Rect?, bytes: Int? = nil, sha256: String? = nil) {
+        public init(
+            path: String, width: Int, height: Int, crop: Rect?, bytes: Int? = nil, sha256: String? = nil, tiles: Tiles? = nil
+        ) {
             self.path = path
             self.width = width
             self.height = height
             self.crop = crop
             self.bytes = bytes
             self.sha256 = sha256
+            self.tiles = tiles
         }
     }
 

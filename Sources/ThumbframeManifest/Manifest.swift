@@ -95,13 +95,17 @@ extension Manifest {
         /// The renditions past the display thumbnail for zooming (`--ladder-max-side`); nil
         /// without them (and in manifests written before them).
         public var ladder: ZoomLadder?
+        /// Deep-zoom tiles for photos the ladder cannot keep sharp (`--tile-pixels`); nil without
+        /// them (and in manifests written before them).
+        public var tiles: Manifest.TileSettings?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes.
         public init(
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
-            originalURL: String? = nil, rawPairs: RawPairs = .merge, ladderMaxSide: Int = ZoomLadder.defaultMaxSide
+            originalURL: String? = nil, rawPairs: RawPairs = .merge, ladderMaxSide: Int = ZoomLadder.defaultMaxSide,
+            tilePixels: Int = Manifest.TileSettings.defaultMinPixels
         ) {
             self.preset = preset
             self.sections = sections
@@ -118,6 +122,7 @@ extension Manifest {
             self.rawPairs = rawPairs
             browserFormats = originalURL == nil ? nil : Manifest.browserImageFormats
             ladder = family.last.flatMap { ZoomLadder(display: $0, maxSide: ladderMaxSide) }
+            tiles = family.last.flatMap { tilePixels > 0 ? Manifest.TileSettings(minPixels: tilePixels, display: $0) : nil }
         }
 
         /// Whether a frontend shows the item's original (served from `originalURL`): a video's

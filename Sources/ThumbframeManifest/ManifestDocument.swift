@@ -80,14 +80,17 @@ extension ManifestDocument {
         public var longImages = 0
         /// Thumbnails per recipe name.
         public var thumbnails: [String: Int] = [:]
-        /// Bytes of the thumbnail files as recorded, per recipe name.
+        /// Bytes of the thumbnail files as recorded, per recipe name (`tiles`: the `.dzi` files
+        /// and every tile).
         public var thumbnailBytes: [String: Int] = [:]
+        /// Deep-zoom tile files (nil when no item has tiles).
+        public var tileFiles: Int?
 
         /// An empty summary.
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes
+            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes, tileFiles
         }
 
         /// Decodes a summary; a version-2 document's (which had no `kinds`) counts every item a photo.
@@ -98,6 +101,7 @@ extension ManifestDocument {
             longImages = try keys.decode(Int.self, forKey: .longImages)
             thumbnails = try keys.decode([String: Int].self, forKey: .thumbnails)
             thumbnailBytes = try keys.decode([String: Int].self, forKey: .thumbnailBytes)
+            tileFiles = try keys.decodeIfPresent(Int.self, forKey: .tileFiles)
             if let kinds = try keys.decodeIfPresent([String: Int].self, forKey: .kinds) {
                 self.kinds = kinds
             } else {
@@ -117,6 +121,7 @@ extension ManifestDocument {
             longImages = longImages.addingReportingOverflow(other.longImages).partialValue
             add(&thumbnails, other.thumbnails)
             add(&thumbnailBytes, other.thumbnailBytes)
+            if let more = other.tileFiles { tileFiles = (tileFiles ?? 0).addingReportingOverflow(more).partialValue }
         }
 
         /// Counts one more item.
@@ -130,8 +135,10 @@ extension ManifestDocument {
             if !overflow && item.image.height >= tripleWidth { longImages += 1 }
             for (name, thumbnail) in item.thumbnails {
                 thumbnails[name, default: 0] += 1
+                let (pyramid, files) = thumbnail.tiles.map { (max(0, $0.bytes), max(0, $0.files)) } ?? (0, 0)
                 let bytes = thumbnailBytes[name, default: 0].addingReportingOverflow(max(0, thumbnail.bytes ?? 0))
-                thumbnailBytes[name] = bytes.partialValue
+                thumbnailBytes[name] = bytes.partialValue.addingReportingOverflow(pyramid).partialValue
+                if thumbnail.tiles != nil { tileFiles = (tileFiles ?? 0).addingReportingOverflow(files).partialValue }
             }
         }
     }

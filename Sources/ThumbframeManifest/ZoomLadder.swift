@@ -58,9 +58,18 @@ extension Manifest.Settings {
     /// (`--original-url` and a format browsers decode), else the rungs up to what the most
     /// demanding viewport needs at its maximum zoom, each larger than the one before.
     public func ladderRecipes(image: Manifest.ImageInfo, kind: Manifest.Kind) -> [ThumbnailRecipe] {
-        guard let ladder, kind == .photo, !showsOriginal(kind: kind, format: image.format), let display,
+        guard ladder != nil else { return [] }
+        return zoomSupply(image: image, kind: kind)?.rungs ?? []
+    }
+
+    /// For a photo a frontend shows through its thumbnails: the device pixels across the picture
+    /// the most demanding viewport needs at its maximum zoom, the ladder rungs it gets and the
+    /// width of the largest of its fit thumbnails and rungs. nil for videos, animated images,
+    /// photos whose original is shown, and without a fit recipe.
+    func zoomSupply(image: Manifest.ImageInfo, kind: Manifest.Kind) -> (rungs: [ThumbnailRecipe], need: Double, have: Int)? {
+        guard kind == .photo, !showsOriginal(kind: kind, format: image.format), let display,
             let shown = thumbnails.first(where: { $0.name == display })
-        else { return [] }
+        else { return nil }
         let shownSize = shown.fittedSize(width: image.width, height: image.height)
         let loaded = [display: Manifest.Thumbnail(path: "", width: shownSize.width, height: shownSize.height, crop: nil)]
         // Device pixels across the image at the maximum zoom, in the most demanding viewport.
@@ -75,26 +84,30 @@ extension Manifest.Settings {
             srcset?.compactMap { name in thumbnails.first { $0.name == name } }
             .map { $0.fittedSize(width: image.width, height: image.height).width }.max() ?? shownSize.width
         var rungs: [ThumbnailRecipe] = []
-        for rung in ladder.renditions where rung.fit == .fit && rung.width > 0 && rung.height > 0 {
+        for rung in ladder?.renditions ?? [] where rung.fit == .fit && rung.width > 0 && rung.height > 0 {
             guard Double(have) + 0.5 < need else { break }
             let width = rung.fittedSize(width: image.width, height: image.height).width
             guard width > have else { break }
             rungs.append(rung)
             have = width
         }
-        return rungs
+        return (rungs, need, have)
     }
 
     /// An item's renditions in `layout` (the fit thumbnails and ladder rungs it has, smallest
-    /// first) with the zoom up to which each is sharp; nil without a ladder, for videos and
+    /// first, then its deep-zoom `tiles`) with the zoom up to which each is sharp; nil without a
+    /// ladder or tiles, for videos and
     /// animated images (a frontend plays their originals), where the original is shown, and for
     /// an item without fit thumbnails.
     func ladderRungs(
         layout: Layout, image: Manifest.ImageInfo, kind: Manifest.Kind, thumbnails: [String: Manifest.Thumbnail],
         in viewport: Viewport
     ) -> [ZoomLadder.Rung]? {
-        guard let ladder, kind == .photo, !showsOriginal(kind: kind, format: image.format) else { return nil }
-        let names = (srcset ?? []) + ladder.renditions.map(\.name)
+        guard ladder != nil || thumbnails[Manifest.tilesName] != nil, kind == .photo,
+            !showsOriginal(kind: kind, format: image.format)
+        else { return nil }
+        // The tiles last: the full picture, wider than every rendition.
+        let names = (srcset ?? []) + (ladder?.renditions.map(\.name) ?? []) + [Manifest.tilesName]
         // By width; equal widths (a narrow image's small and preview) in the settings' order.
         let present = names.enumerated().compactMap { order, name in thumbnails[name].map { (order, name, $0) } }
             .sorted { ($0.2.width, $0.0) < ($1.2.width, $1.0) }.map { ($0.1, $0.2) }
@@ -109,6 +122,7 @@ extension Layout {
     /// The rendition an app shows at `zoom` (in this layout's zoom units): the smallest whose
     /// pixels still cover the device's at that zoom, else the largest there is; nil when the
     /// layout has no ladder. Past the last rung's `native` the picture is as sharp as its pixels.
+    /// `tiles` names the item's deep-zoom tiles (`tileLevel(forZoom:tiles:)` gives the level).
     public func rendition(forZoom zoom: Double) -> String? {
         guard let ladder, let last = ladder.last else { return nil }
         return (ladder.first { $0.native >= zoom - 0.0001 } ?? last).name

@@ -78,6 +78,13 @@ struct BuildCommand: AsyncParsableCommand {
     var ladderMaxSide: Int = ZoomLadder.defaultMaxSide
 
     @Option(
+        name: .customLong("tile-pixels"),
+        help: ArgumentHelp(
+            "Deep-zoom tiles (DeepZoom .dzi pyramids) for photos of at least this many pixels whose zoom renditions fall short of a viewport's maximum zoom (0: no tiles).",
+            valueName: "PIXELS"))
+    var tilePixels: Int = Manifest.TileSettings.defaultMinPixels
+
+    @Option(
         help: ArgumentHelp(
             "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
             valueName: "K/N"))
@@ -174,6 +181,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.originalURL = originalURL
         options.rawPairs = rawPairs
         options.ladderMaxSide = ladderMaxSide
+        options.tilePixels = tilePixels
         options.viewer = viewer
         options.shard = try shard.map { text throws(ThumbframeError) in
             try Shard.parse(text, environment: ProcessInfo.processInfo.environment)

@@ -21,7 +21,8 @@ enum ConfigFile {
     /// Every option of `build` but `--config` itself (a test keeps this in step with `build --help`).
     static let buildOptions: [String: Kind] = [
         "out": .value, "thumb": .values, "viewport": .values, "preset": .value, "original-url": .value, "raw-pairs": .value,
-        "ladder-max-side": .value, "shard": .value, "viewer": .flag, "sections": .value, "order": .value, "exclude": .values,
+        "ladder-max-side": .value, "tile-pixels": .value, "shard": .value, "viewer": .flag, "sections": .value, "order": .value,
+        "exclude": .values,
         "jobs": .value,
         "max-pixels": .value, "max-file-bytes": .value, "max-decode-bytes": .value, "decode-timeout": .value,
         "allow-shrink": .flag, "follow-symlinks": .flag, "force": .flag, "verify": .flag, "check": .flag,

@@ -39,6 +39,28 @@ struct PrivacyTests {
                 "--thumb", "a=100x100:avif",
             ])
             #expect(run.status == 0, "\(run.stderr)")
+            // Deep-zoom tiles, JPEG and WebP (whose libvips encoder writes an EXIF block of its own).
+            for (out, display) in [("/tiles-jpg", "j=100x100:jpeg"), ("/tiles-webp", "p=100x100:webp")] {
+                let tiled = try await CLITests.run([
+                    "build", source, "--out", root + out, "--thumb", display, "--ladder-max-side", "0", "--tile-pixels", "10000",
+                ])
+                #expect(tiled.status == 0, "\(tiled.stderr)")
+                let pyramids = try ManifestFile.load(root + out + "/manifest.json").items.compactMap { $0.thumbnails["tiles"] }
+                #expect(pyramids.count == 2, "\(out)")
+                for pyramid in pyramids {
+                    let folder = root + out + "/" + pyramid.path.dropLast(4) + "_files"
+                    let dump = try await Processes.run(exiftool, ["-j", "-a", "-G0", "-n", "-r", folder])
+                    let files = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]])
+                    #expect(files.count == pyramid.tiles?.files)
+                    for tags in files {
+                        let groups = Set(tags.keys.compactMap { $0.split(separator: ":").first.map(String.init) })
+                        #expect(groups.isDisjoint(with: Self.forbiddenGroups), "\(out) \(tags["SourceFile"] ?? ""): \(groups.sorted())")
+                    }
+                    for secret in ["48.137", "Secret Camera", "private title", "Munich", "private comment", "2020:01:02"] {
+                        #expect(!dump.stdout.contains(secret), "\(out) tiles still say \(secret)")
+                    }
+                }
+            }
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.count == 2)
             for item in manifest.items {

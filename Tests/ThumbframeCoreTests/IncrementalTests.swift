@@ -218,14 +218,18 @@ struct IncrementalTests {
                 $0.check = true
                 $0.preset = .photoswipe
             }
-            // With the zoom ladder (whose rungs follow the preset) every item is made again;
-            // without it only the manifest changes.
+            // With the zoom ladder and tiles (whose rungs follow the preset) every item is made
+            // again; without them only the manifest changes.
             #expect(relaid.stale == ["settings or thumbframe version changed: every item would be rebuilt"])
-            _ = try await Self.build(source, out) { $0.ladderMaxSide = 0 }
+            _ = try await Self.build(source, out) {
+                $0.ladderMaxSide = 0
+                $0.tilePixels = 0
+            }
             let unladdered = try await Self.build(source, out) {
                 $0.check = true
                 $0.preset = .photoswipe
                 $0.ladderMaxSide = 0
+                $0.tilePixels = 0
             }
             #expect(unladdered.stale.contains("manifest.json differs from what a build would write"))
         }

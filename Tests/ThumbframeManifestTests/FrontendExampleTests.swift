@@ -46,6 +46,8 @@ func readmeFrontendExample() async throws {
     // (nil for a video or without a ladder: show settings.display), swapped in as the zoom grows.
     let zoomed = reader.layout(of: cellItem, in: Viewport(name: "now", width: 430, height: 932, scale: 3))
     let sharpAtTwo = zoomed.rendition(forZoom: 2).flatMap { cellItem.thumbnails[$0]?.path }
+    // Past the largest rendition a photo with deep-zoom tiles names "tiles": the DeepZoom level to draw.
+    let tileLevel = cellItem.thumbnails["tiles"].flatMap { zoomed.tileLevel(forZoom: 2, tiles: $0) }
     try await reader.loadPrefetch(around: 0)
     let screen = try await reader.loadItems(in: 0..<min(30, numberOfItems))
     var outOfRange = false
@@ -70,7 +72,7 @@ func readmeFrontendExample() async throws {
     #expect(gridSections.map(\.count) == [1] && cellThumbnail?.path == "thumbs/ab/ab.jpg" && placeholder == nil)
     #expect(start == cellItem.thumbnails["grid"]?.crop && landing == layout.frame)
     // The sample's only thumbnail is a cover crop: nothing to zoom into, no ladder.
-    #expect(zoomed.ladder == nil && sharpAtTwo == nil)
+    #expect(zoomed.ladder == nil && sharpAtTwo == nil && tileLevel == nil)
 }
 
 /// The code above between its README markers is the README's `swift` block, statement for

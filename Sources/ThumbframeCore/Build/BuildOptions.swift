@@ -21,6 +21,9 @@ package struct BuildOptions: Sendable, Equatable {
     /// `--ladder-max-side`: renditions past the display thumbnail up to this many pixels a
     /// side, for zooming (0: none).
     package var ladderMaxSide = ZoomLadder.defaultMaxSide
+    /// `--tile-pixels`: deep-zoom tiles for photos of at least this many pixels that the ladder
+    /// cannot keep sharp (0: none).
+    package var tilePixels = Manifest.TileSettings.defaultMinPixels
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -84,7 +87,8 @@ package struct BuildOptions: Sendable, Equatable {
     package var settings: Manifest.Settings {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
-            originalURL: originalURL, rawPairs: rawPairs, ladderMaxSide: ladderMaxSide)
+            originalURL: originalURL, rawPairs: rawPairs, ladderMaxSide: ladderMaxSide,
+            tilePixels: tilePixels)
     }
 
     /// Rejects impossible combinations with a sentence for the user.
@@ -103,6 +107,10 @@ package struct BuildOptions: Sendable, Equatable {
         for recipe in thumbnails where !seen.insert(recipe.name).inserted {
             throw .invalidOptions("thumbnail name '\(recipe.name)' is given twice")
         }
+        // Names the zoom ladder and the deep-zoom tiles take in every item's thumbnails.
+        for recipe in thumbnails where recipe.name == Manifest.tilesName || recipe.name.hasPrefix("zoom-") {
+            throw .invalidOptions("thumbnail name '\(recipe.name)' is reserved ('tiles' and 'zoom-…' name the zoom renditions)")
+        }
         var viewportNames = Set<String>()
         for viewport in viewports where !viewportNames.insert(viewport.name).inserted {
             throw .invalidOptions("viewport name '\(viewport.name)' is given twice")
@@ -117,6 +125,7 @@ package struct BuildOptions: Sendable, Equatable {
         try within(jobs, Self.jobsRange, "--jobs")
         try within(maxPixels, 1...(1 << 40), "--max-pixels")
         try within(ladderMaxSide, 0...ZoomLadder.largestMaxSide, "--ladder-max-side")
+        try within(tilePixels, 0...(1 << 40), "--tile-pixels")
         try within(limits.maxFileBytes, 1...(1 << 50), "--max-file-bytes")
         try within(limits.maxDecodeBytes, 1...(1 << 50), "--max-decode-bytes")
         guard limits.decodeTimeout >= 0, limits.decodeTimeout <= Self.maximumDecodeTimeout else {

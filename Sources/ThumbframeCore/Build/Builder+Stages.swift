@@ -27,12 +27,14 @@ extension Builder {
         // thumbnails that exist are found by their content address, not encoded again).
         let settings = options.settings
         var recipes = options.thumbnails.map(\.canonicalRecipe).joined(separator: " ")
+        let geometry =
+            " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
+            + (settings.originalURL == nil ? "" : " originals " + (settings.browserFormats ?? []).joined(separator: ","))
         if let ladder = settings.ladder {
-            recipes +=
-                " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") + " \(settings.preset.rawValue) "
-                + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
-                + (settings.originalURL == nil ? "" : " originals " + (settings.browserFormats ?? []).joined(separator: ","))
+            recipes += " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") + geometry
         }
+        // Which photos get tiles depends on the same, and on the threshold.
+        if let tiles = settings.tiles { recipes += " \(tiles.canonical) from \(tiles.minPixels)" + geometry }
         return StateIndex.ItemShape(
             generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)", recipes: recipes)
     }

@@ -96,6 +96,11 @@ final class OutputDirectory: @unchecked Sendable {
         try fanout(name, create: true).writeAtomically(bytes, to: name.file, durable: false)
     }
 
+    /// The fan-out directory of a thumbnail, created when missing.
+    func fanoutDirectory(of name: OutputName) throws(FileSystemError) -> Directory {
+        try fanout(name, create: true)
+    }
+
     private func fanout(_ name: OutputName, create: Bool) throws(FileSystemError) -> Directory {
         lock.lock()
         defer { lock.unlock() }
@@ -241,13 +246,15 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     /// Removes a leftover temporary file (a name `TemporaryName` gives) in OUT_DIR (`area`
-    /// nil), in `thumbs/` or `pages/`, or in one of their fan-out directories (`directory`).
+    /// nil), in `thumbs/` or `pages/`, or in one of their fan-out directories (`directory`),
+    /// where it may also be the temporary folder of a pyramid (`writePyramid`).
     func removeTemporary(_ name: [UInt8], area: String?, directory: [UInt8] = []) -> Bool {
         guard TemporaryName.matches(name) else { return false }
         guard let area else { return root.removeFile(name) }
         guard let top = area == "thumbs" ? thumbs : pages else { return false }
         if directory.isEmpty { return top.removeFile(name) }
         guard let fanout = try? top.subdirectory(directory) else { return false }
+        if area == "thumbs", fanout.stat(name)?.isDirectory == true { return fanout.removeTree(name, Self.temporaryShape) }
         return fanout.removeFile(name)
     }
 }

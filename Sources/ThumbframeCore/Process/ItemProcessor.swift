@@ -35,6 +35,14 @@ struct ProcessingContext: Sendable {
         let name = String(key.prefix(32))
         return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
     }
+
+    /// Content-addressed location of a photo's deep-zoom pyramid (`.dzi`; its tiles in the
+    /// `_files` folder beside it), keyed like a thumbnail's.
+    func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, profile: Manifest.ImageInfo.ProfileUse?) -> String {
+        let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
+        let key = Digest.sha256("thumbframe-tiles-v1\n\(sourceSHA256)\n\(tiles.canonical)\(used)")
+        return OutputName.path(area: "thumbs", hash: key, extension: "dzi")
+    }
 }
 
 /// One processed image, before it is given its place in the manifest.
@@ -161,7 +169,15 @@ enum ItemProcessor {
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
             let decoder: any ImageDecoder =
                 FileSignature.hasRawExtension(String(decoding: source.name, as: UTF8.self)) ? RawDecoder() : Decoders.decoder(for: raw)
-            var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder) { request in
+            // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
+            let tiles: TileWriter? =
+                decoder is VipsDecoder
+                ? { header, path, settings in
+                    VipsDecoder.writeTiles(
+                        raw, header: header, path: path, settings: settings, limits: context.limits, cancellation: context.cancellation)
+                } : nil
+            var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder, tiles: tiles) {
+                request in
                 decoder.decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
             }
             if case .item(var item) = timed.outcome, item.image.format == "jpeg", let range = MotionPhoto.locate(raw) {
@@ -246,15 +262,25 @@ enum ItemProcessor {
         return context
     }
 
+    /// Writes a photo's deep-zoom pyramid to a path prefix (`VipsDecoder.writeTiles`).
+    typealias TileWriter = (ImageHeader, String, Manifest.TileSettings) -> Result<Void, DecodeFailure>
+
     /// Probes and (for what is missing) decodes the file through `decode`, writes the thumbnails
-    /// it lacked, and makes the item.
+    /// it lacked (and, through `tiles`, its deep-zoom pyramid when it gets one), and makes the item.
     private static func make(
         _ source: SourceFile, bytes: Int, sha256: String, context: ProcessingContext, placeholder known: Manifest.Placeholder?,
-        decode: ((ImageHeader) -> RenderRequest?) -> Decoded
+        tiles: TileWriter? = nil, decode: ((ImageHeader) -> RenderRequest?) -> Decoded
     ) -> Timed {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
+        var pyramid: (path: String, settings: Manifest.TileSettings)?
         let decoded = decode { header in
+            if tiles != nil, let settings = context.settings, let tileSettings = settings.tiles,
+                settings.getsTiles(image: header.imageInfo, kind: header.media.kind)
+            {
+                let path = context.tilesPath(sourceSHA256: sha256, tiles: tileSettings, profile: header.profile)
+                pyramid = (path, tileSettings)
+            }
             let ladder = context.settings?.ladderRecipes(image: header.imageInfo, kind: header.media.kind) ?? []
             let plan = ThumbnailPlan(
                 width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: ladder)
@@ -293,14 +319,84 @@ enum ItemProcessor {
                 thumbnails[output.recipe.name]?.bytes = encoded.count
                 thumbnails[output.recipe.name]?.sha256 = encoded.withUnsafeBytes(Digest.sha256)
             }
+            var written = missing.count
+            if let (path, settings) = pyramid, let tiles {
+                switch Self.pyramid(path, settings: settings, header: header, context: context, write: tiles) {
+                case .success(let (entry, made)):
+                    thumbnails[Manifest.tilesName] = entry
+                    written += made ? 1 : 0
+                case .failure(let problem):
+                    timed.outcome = .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips)
+                    timed.outputUnwritable = problem.outputUnwritable
+                    return timed
+                }
+            }
             let file = Manifest.FileInfo(bytes: bytes, modified: source.stat.modifiedRFC3339, sha256: sha256)
             timed.outcome = .item(
                 ProcessedItem(
                     source: source, file: file, media: header.media, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
                     thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, contentIdentifier: header.contentIdentifier,
-                    thumbnailsWritten: missing.count))
+                    thumbnailsWritten: written))
         }
         return timed
+    }
+
+    /// Why a photo's pyramid could not be made.
+    struct TileFailure: Error {
+        var stage: FailureStage
+        var reason: String
+        var fromVips = false
+        /// OUT_DIR could not take it (see `Timed.outputUnwritable`).
+        var outputUnwritable: String?
+    }
+
+    /// The `tiles` entry of a photo: its pyramid found at `path` (with its `_files` folder), or
+    /// made now through `write` into a temporary folder and renamed into place (the `.dzi` goes
+    /// into the journal first). `made` when this run wrote it.
+    private static func pyramid(
+        _ path: String, settings: Manifest.TileSettings, header: ImageHeader, context: ProcessingContext, write: TileWriter
+    ) -> Result<(entry: Manifest.Thumbnail, made: Bool), TileFailure> {
+        let image = header.imageInfo
+        func entry(_ dzi: [UInt8], _ count: OutputDirectory.PyramidCount) -> Result<Manifest.Thumbnail, TileFailure> {
+            // The pyramid is the picture as shown: the .dzi's size is the display size, every level there.
+            let expected = Manifest.Tiles.levels(width: image.width, height: image.height)
+            let described = Manifest.Tiles.parseDZI(dzi)
+            guard count.levels == expected, let described, (described.width, described.height) == (image.width, image.height) else {
+                let size = described.map { "\($0.width)×\($0.height)" } ?? "no DeepZoom size"
+                return .failure(
+                    TileFailure(
+                        stage: .encode,
+                        reason: "deep-zoom tiles of \(path) came out \(size) in \(count.levels) levels, "
+                            + "not \(image.width)×\(image.height) in \(expected)"))
+            }
+            let tiles = Manifest.Tiles(
+                tileSize: settings.tileSize, overlap: settings.overlap, format: settings.tileExtension, levels: count.levels,
+                files: count.files, bytes: count.bytes)
+            return .success(
+                Manifest.Thumbnail(
+                    path: path, width: image.width, height: image.height, crop: nil, bytes: dzi.count,
+                    sha256: dzi.withUnsafeBytes(Digest.sha256), tiles: tiles))
+        }
+        if !context.overwrite, let existing = context.output.existingPyramid(dzi: path),
+            context.recorded[path].map({ $0 == existing.dzi.count }) ?? true
+        {
+            return entry(existing.dzi, existing.count).map { ($0, false) }
+        }
+        do {
+            try context.output.journal([path])
+            // libvips 8.14's webpsave writes an EXIF block into every tile (as into thumbnails).
+            var rewrite: (([UInt8]) -> [UInt8])?
+            if settings.format == .webp { rewrite = { MetadataBounds.webpWithoutMetadata($0) } }
+            let made = try context.output.writePyramid(dzi: path, rewrite: rewrite) { prefix in write(header, prefix, settings) }
+            switch made {
+            case .success(let (dzi, count)): return entry(dzi, count).map { ($0, true) }
+            case .failure(let problem):
+                return .failure(TileFailure(stage: FailureStage(problem.stage), reason: problem.reason, fromVips: problem.fromLibrary))
+            }
+        } catch {
+            let reason = "cannot write deep-zoom tiles \(path): \(error.localizedDescription)"
+            return .failure(TileFailure(stage: .write, reason: reason, outputUnwritable: error.isOutputUnwritable ? reason : nil))
+        }
     }
 
     /// A thumbnail already at its content address: taken when it still has the size the state

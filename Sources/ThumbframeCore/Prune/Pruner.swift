@@ -48,7 +48,8 @@ struct Pruner {
         var emptied: [String: String] = [:]
         for candidate in output.ownedNames().sorted where !keep.contains(candidate) {
             let path = candidate.path
-            guard output.remove(file: path) else { continue }
+            // A pyramid goes with its `.dzi`, even when a killed run left the tiles without one.
+            guard path.hasSuffix(".dzi") ? output.removePyramid(dzi: path) : output.remove(file: path) else { continue }
             // Reported: thumbnails; pages come and go with every manifest change.
             if path.hasPrefix("thumbs/") { outcome.removed += 1 }
             emptied[candidate.fanoutKey] = path
@@ -69,6 +70,12 @@ struct Pruner {
                     // A fan-out directory is thumbframe's; its files were looked at above.
                     if directory.isEmpty, entry.count == 2, entry.allSatisfy(TemporaryName.isLowerHex) { continue }
                     if keep.contains(path: path) { continue }
+                    // The tiles folder of a kept pyramid.
+                    if entry.count == 38, entry.suffix(6).elementsEqual("_files".utf8),
+                        keep.contains(path: String(path.dropLast(6)) + ".dzi")
+                    {
+                        continue
+                    }
                     outcome.foreign += 1
                     if outcome.foreignExample == nil { outcome.foreignExample = TerminalText.safe(path) }
                 }

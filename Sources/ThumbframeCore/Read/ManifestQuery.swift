@@ -129,7 +129,11 @@ package enum ManifestQuery {
         }
         for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) {
             let crop = thumbnail.crop.map { " crop \(format($0))" } ?? ""
-            lines.append("thumbnail   \(name) \(thumbnail.width)×\(thumbnail.height) \(thumbnail.path)\(crop)")
+            let tiles =
+                thumbnail.tiles.map {
+                    " \($0.levels) levels, \($0.files) \($0.format) tiles of \($0.tileSize)+\($0.overlap) px, \($0.bytes) bytes"
+                } ?? ""
+            lines.append("thumbnail   \(name) \(thumbnail.width)×\(thumbnail.height) \(thumbnail.path)\(crop)\(tiles)")
         }
         for configured in manifest.settings.viewports where viewport == nil || configured.name == viewport {
             guard let layout = item.layouts[configured.name] else { continue }

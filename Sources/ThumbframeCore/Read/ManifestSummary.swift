@@ -44,6 +44,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     /// The zoom ladder's rendition names (`settings.ladder`; empty without one): their bytes are
     /// what the ladder adds to the library.
     package var ladder: [String] = []
+    /// Deep-zoom tile files of every pyramid (`thumbnails.tiles`), as the manifest records them.
+    package var tileFiles = 0
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
@@ -95,17 +97,20 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         longImages = counts.longImages
         thumbnails = counts.thumbnails
         thumbnailBytes = counts.thumbnailBytes
+        tileFiles = counts.tileFiles ?? 0
         missingThumbnails = 0
         self.failures = failures
     }
 
     /// Adds an item's thumbnail files on disk to `thumbnailBytes`, or to `missingThumbnails`.
     /// Files are reached as every reader reaches them (`ContainedDirectory`): a link under
-    /// `thumbs/` counts as missing, never as the size of what it points to.
+    /// `thumbs/` counts as missing, never as the size of what it points to. A pyramid's tiles
+    /// count as recorded (`validate` checks them against the disk).
     private mutating func countFiles(_ item: Manifest.Item, in folder: ContainedDirectory?) {
         for (name, thumbnail) in item.thumbnails where Manifest.isContainedRelativePath(thumbnail.path) {
             if let size = try? folder?.size(of: thumbnail.path) {
-                thumbnailBytes[name] = thumbnailBytes[name, default: 0].addingReportingOverflow(size).partialValue
+                let total = size.addingReportingOverflow(max(0, thumbnail.tiles?.bytes ?? 0)).partialValue
+                thumbnailBytes[name] = thumbnailBytes[name, default: 0].addingReportingOverflow(total).partialValue
             } else {
                 missingThumbnails += 1
             }
@@ -142,6 +147,14 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
             let share = total > 0 ? Int((100 * Double(added) / Double(total)).rounded()) : 0
             lines.append("zoom ladder   \(count) renditions, \(Self.size(added)) (\(share) % of thumb bytes)")
+        }
+        if let pyramids = thumbnails[Manifest.tilesName], pyramids > 0 {
+            let added = thumbnailBytes[Manifest.tilesName] ?? 0
+            let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
+            let share = total > 0 ? Int((100 * Double(added) / Double(total)).rounded()) : 0
+            lines.append(
+                "deep zoom     \(pyramids) pyramid\(pyramids == 1 ? "" : "s"), \(tileFiles) tiles, \(Self.size(added)) "
+                    + "(\(share) % of thumb bytes)")
         }
         lines.append("failures      \(failures.count)")
         for failure in failures {

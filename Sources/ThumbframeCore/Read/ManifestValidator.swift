@@ -112,10 +112,11 @@ package enum ManifestValidator {
             for problem in consistency.problems(of: item, at: position) { report(problem) }
             let index = item.index
             if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
-            // The recipes', and the zoom renditions the settings give a photo of its size.
-            let expectedNames = recipeNames.union(
-                item.image.width > 0 && item.image.height > 0
-                    ? manifest.settings.ladderRecipes(image: item.image, kind: item.kind).map(\.name) : [])
+            // The recipes', and the zoom renditions and tiles the settings give a photo of its size.
+            let sized = item.image.width > 0 && item.image.height > 0
+            var expectedNames = recipeNames.union(
+                sized ? manifest.settings.ladderRecipes(image: item.image, kind: item.kind).map(\.name) : [])
+            if sized, manifest.settings.getsTiles(image: item.image, kind: item.kind) { expectedNames.insert(Manifest.tilesName) }
             if Set(item.thumbnails.keys) != expectedNames {
                 report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(expectedNames.sorted())")
             }
@@ -148,7 +149,7 @@ package enum ManifestValidator {
             }
             guard let thumbnails else { return }
             for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) where Manifest.isThumbnailPath(thumbnail.path) {
-                if let problem = ManifestValidator.checkThumbnail(thumbnail, in: thumbnails) {
+                if let problem = ManifestValidator.checkThumbnail(thumbnail, in: thumbnails) ?? checkPyramid(thumbnail) {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
@@ -161,6 +162,25 @@ package enum ManifestValidator {
         }
 
         func finish() -> [String] { problems }
+
+        /// For the `tiles` entry: the pyramid beside the `.dzi` has the levels, tile files and
+        /// bytes the manifest records, each of dzsave's shape, as many as the `.dzi`'s size needs.
+        private func checkPyramid(_ thumbnail: Manifest.Thumbnail) -> String? {
+            guard let recorded = thumbnail.tiles, let thumbnails, let name = OutputName(thumbnail.path),
+                let folder = OutputDirectory.tileFolder(of: name)
+            else { return nil }
+            guard let root = try? Directory.open(thumbnails.path),
+                let tiles = try? root.descend(["thumbs", name.fanout, folder].map { Array($0.utf8) })
+            else { return "its tiles folder \(folder) is missing" }
+            guard let count = OutputDirectory.count(tiles) else { return "its tiles folder \(folder) is not a DeepZoom pyramid" }
+            let expected = Manifest.Tiles.fileCount(width: thumbnail.width, height: thumbnail.height, tileSize: recorded.tileSize)
+            if count.levels != recorded.levels || count.files != recorded.files || count.files != expected || count.bytes != recorded.bytes
+            {
+                return "its pyramid has \(count.levels) levels, \(count.files) tiles, \(count.bytes) bytes; "
+                    + "the manifest says \(recorded.levels), \(recorded.files) (\(expected) for its size), \(recorded.bytes)"
+            }
+            return nil
+        }
     }
 
     /// The largest thumbnail `validate` reads (a 65 500-pixel-long JPEG is far below it).
@@ -182,6 +202,16 @@ package enum ManifestValidator {
         }
         if let sha256 = thumbnail.sha256, data.withUnsafeBytes(Digest.sha256) != sha256 {
             return "content differs from its recorded sha256 (replaced)"
+        }
+        if let tiles = thumbnail.tiles {
+            guard let dzi = Manifest.Tiles.parseDZI(data) else { return "is not a DeepZoom .dzi" }
+            if (dzi.width, dzi.height) != (thumbnail.width, thumbnail.height) || dzi.tileSize != tiles.tileSize
+                || dzi.overlap != tiles.overlap || dzi.format != tiles.format
+            {
+                return "describes \(dzi.width)×\(dzi.height) in \(dzi.tileSize) px \(dzi.format) tiles, overlap \(dzi.overlap), "
+                    + "not what the manifest says"
+            }
+            return nil
         }
         switch Decoders.imageSize(Array(data)) {
         case .failure(let problem):

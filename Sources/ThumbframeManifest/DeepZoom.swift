@@ -1,0 +1,156 @@
+import Foundation
+
+extension Manifest {
+    /// How photos too large for the zoom ladder get deep-zoom tiles (`settings.tiles`;
+    /// `--tile-pixels`): a DeepZoom pyramid (`.dzi` and `_files/`, what OpenSeadragon and most
+    /// deep-zoom viewers read) of the full-resolution picture, upright and sRGB, made by libvips'
+    /// dzsave.
+    public struct TileSettings: Codable, Hashable, Sendable {
+        /// A photo gets tiles from this many pixels on, when its renditions cannot keep it sharp
+        /// to the preset's maximum zoom on some viewport.
+        public var minPixels: Int
+        /// Tile side in pixels, without the overlap (DeepZoom's customary 254).
+        public var tileSize: Int
+        /// Pixels each tile repeats of its neighbours on every inner side.
+        public var overlap: Int
+        /// The tiles' encoding: the display recipe's when it is JPEG or WebP, else JPEG.
+        public var format: ThumbnailRecipe.Format
+        public var quality: Int
+
+        /// The default `--tile-pixels`: 40 megapixels, where high-resolution cameras begin (45 MP
+        /// full frame, 50–100 MP medium format) and where a 4096 px rendition holds under 30 % of
+        /// the picture's pixels (a 3:2 photo of 40 MP is 7 746 px wide). A 24 MP photo's 4096 px
+        /// rendition is 68 % of its width; a pyramid (about 1.3 times the full picture's JPEG
+        /// bytes) would buy it little. Panoramas and long scans of this size and up qualify.
+        public static let defaultMinPixels = 40_000_000
+        public static let defaultTileSize = 254
+        public static let defaultOverlap = 1
+
+        /// Settings for tiles encoded like `display`.
+        public init(minPixels: Int, display: ThumbnailRecipe) {
+            self.minPixels = minPixels
+            tileSize = Self.defaultTileSize
+            overlap = Self.defaultOverlap
+            format = display.format == .webp ? .webp : .jpeg
+            quality = display.quality
+        }
+
+        /// Everything that changes the tiles' bytes: part of their content address.
+        public var canonical: String {
+            "tiles \(tileSize) \(overlap) \(format.rawValue) q\(quality)"
+        }
+
+        /// The file name extension of every tile (the `.dzi`'s `Format`).
+        public var tileExtension: String { format == .webp ? "webp" : "jpg" }
+    }
+
+    /// The pyramid behind an item's `thumbnails.tiles` entry, whose `path` is the `.dzi`: the
+    /// tiles are in the folder beside it named like it with `_files` for `.dzi`, one folder per
+    /// level (0: one pixel; `levels - 1`: full size), `<column>_<row>.<format>` in each.
+    public struct Tiles: Codable, Hashable, Sendable {
+        public var tileSize: Int
+        public var overlap: Int
+        /// The tiles' file name extension (`jpg`, `webp`).
+        public var format: String
+        /// Levels of the pyramid: ⌈log2(max(width, height))⌉ + 1.
+        public var levels: Int
+        /// Tile files.
+        public var files: Int
+        /// Bytes of every tile file together.
+        public var bytes: Int
+
+        public init(tileSize: Int, overlap: Int, format: String, levels: Int, files: Int, bytes: Int) {
+            self.tileSize = tileSize
+            self.overlap = overlap
+            self.format = format
+            self.levels = levels
+            self.files = files
+            self.bytes = bytes
+        }
+
+        /// The levels a DeepZoom pyramid of `width` × `height` has.
+        public static func levels(width: Int, height: Int) -> Int {
+            var side = max(1, width, height)
+            var levels = 1
+            while side > 1 {
+                side = (side + 1) / 2
+                levels += 1
+            }
+            return levels
+        }
+
+        /// The size of `level` of a pyramid of `width` × `height` (each level halves the next,
+        /// rounding up, as dzsave does).
+        public static func size(level: Int, levels: Int, width: Int, height: Int) -> (width: Int, height: Int) {
+            var (w, h) = (width, height)
+            for _ in 0..<max(0, levels - 1 - level) {
+                (w, h) = ((w + 1) / 2, (h + 1) / 2)
+            }
+            return (max(1, w), max(1, h))
+        }
+
+        /// A `.dzi` document's image: tile size, overlap, tile format, width and height; nil when
+        /// it is not DeepZoom XML with all five.
+        public static func parseDZI(_ bytes: some Collection<UInt8>) -> (
+            tileSize: Int, overlap: Int, format: String, width: Int, height: Int
+        )? {
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard text.contains("http://schemas.microsoft.com/deepzoom/2008") else { return nil }
+            func attribute(_ name: String) -> String? {
+                guard let start = text.range(of: " \(name)=\"") ?? text.range(of: "\n\(name)=\"") ?? text.range(of: "\t\(name)=\""),
+                    let end = text[start.upperBound...].firstIndex(of: "\"")
+                else { return nil }
+                return String(text[start.upperBound..<end])
+            }
+            guard let tileSize = attribute("TileSize").flatMap(Int.init), let overlap = attribute("Overlap").flatMap(Int.init),
+                let format = attribute("Format"), let width = attribute("Width").flatMap(Int.init),
+                let height = attribute("Height").flatMap(Int.init)
+            else { return nil }
+            return (tileSize, overlap, format, width, height)
+        }
+
+        /// Tile files of a pyramid of `width` × `height` with tiles of `tileSize`.
+        public static func fileCount(width: Int, height: Int, tileSize: Int) -> Int {
+            let levels = levels(width: width, height: height)
+            return (0..<levels).reduce(0) { sum, level in
+                let (w, h) = size(level: level, levels: levels, width: width, height: height)
+                return sum + ((w + tileSize - 1) / tileSize) * ((h + tileSize - 1) / tileSize)
+            }
+        }
+    }
+
+    /// The `thumbnails` key of an item's deep-zoom tiles (no recipe may take it).
+    public static let tilesName = "tiles"
+
+    /// `image.format`s whose full resolution libvips decodes for tiles (not RAW, not video).
+    public static let tileableFormats: Set<String> = ["avif", "heic", "heif", "jpeg", "jxl", "png", "tiff", "webp"]
+}
+
+extension Manifest.Settings {
+    /// Whether a photo gets deep-zoom tiles: `tiles` is set, the picture has at least
+    /// `minPixels` in a format libvips decodes whole, and its thumbnails and renditions
+    /// (`ladderRecipes`) fall short of what the most demanding viewport needs at its maximum
+    /// zoom while the original has more.
+    public func getsTiles(image: Manifest.ImageInfo, kind: Manifest.Kind) -> Bool {
+        guard let tiles, Manifest.tileableFormats.contains(image.format) else { return false }
+        let pixels = image.width.multipliedReportingOverflow(by: image.height)
+        guard pixels.overflow || pixels.partialValue >= tiles.minPixels, let supply = zoomSupply(image: image, kind: kind)
+        else { return false }
+        return Double(supply.have) + 0.5 < supply.need && supply.have < image.width
+    }
+}
+
+extension Layout {
+    /// The DeepZoom level an app loads at `zoom` (this layout's units) when it shows `tiles` (an
+    /// item's `thumbnails.tiles`): the smallest whose pixels still cover the device's, the full
+    /// size past the `tiles` rung's `native`. nil when the layout has no `tiles` rung.
+    public func tileLevel(forZoom zoom: Double, tiles: Manifest.Thumbnail) -> Int? {
+        guard let pyramid = tiles.tiles, let native = ladder?.first(where: { $0.name == Manifest.tilesName })?.native,
+            native > 0, zoom > 0
+        else { return nil }
+        // Level L has 2^(top - L) times fewer pixels across than the full size, sharp to native / 2^(top - L).
+        let top = pyramid.levels - 1
+        let halvings = Int(floor(log2(native / zoom) + 1e-9))
+        return min(top, max(0, top - max(0, halvings)))
+    }
+}
