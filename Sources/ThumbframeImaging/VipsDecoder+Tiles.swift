@@ -6,12 +6,12 @@ package import ThumbframeManifest
 extension VipsDecoder {
     /// Writes the DeepZoom pyramid of the image in `file` (a format libvips decodes whole;
     /// `header` its probe) at full resolution, upright, sRGB and without metadata: `path`.dzi and
-    /// `path`_files/ (see `tf_dzsave`). The decode runs under `--decode-timeout` and the build's
-    /// cancellation like a thumbnail's; whatever it wrote before a failure is the caller's to
-    /// remove.
+    /// `path`_files/ (see `tf_dzsave`). The decode stops after `remaining` seconds (what the
+    /// file's `--decode-timeout` has left; 0: none) or at the build's cancellation; whatever it
+    /// wrote before a failure is the caller's to remove.
     package static func writeTiles(
         _ file: UnsafeRawBufferPointer, header: ImageHeader, path: String, settings: Manifest.TileSettings, limits: ResourceLimits,
-        cancellation: CancellationFlag?
+        remaining: Double, cancellation: CancellationFlag?
     ) -> Result<Void, DecodeFailure> {
         func write(_ raw: UnsafeRawBufferPointer) -> Result<Void, DecodeFailure> {
             var stopped: Int32 = 0
@@ -19,10 +19,11 @@ extension VipsDecoder {
             let result = tf_dzsave(
                 raw.baseAddress, raw.count, Int32(VIPS_FAIL_ON_TRUNCATED.rawValue), Int32(header.orientation), header.profileIntent,
                 path, Int32(format.rawValue), Int32(settings.quality), Int32(settings.tileSize), Int32(settings.overlap),
-                limits.decodeTimeout, cancellation?.pointer, &stopped)
+                remaining, cancellation?.pointer, &stopped)
             guard result != 0 else { return .success(()) }
-            if let problem = DecodeFailure.stopped(stopped, limits: limits) {
+            if var problem = DecodeFailure.stopped(stopped, limits: limits) {
                 Vips.clearErrors()
+                problem.reason = "deep-zoom tiles: " + problem.reason
                 return .failure(problem)
             }
             return .failure(.vips(.encode, "deep-zoom tiles: "))

@@ -1,6 +1,7 @@
 import CThumbframeShim
 import Foundation
 import Testing
+import ThumbframeImaging
 import ThumbframeTestSupport
 
 @testable import ThumbframeCore
@@ -221,6 +222,36 @@ struct TileTests {
             #expect(!exists(leftover))
             let without = try ManifestFile.open(root + "/out/manifest.json").document
             #expect(without.settings.tiles == nil && without.summary.tileFiles == nil)
+        }
+    }
+
+    @Test(
+        "tiles share the file's --decode-timeout: past it the file fails naming the tiles, nothing of its pyramid is left, the rest is built"
+    )
+    func deadline() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/lib"
+            try Fixtures.makeDirectory(source)
+            // 138 MP: its thumbnails come from a quarter-size decode in a fraction of a second;
+            // its tiles need the whole picture, several seconds.
+            try Fixtures.writeImage(to: root + "/seed.png", width: 540, height: 360, format: TF_FORMAT_PNG)
+            let large = try Pixels.Image.from(file: root + "/seed.png").apply { tf_resize_exact($0, $1, 14_400, 9600, 0) }
+            try large.save(source + "/large.jpg[Q=85]")
+            try Fixtures.writeImage(to: source + "/small.jpg", width: 900, height: 600)
+            var options = BuildOptions(source: source, output: root + "/out")
+            options.ladderMaxSide = 0
+            options.tilePixels = 1_000_000
+            options.limits.decodeTimeout = 1.2
+            let (report, manifest) = try await Fixtures.build(options)
+            #expect(manifest.items.map(\.path) == ["small.jpg"])
+            let failure = try #require(report.failures.first)
+            #expect(
+                failure.path == "large.jpg" && failure.reason.contains("deep-zoom tiles") && failure.reason.contains("--decode-timeout"),
+                "\(failure)")
+            // Nothing of a pyramid anywhere: no temporary folder, no tiles, no .dzi.
+            let left = (FileManager.default.enumerator(atPath: root + "/out/thumbs")?.allObjects as? [String] ?? [])
+                .filter { $0.contains(".tf-tmp-") || $0.hasSuffix("_files") || $0.hasSuffix(".dzi") }
+            #expect(left.isEmpty, "\(left)")
         }
     }
 }

@@ -172,9 +172,10 @@ enum ItemProcessor {
             // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
             let tiles: TileWriter? =
                 decoder is VipsDecoder
-                ? { header, path, settings in
+                ? { header, path, settings, remaining in
                     VipsDecoder.writeTiles(
-                        raw, header: header, path: path, settings: settings, limits: context.limits, cancellation: context.cancellation)
+                        raw, header: header, path: path, settings: settings, limits: context.limits, remaining: remaining,
+                        cancellation: context.cancellation)
                 } : nil
             var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder, tiles: tiles) {
                 request in
@@ -263,7 +264,8 @@ enum ItemProcessor {
     }
 
     /// Writes a photo's deep-zoom pyramid to a path prefix (`VipsDecoder.writeTiles`).
-    typealias TileWriter = (ImageHeader, String, Manifest.TileSettings) -> Result<Void, DecodeFailure>
+    /// The last argument is what is left of the file's `--decode-timeout` (0: none).
+    typealias TileWriter = (ImageHeader, String, Manifest.TileSettings, Double) -> Result<Void, DecodeFailure>
 
     /// Probes and (for what is missing) decodes the file through `decode`, writes the thumbnails
     /// it lacked (and, through `tiles`, its deep-zoom pyramid when it gets one), and makes the item.
@@ -274,6 +276,7 @@ enum ItemProcessor {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
         var pyramid: (path: String, settings: Manifest.TileSettings)?
+        let started = DispatchTime.now().uptimeNanoseconds
         let decoded = decode { header in
             if tiles != nil, let settings = context.settings, let tileSettings = settings.tiles,
                 settings.getsTiles(image: header.imageInfo, kind: header.media.kind)
@@ -321,7 +324,10 @@ enum ItemProcessor {
             }
             var written = missing.count
             if let (path, settings) = pyramid, let tiles {
-                switch Self.pyramid(path, settings: settings, header: header, context: context, write: tiles) {
+                // One deadline for the file: the tiles get what the thumbnails left of it.
+                var remaining = context.limits.decodeTimeout
+                if remaining > 0 { remaining = max(0.001, remaining - Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9) }
+                switch Self.pyramid(path, settings: settings, header: header, context: context, remaining: remaining, write: tiles) {
                 case .success(let (entry, made)):
                     thumbnails[Manifest.tilesName] = entry
                     written += made ? 1 : 0
@@ -354,7 +360,8 @@ enum ItemProcessor {
     /// made now through `write` into a temporary folder and renamed into place (the `.dzi` goes
     /// into the journal first). `made` when this run wrote it.
     private static func pyramid(
-        _ path: String, settings: Manifest.TileSettings, header: ImageHeader, context: ProcessingContext, write: TileWriter
+        _ path: String, settings: Manifest.TileSettings, header: ImageHeader, context: ProcessingContext, remaining: Double,
+        write: TileWriter
     ) -> Result<(entry: Manifest.Thumbnail, made: Bool), TileFailure> {
         let image = header.imageInfo
         func entry(_ dzi: [UInt8], _ count: OutputDirectory.PyramidCount) -> Result<Manifest.Thumbnail, TileFailure> {
@@ -387,7 +394,7 @@ enum ItemProcessor {
             // libvips 8.14's webpsave writes an EXIF block into every tile (as into thumbnails).
             var rewrite: (([UInt8]) -> [UInt8])?
             if settings.format == .webp { rewrite = { MetadataBounds.webpWithoutMetadata($0) } }
-            let made = try context.output.writePyramid(dzi: path, rewrite: rewrite) { prefix in write(header, prefix, settings) }
+            let made = try context.output.writePyramid(dzi: path, rewrite: rewrite) { prefix in write(header, prefix, settings, remaining) }
             switch made {
             case .success(let (dzi, count)): return entry(dzi, count).map { ($0, true) }
             case .failure(let problem):
