@@ -20,8 +20,9 @@ extension Manifest {
         /// The default `--tile-pixels`: 40 megapixels, where high-resolution cameras begin (45 MP
         /// full frame, 50–100 MP medium format) and where a 4096 px rendition holds under 30 % of
         /// the picture's pixels (a 3:2 photo of 40 MP is 7 746 px wide). A 24 MP photo's 4096 px
-        /// rendition is 68 % of its width; a pyramid (about 1.3 times the full picture's JPEG
-        /// bytes) would buy it little. Panoramas and long scans of this size and up qualify.
+        /// rendition is 68 % of its width; a pyramid (half to four fifths of its JPEG's bytes,
+        /// twice its build time: README, Deep-zoom tiles) would buy it little. Panoramas and
+        /// long scans of this size and up qualify.
         public static let defaultMinPixels = 40_000_000
         public static let defaultTileSize = 254
         public static let defaultOverlap = 1

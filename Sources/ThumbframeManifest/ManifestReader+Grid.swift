@@ -44,12 +44,14 @@ extension ManifestReader {
 
     /// The smallest thumbnail whose pixels cover a cell of `width` × `height` points at `scale`,
     /// among those that show the whole picture (`settings.srcset`) and, for a square cell, the
-    /// cover recipes; the largest there is when none covers it.
+    /// cover recipes (never the deep-zoom `tiles`); the largest there is when none covers it.
     public func thumbnail(
         of item: Manifest.Item, forCellWidth width: Double, height: Double, scale: Double
     ) -> Manifest.Thumbnail? {
         let aspect = item.aspectRatio
         let candidates = item.thumbnails.values.filter { thumbnail in
+            // Deep-zoom tiles are no picture a cell can load.
+            guard thumbnail.tiles == nil else { return false }
             // A cover thumbnail shows a crop: right for a cell of its own shape only.
             guard thumbnail.crop != nil else { return true }
             return abs(Double(thumbnail.width) / Double(max(1, thumbnail.height)) - width / max(1, height)) < 0.01

@@ -222,6 +222,20 @@ struct TileTests {
             #expect(!exists(leftover))
             let without = try ManifestFile.open(root + "/out/manifest.json").document
             #expect(without.settings.tiles == nil && without.summary.tileFiles == nil)
+
+            // Tiles on again: the folder holding the user's file is in the panorama's way. It is
+            // neither emptied nor published with a .dzi: the panorama fails, the photo gets its
+            // pyramid. Once the user has taken the file away, the empty folder is replaced.
+            options.tilePixels = 2_000_000
+            let blocked = try await Builder(options: options).run()
+            #expect(
+                blocked.failures.map(\.path) == ["pano.jpg"] && blocked.failures.first?.reason.contains(pano.path) == true,
+                "\(blocked.failures)")
+            #expect(exists(root + "/out/" + large.path) && !exists(root + "/out/" + pano.path) && exists(panoFolder + "/notes.txt"))
+            try FileManager.default.removeItem(atPath: panoFolder + "/notes.txt")
+            let (unblocked, rebuilt) = try await Fixtures.build(options)
+            #expect(unblocked.failures.isEmpty && rebuilt.items.compactMap { $0.thumbnails[Manifest.tilesName] }.count == 2)
+            #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
         }
     }
 

@@ -162,6 +162,11 @@ struct ReaderTests {
         #expect(reader.thumbnail(of: wider, forCellWidth: 120, height: 80, scale: 2)?.path == "thumbs/s.jpg", "240 × 320 px fill it")
         #expect(reader.thumbnail(of: wider, forCellWidth: 120, height: 80, scale: 3)?.path == "thumbs/p.jpg", "360 × 480 px")
         #expect(reader.thumbnail(of: wider, forCellWidth: 2000, height: 80, scale: 3)?.path == "thumbs/p.jpg", "none covers: the largest")
+        // Deep-zoom tiles cover any cell, yet are no picture to load in one.
+        wider.thumbnails["tiles"] = Manifest.Thumbnail(
+            path: "thumbs/t.dzi", width: 3024, height: 4032, crop: nil,
+            tiles: Manifest.Tiles(tileSize: 254, overlap: 1, format: "jpg", levels: 13, files: 300, bytes: 1))
+        #expect(reader.thumbnail(of: wider, forCellWidth: 2000, height: 80, scale: 3)?.path == "thumbs/p.jpg", "never the tiles")
     }
 
     @Test("errors tell an index out of range from a missing file from a file that is no manifest")

@@ -68,9 +68,16 @@ extension OutputDirectory {
         }
         guard let count = Self.count(tiles) else { throw .notRegular }
         let dzi = try work.readFile(Array("image.dzi".utf8), limit: 1 << 20)
+        // An empty folder in the way is replaced; a complete pyramid under this content address
+        // (renamed there whole by another run or item) is the same tiles and stays; anything
+        // else (a user's file left in a pruned pyramid's folder) is neither removed nor published.
         let renamed = "image_files".withCString { from in folder.withCString { to in renameat(work.fd, from, fanout.fd, to) } }
-        // A pyramid already under this content address was renamed there whole: the same tiles.
-        if renamed != 0, errno != EEXIST, errno != ENOTEMPTY { throw .posix(errno) }
+        if renamed != 0 {
+            let code = errno
+            guard code == EEXIST || code == ENOTEMPTY, let existing = try? fanout.subdirectory(Array(folder.utf8)),
+                Self.count(existing) == count
+            else { throw .posix(code) }
+        }
         try fanout.writeAtomically(dzi, to: name.file, durable: false)
         return .success((dzi, count))
     }
