@@ -62,7 +62,7 @@ package final class ErrorWindows: @unchecked Sendable {
 
     /// A process-wide counter: each call returns a larger value, so the calls of all threads are
     /// ordered (a window of libvips work is the pair of values around it).
-    static func clock() -> UInt64 {
+    package static func clock() -> UInt64 {
         ticks.lock()
         defer { ticks.unlock() }
         tick += 1

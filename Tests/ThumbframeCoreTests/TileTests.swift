@@ -194,12 +194,18 @@ struct TileTests {
             // A rerun finds everything in place; a tile gone is what validate reports.
             let again = try await Builder(options: options).run()
             #expect(again.thumbnailsWritten == 0 && again.pruned == 0 && again.foreign == 0)
-            let missing = folder + "/0_0.jpg"
-            let kept = try Data(contentsOf: URL(fileURLWithPath: missing))
-            try FileManager.default.removeItem(atPath: missing)
+            try FileManager.default.removeItem(atPath: folder + "/0_0.jpg")
             let problems = try ManifestValidator.problems(at: root + "/out/manifest.json")
             #expect(problems.count == 1 && problems.first?.contains("tiles") == true, "\(problems)")
-            try kept.write(to: URL(fileURLWithPath: missing))
+            // Made again (its file touched), the damaged pyramid is not published as it is, nor
+            // emptied while the build runs: the photo fails, the pruner clears the pyramid after,
+            // and the next run makes it whole.
+            try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: source + "/large.jpg")
+            let damaged = try await Builder(options: options).run()
+            #expect(damaged.failures.map(\.path) == ["large.jpg"] && damaged.failures.first?.reason.contains("incomplete pyramid") == true)
+            let healed = try await Builder(options: options).run()
+            #expect(healed.failures.isEmpty && healed.thumbnailsWritten > 0)
+            #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
 
             // Tiles off: both pyramids pruned, except a file of the user's put in one, which
             // stays with its folders and is reported.

@@ -129,6 +129,8 @@ enum FileSystemError: LocalizedError, Equatable {
     case tooLarge(size: Int, limit: Int)
     /// The file's size changed between `fstat` and the end of the read.
     case changedWhileReading
+    /// A deep-zoom pyramid's tiles folder holds something else than that pyramid whole.
+    case pyramidInTheWay
 
     /// The file system cannot take writes at all (full, over quota, read-only, failing): a
     /// write into OUT_DIR that fails so stops the build rather than failing file after file.
@@ -145,6 +147,9 @@ enum FileSystemError: LocalizedError, Equatable {
         case .symbolicLink: "is a symbolic link, which thumbframe does not follow here"
         case .tooLarge(let size, let limit): "file is \(size) bytes, over --max-file-bytes \(limit)"
         case .changedWhileReading: "file changed size while it was read; it will be read again next run"
+        case .pyramidInTheWay:
+            "its tiles folder holds an incomplete pyramid or files thumbframe did not write; the pruner removes "
+                + "its tiles at the end of this run, and once nothing else is in it the next run makes it"
         }
     }
 }

@@ -74,9 +74,10 @@ extension OutputDirectory {
         let renamed = "image_files".withCString { from in folder.withCString { to in renameat(work.fd, from, fanout.fd, to) } }
         if renamed != 0 {
             let code = errno
-            guard code == EEXIST || code == ENOTEMPTY, let existing = try? fanout.subdirectory(Array(folder.utf8)),
-                Self.count(existing) == count
-            else { throw .posix(code) }
+            guard code == EEXIST || code == ENOTEMPTY else { throw .posix(code) }
+            guard let existing = try? fanout.subdirectory(Array(folder.utf8)), Self.count(existing) == count else {
+                throw .pyramidInTheWay
+            }
         }
         try fanout.writeAtomically(dzi, to: name.file, durable: false)
         return .success((dzi, count))

@@ -327,7 +327,10 @@ enum ItemProcessor {
                 // One deadline for the file: the tiles get what the thumbnails left of it.
                 var remaining = context.limits.decodeTimeout
                 if remaining > 0 { remaining = max(0.001, remaining - Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9) }
-                switch Self.pyramid(path, settings: settings, header: header, context: context, remaining: remaining, write: tiles) {
+                let made = Self.pyramid(path, settings: settings, header: header, context: context, remaining: remaining, write: tiles)
+                // The file's libvips work ran until now (see `Timed.window`).
+                if let window = timed.window { timed.window = window.lowerBound...ErrorWindows.clock() }
+                switch made {
                 case .success(let (entry, made)):
                     thumbnails[Manifest.tilesName] = entry
                     written += made ? 1 : 0
@@ -384,12 +387,18 @@ enum ItemProcessor {
                     path: path, width: image.width, height: image.height, crop: nil, bytes: dzi.count,
                     sha256: dzi.withUnsafeBytes(Digest.sha256), tiles: tiles))
         }
-        if !context.overwrite, let existing = context.output.existingPyramid(dzi: path),
-            context.recorded[path].map({ $0 == existing.dzi.count }) ?? true
+        let existing = context.output.existingPyramid(dzi: path)
+        if !context.overwrite, let existing, context.recorded[path].map({ $0 == existing.dzi.count }) ?? true,
+            existing.count.files == Manifest.Tiles.fileCount(width: image.width, height: image.height, tileSize: settings.tileSize),
+            case .success(let found) = entry(existing.dzi, existing.count)
         {
-            return entry(existing.dzi, existing.count).map { ($0, false) }
+            return .success((found, false))
         }
         do {
+            // Made again into a temporary folder. A tiles folder already under this name that is
+            // not this pyramid whole (a tile or level gone, a user's file) is never emptied here
+            // (an item of the same bytes may be writing it): the item fails, and the pruner
+            // removes its dzsave-shaped entries at the end of the run, so the next run makes it.
             try context.output.journal([path])
             // libvips 8.14's webpsave writes an EXIF block into every tile (as into thumbnails).
             var rewrite: (([UInt8]) -> [UInt8])?
