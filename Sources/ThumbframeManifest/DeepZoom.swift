@@ -141,6 +141,19 @@ extension Manifest.Settings {
     }
 }
 
+extension Manifest.Thumbnail {
+    /// For the `tiles` entry: the path (relative to the manifest, like `path`) of the tile at
+    /// `column`, `row` of `level` — DeepZoom's `<name>_files/<level>/<column>_<row>.<format>`
+    /// beside the `.dzi`; nil for any other thumbnail or a tile the pyramid does not have.
+    public func tilePath(level: Int, column: Int, row: Int) -> String? {
+        guard let tiles, path.hasSuffix(".dzi"), (0..<tiles.levels).contains(level), column >= 0, row >= 0, tiles.tileSize > 0
+        else { return nil }
+        let size = Manifest.Tiles.size(level: level, levels: tiles.levels, width: width, height: height)
+        guard column * tiles.tileSize < size.width, row * tiles.tileSize < size.height else { return nil }
+        return "\(path.dropLast(4))_files/\(level)/\(column)_\(row).\(tiles.format)"
+    }
+}
+
 extension Layout {
     /// The DeepZoom level an app loads at `zoom` (this layout's units) when it shows `tiles` (an
     /// item's `thumbnails.tiles`): the smallest whose pixels still cover the device's, the full

@@ -168,6 +168,18 @@ struct TileTests {
                     }
                 }
                 #expect(files == pyramid.files && files == Manifest.Tiles.fileCount(width: dzi.width, height: dzi.height, tileSize: 254))
+                // The Swift library names exactly these files, and no tile past a level's edge.
+                var named = 0
+                for level in 0..<pyramid.levels {
+                    for column in 0...40 {
+                        for row in 0...40 {
+                            guard let tile = entry.tilePath(level: level, column: column, row: row) else { continue }
+                            named += 1
+                            #expect(FileManager.default.fileExists(atPath: root + "/out/" + tile), "\(tile)")
+                        }
+                    }
+                }
+                #expect(named == files && entry.tilePath(level: pyramid.levels, column: 0, row: 0) == nil)
                 totalFiles += files
                 // No tile carries metadata: no EXIF, XMP or ICC segment.
                 let top = pyramid.levels - 1
