@@ -69,25 +69,37 @@ extension Manifest {
             self.bytes = bytes
         }
 
-        /// The levels a DeepZoom pyramid of `width` × `height` has.
+        /// The levels a DeepZoom pyramid of `width` × `height` has. (Every function here takes
+        /// any value a hostile manifest may hold without trapping.)
         public static func levels(width: Int, height: Int) -> Int {
             var side = max(1, width, height)
             var levels = 1
             while side > 1 {
-                side = (side + 1) / 2
+                side = half(side)
                 levels += 1
             }
             return levels
         }
 
+        /// `value` halved, rounded up (as dzsave halves a level), without overflow.
+        private static func half(_ value: Int) -> Int { value / 2 + value % 2 }
+
         /// The size of `level` of a pyramid of `width` × `height` (each level halves the next,
         /// rounding up, as dzsave does).
         public static func size(level: Int, levels: Int, width: Int, height: Int) -> (width: Int, height: Int) {
-            var (w, h) = (width, height)
-            for _ in 0..<max(0, levels - 1 - level) {
-                (w, h) = ((w + 1) / 2, (h + 1) / 2)
+            var (w, h) = (max(1, width), max(1, height))
+            // 64 halvings bring any size to one pixel.
+            for _
+                in 0..<min(64, max(0, levels.subtractingReportingOverflow(1).partialValue.subtractingReportingOverflow(level).partialValue))
+            {
+                (w, h) = (half(w), half(h))
             }
             return (max(1, w), max(1, h))
+        }
+
+        /// Tiles of `tileSize` across `length` pixels.
+        static func tiles(_ length: Int, _ tileSize: Int) -> Int {
+            length / tileSize + (length % tileSize == 0 ? 0 : 1)
         }
 
         /// A `.dzi` document's image: tile size, overlap, tile format, width and height; nil when
@@ -110,13 +122,20 @@ extension Manifest {
             return (tileSize, overlap, format, width, height)
         }
 
-        /// Tile files of a pyramid of `width` × `height` with tiles of `tileSize`.
+        /// Tile files of a pyramid of `width` × `height` with tiles of `tileSize` (`Int.max` past
+        /// what an `Int` counts; 0 for no tile size).
         public static func fileCount(width: Int, height: Int, tileSize: Int) -> Int {
+            guard tileSize > 0 else { return 0 }
             let levels = levels(width: width, height: height)
-            return (0..<levels).reduce(0) { sum, level in
+            var sum = 0
+            for level in 0..<levels {
                 let (w, h) = size(level: level, levels: levels, width: width, height: height)
-                return sum + ((w + tileSize - 1) / tileSize) * ((h + tileSize - 1) / tileSize)
+                let files = tiles(w, tileSize).multipliedReportingOverflow(by: tiles(h, tileSize))
+                let total = sum.addingReportingOverflow(files.partialValue)
+                if files.overflow || total.overflow { return Int.max }
+                sum = total.partialValue
             }
+            return sum
         }
     }
 
@@ -149,7 +168,9 @@ extension Manifest.Thumbnail {
         guard let tiles, path.hasSuffix(".dzi"), (0..<tiles.levels).contains(level), column >= 0, row >= 0, tiles.tileSize > 0
         else { return nil }
         let size = Manifest.Tiles.size(level: level, levels: tiles.levels, width: width, height: height)
-        guard column * tiles.tileSize < size.width, row * tiles.tileSize < size.height else { return nil }
+        guard column < Manifest.Tiles.tiles(size.width, tiles.tileSize), row < Manifest.Tiles.tiles(size.height, tiles.tileSize) else {
+            return nil
+        }
         return "\(path.dropLast(4))_files/\(level)/\(column)_\(row).\(tiles.format)"
     }
 }
@@ -163,8 +184,9 @@ extension Layout {
             native > 0, zoom > 0
         else { return nil }
         // Level L has 2^(top - L) times fewer pixels across than the full size, sharp to native / 2^(top - L).
-        let top = pyramid.levels - 1
-        let halvings = Int(floor(log2(native / zoom) + 1e-9))
-        return min(top, max(0, top - max(0, halvings)))
+        let top = max(0, pyramid.levels - 1)
+        let halvings = floor(log2(native / zoom) + 1e-9)
+        guard halvings.isFinite else { return halvings > 0 ? 0 : top }
+        return min(top, max(0, top - Int(min(64, max(0, halvings)))))
     }
 }

@@ -67,6 +67,32 @@ struct TileTests {
         }
     }
 
+    @Test("hostile pyramid numbers in a manifest never trap: sizes up to Int.max, tile sizes of 0 or less, zooms of 0 or infinity")
+    func hostileNumbers() {
+        for (width, height) in [(Int.max, Int.max), (Int.max, 1), (0, 0), (-5, 7), (1, Int.max)] {
+            let levels = Manifest.Tiles.levels(width: width, height: height)
+            #expect((1...64).contains(levels))
+            for tileSize in [Int.min, -1, 0, 1, 254, Int.max] {
+                let count = Manifest.Tiles.fileCount(width: width, height: height, tileSize: tileSize)
+                #expect(count >= 0 && (tileSize > 0 || count == 0))
+                let entry = Manifest.Thumbnail(
+                    path: "thumbs/00/x.dzi", width: width, height: height, crop: nil,
+                    tiles: Manifest.Tiles(tileSize: tileSize, overlap: 1, format: "jpg", levels: levels, files: 1, bytes: 1))
+                _ = entry.tilePath(level: levels - 1, column: Int.max, row: 0)
+                _ = entry.tilePath(level: 0, column: 0, row: 0)
+                var layout = LayoutEngine.layout(width: 100, height: 100, viewport: Viewport.defaults[0], preset: .jx3)
+                for native in [0, 1e-300, 1, 1e300, .infinity] {
+                    layout.ladder = [ZoomLadder.Rung(name: "tiles", native: native)]
+                    for zoom in [0, 1e-300, 1, 1e300, .infinity] {
+                        if let level = layout.tileLevel(forZoom: zoom, tiles: entry) { #expect((0..<levels).contains(level)) }
+                    }
+                }
+            }
+        }
+        // Past what an Int counts, the count says so rather than wrapping.
+        #expect(Manifest.Tiles.fileCount(width: Int.max, height: Int.max, tileSize: 1) == Int.max)
+    }
+
     @Test("the last rung is the tiles at full size; the level an app loads keeps one pixel per device pixel")
     func levels() throws {
         let settings = Manifest.Settings()

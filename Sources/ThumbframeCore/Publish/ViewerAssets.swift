@@ -263,7 +263,8 @@ enum ViewerAssets {
           function drawTiles() {
             const entry = shownItem && shownItem.thumbnails.tiles;
             // Fitted, the renditions suffice (and a pull to dismiss moves the image alone).
-            if (!entry || !entry.tiles || !rung || rung.name !== "tiles" || image.hidden || zoom <= 1) {
+            const sane = entry && entry.tiles && entry.tiles.tileSize >= 16 && entry.tiles.levels >= 1 && entry.tiles.levels <= 64;
+            if (!sane || !rung || rung.name !== "tiles" || image.hidden || zoom <= 1) {
               if (tileLayer.isConnected) tileLayer.replaceChildren();
               tileLevel = -1;
               tileLayer.remove();
@@ -288,8 +289,9 @@ enum ViewerAssets {
             const x0 = (scroller.scrollLeft - left) / scale, y0 = (scroller.scrollTop - topPx) / scale;
             const x1 = x0 + innerWidth / scale, y1 = y0 + innerHeight / scale;
             const columns = Math.ceil(width / size), rows = Math.ceil(height / size);
-            const c0 = Math.max(0, Math.floor(x0 / size)), c1 = Math.min(columns - 1, Math.floor(x1 / size));
-            const r0 = Math.max(0, Math.floor(y0 / size)), r1 = Math.min(rows - 1, Math.floor(y1 / size));
+            // (At most the tiles a window can show: a hostile size cannot make this loop long.)
+            const c0 = Math.max(0, Math.floor(x0 / size)), c1 = Math.min(columns - 1, Math.floor(x1 / size), c0 + 64);
+            const r0 = Math.max(0, Math.floor(y0 / size)), r1 = Math.min(rows - 1, Math.floor(y1 / size), r0 + 64);
             const wanted = new Set();
             for (let c = c0; c <= c1; c++) {
               for (let r = r0; r <= r1; r++) {
