@@ -217,6 +217,38 @@ struct DataKeptTests {
     }
 
     @Test(
+        "a disk that fills up while a pyramid of deep-zoom tiles is written: exit 73, no temporary folder left, nothing published; with space back the pyramid is made"
+    )
+    func fullDiskStopsTiles() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, small) = (root + "/lib", root + "/small")
+            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 8000) {
+                print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
+                return
+            }
+            defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
+            // Noise: its thumbnails fit (about 1.5 MB), its pyramid (about 12 MB) does not.
+            try Fixtures.makeLibrary(lib, Fixtures.photos(3, width: 600, height: 450))
+            try Fixtures.writeNoise(to: lib + "/noise.jpg", width: 4000, height: 3000)
+            let out = small + "/out"
+            let options = ["--jobs", "1", "--ladder-max-side", "0", "--tile-pixels", "1000000"]
+            let full = try await CLITests.run(["build", lib, "--out", out] + options)
+            #expect(full.status == 73, "\(full.stderr)")
+            #expect(full.stderr.contains("deep-zoom tiles") && full.stderr.contains("No space left on device"), "\(full.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out + "/manifest.json"), "nothing published from a full disk")
+            let left = (FileManager.default.enumerator(atPath: out)?.allObjects as? [String] ?? [])
+                .filter { $0.contains(".tf-tmp-") || $0.hasSuffix("_files") || $0.hasSuffix(".dzi") }
+            #expect(left.isEmpty, "\(left)")
+            #expect(try await Processes.run("/bin/mount", ["-o", "remount,size=64m", small]).status == 0)
+            let again = try await CLITests.run(["build", lib, "--out", out] + options)
+            #expect(again.status == 0, "\(again.stderr)")
+            let manifest = try ManifestFile.load(out + "/manifest.json")
+            #expect(manifest.items.first { $0.path == "noise.jpg" }?.thumbnails["tiles"]?.tiles != nil)
+            #expect(try await CLITests.run(["validate", out + "/manifest.json"]).status == 0)
+        }
+    }
+
+    @Test(
         "a disk that fills up mid-build: exit 73, the state index kept as it was; with space back the next run reuses every file it recorded"
     )
     func fullDiskKeepsTheIndex() async throws {

@@ -129,6 +129,22 @@ public enum Fixtures {
         }
     }
 
+    /// Writes a JPEG of pseudo-random noise (xorshift from `seed`): what compresses worst, for
+    /// outputs that must be large (a deep-zoom pyramid that fills a small disk).
+    public static func writeNoise(to path: String, width: Int, height: Int, seed: UInt64 = 0x9E37_79B9) throws {
+        var state = seed | 1
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for offset in stride(from: 0, to: pixels.count, by: 8) {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            withUnsafeBytes(of: state) { word in
+                for byte in 0..<min(8, pixels.count - offset) { pixels[offset + byte] = word[byte] }
+            }
+        }
+        try save(pixels, width: width, height: height, bands: 3, to: path, format: TF_FORMAT_JPEG, quality: 90) { _ in }
+    }
+
     /// Writes an animated GIF or WebP (by the extension) of `delays.count` frames: frame i is a
     /// flat colour (red for the first, then greens), shown `delays[i]` milliseconds.
     public static func writeAnimation(to path: String, width: Int, height: Int, delays: [Int], loop: Int) throws {

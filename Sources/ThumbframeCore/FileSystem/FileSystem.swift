@@ -131,6 +131,8 @@ enum FileSystemError: LocalizedError, Equatable {
     case changedWhileReading
     /// A deep-zoom pyramid's tiles folder holds something else than that pyramid whole.
     case pyramidInTheWay
+    /// dzsave said it wrote a pyramid, yet a level or tile is missing or a file is not a tile.
+    case incompletePyramid
 
     /// The file system cannot take writes at all (full, over quota, read-only, failing): a
     /// write into OUT_DIR that fails so stops the build rather than failing file after file.
@@ -147,6 +149,7 @@ enum FileSystemError: LocalizedError, Equatable {
         case .symbolicLink: "is a symbolic link, which thumbframe does not follow here"
         case .tooLarge(let size, let limit): "file is \(size) bytes, over --max-file-bytes \(limit)"
         case .changedWhileReading: "file changed size while it was read; it will be read again next run"
+        case .incompletePyramid: "dzsave left a pyramid with a level or tile missing or a file that is not a tile"
         case .pyramidInTheWay:
             "its tiles folder holds an incomplete pyramid or files thumbframe did not write; the pruner removes "
                 + "its tiles at the end of this run, and once nothing else is in it the next run makes it"

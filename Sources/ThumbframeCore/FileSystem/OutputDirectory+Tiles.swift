@@ -48,7 +48,11 @@ extension OutputDirectory {
         let work = try fanout.subdirectory(Array(temporary.utf8))
         guard let prefix = Self.descriptorPath(work.fd).map({ $0 + "/image" }) else { throw .posix(ENOTSUP) }
         switch make(prefix) {
-        case .failure(let failure): return .failure(failure)
+        case .failure(let failure):
+            // dzsave says a full disk in words; the file system says it for sure: then the run
+            // stops (`isOutputUnwritable`) rather than failing photo after photo.
+            if let code = work.cannotTakeWrites(failure) { throw .posix(code) }
+            return .failure(failure)
         case .success: break
         }
         // dzsave's dump of the image's header fields (none left: they were dropped) is not a tile.
@@ -66,7 +70,8 @@ extension OutputDirectory {
                 }
             }
         }
-        guard let count = Self.count(tiles) else { throw .notRegular }
+        // A tile dzsave could not close (a full disk it did not report) leaves a hole or a stray file.
+        guard let count = Self.count(tiles) else { throw work.cannotTakeWrites(nil).map { .posix($0) } ?? .incompletePyramid }
         let dzi = try work.readFile(Array("image.dzi".utf8), limit: 1 << 20)
         // An empty folder in the way is replaced; a complete pyramid under this content address
         // (renamed there whole by another run or item) is the same tiles and stays; anything
@@ -153,7 +158,9 @@ extension OutputDirectory {
     /// `fd` itself, whatever its path's components become meanwhile.
     static func descriptorPath(_ fd: Int32) -> String? {
         #if os(Linux)
-            return "/proc/self/fd/\(fd)"
+            // Without /proc (some containers) there is no such path.
+            let path = "/proc/self/fd/\(fd)"
+            return access(path, F_OK) == 0 ? path : nil
         #else
             var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
             guard fcntl(fd, F_GETPATH, &buffer) == 0 else { return nil }
@@ -163,6 +170,19 @@ extension OutputDirectory {
 }
 
 extension Directory {
+    /// The errno of a file system that cannot take writes now (ENOSPC: under 1 MiB or no inode
+    /// left; EROFS: read-only), or of `failure`'s words when they say a full disk or quota.
+    func cannotTakeWrites(_ failure: (any Error)?) -> Int32? {
+        var info = statvfs()
+        if fstatvfs(fd, &info) == 0 {
+            if info.f_flag & UInt(ST_RDONLY) != 0 { return EROFS }
+            if UInt64(info.f_bavail) * UInt64(info.f_frsize) < 1 << 20 || info.f_favail == 0 { return ENOSPC }
+        }
+        let words = failure.map { String(describing: $0) } ?? ""
+        for code in [ENOSPC, EDQUOT, EFBIG] where words.contains(String(cString: strerror(code))) { return code }
+        return nil
+    }
+
     /// A new subdirectory of this one (mode 0700) under a temporary name no earlier run can have
     /// left (`TemporaryName`), created exclusively.
     func makeTemporarySubdirectory() throws(FileSystemError) -> String {
