@@ -20,8 +20,8 @@ extension Manifest {
         /// The default `--tile-pixels`: 40 megapixels, where high-resolution cameras begin (45 MP
         /// full frame, 50–100 MP medium format) and where a 4096 px rendition holds under 30 % of
         /// the picture's pixels (a 3:2 photo of 40 MP is 7 746 px wide). A 24 MP photo's 4096 px
-        /// rendition is 68 % of its width; a pyramid (half to four fifths of its JPEG's bytes,
-        /// twice its build time: README, Deep-zoom tiles) would buy it little. Panoramas and
+        /// rendition is 68 % of its width; a pyramid (about half its JPEG's bytes, and about as
+        /// much build time again: README, Deep-zoom tiles) would buy it little. Panoramas and
         /// long scans of this size and up qualify.
         public static let defaultMinPixels = 40_000_000
         public static let defaultTileSize = 254
@@ -41,7 +41,7 @@ extension Manifest {
             "tiles \(tileSize) \(overlap) \(format.rawValue) q\(quality)"
         }
 
-        /// The file name extension of every tile (the `.dzi`'s `Format`).
+        /// The file name extension of every tile (the `.dzi`'s `Format`; one of `Tiles.formats`).
         public var tileExtension: String { format == .webp ? "webp" : "jpg" }
     }
 
@@ -53,6 +53,9 @@ extension Manifest {
         public var overlap: Int
         /// The tiles' file name extension (`jpg`, `webp`).
         public var format: String
+        /// The tile file name extensions thumbframe writes.
+        public static let formats: Set<String> = ["jpg", "webp"]
+
         /// Levels of the pyramid: ⌈log2(max(width, height))⌉ + 1.
         public var levels: Int
         /// Tile files.
@@ -152,11 +155,17 @@ extension Manifest.Settings {
     /// (`ladderRecipes`) fall short of what the most demanding viewport needs at its maximum
     /// zoom while the original has more.
     public func getsTiles(image: Manifest.ImageInfo, kind: Manifest.Kind) -> Bool {
-        guard let tiles, Manifest.tileableFormats.contains(image.format) else { return false }
+        zoomExtras(image: image, kind: kind).tiles
+    }
+
+    /// What a photo gets past its recipes for zooming — its ladder rungs (`ladderRecipes`) and
+    /// whether it gets tiles (`getsTiles`) — from one look at its viewports.
+    public func zoomExtras(image: Manifest.ImageInfo, kind: Manifest.Kind) -> (rungs: [ThumbnailRecipe], tiles: Bool) {
         let pixels = image.width.multipliedReportingOverflow(by: image.height)
-        guard pixels.overflow || pixels.partialValue >= tiles.minPixels, let supply = zoomSupply(image: image, kind: kind)
-        else { return false }
-        return Double(supply.have) + 0.5 < supply.need && supply.have < image.width
+        let large = tiles.map { pixels.overflow || pixels.partialValue >= $0.minPixels } ?? false
+        let tileable = large && Manifest.tileableFormats.contains(image.format)
+        guard ladder != nil || tileable, let supply = zoomSupply(image: image, kind: kind) else { return ([], false) }
+        return (supply.rungs, tileable && Double(supply.have) + 0.5 < supply.need && supply.have < image.width)
     }
 }
 

@@ -94,7 +94,7 @@ extension Manifest {
                 if let tiles = thumbnail.tiles,
                     tiles.tileSize <= 0 || tiles.overlap < 0
                         || tiles.levels != Manifest.Tiles.levels(width: thumbnail.width, height: thumbnail.height)
-                        || !["jpg", "webp"].contains(tiles.format)
+                        || !Manifest.Tiles.formats.contains(tiles.format)
                 {
                     problems.append("items[\(index)].thumbnails.\(name).tiles does not describe a pyramid of its size")
                 }

@@ -58,14 +58,13 @@ extension Manifest.Settings {
     /// (`--original-url` and a format browsers decode), else the rungs up to what the most
     /// demanding viewport needs at its maximum zoom, each larger than the one before.
     public func ladderRecipes(image: Manifest.ImageInfo, kind: Manifest.Kind) -> [ThumbnailRecipe] {
-        guard ladder != nil else { return [] }
-        return zoomSupply(image: image, kind: kind)?.rungs ?? []
+        zoomExtras(image: image, kind: kind).rungs
     }
 
     /// For a photo a frontend shows through its thumbnails: the device pixels across the picture
     /// the most demanding viewport needs at its maximum zoom, the ladder rungs it gets and the
-    /// width of the largest of its fit thumbnails and rungs. nil for videos, animated images,
-    /// photos whose original is shown, and without a fit recipe.
+    /// width of the largest of its fit thumbnails and rungs (no rungs without a ladder). nil for
+    /// videos, animated images, photos whose original is shown, and without a fit recipe.
     func zoomSupply(image: Manifest.ImageInfo, kind: Manifest.Kind) -> (rungs: [ThumbnailRecipe], need: Double, have: Int)? {
         guard kind == .photo, !showsOriginal(kind: kind, format: image.format), let display,
             let shown = thumbnails.first(where: { $0.name == display })

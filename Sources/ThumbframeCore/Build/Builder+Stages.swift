@@ -22,19 +22,19 @@ extension Builder {
 
     /// What makes every row of the index: this thumbframe and libvips, and the recipes.
     static func shape(_ options: BuildOptions) -> StateIndex.ItemShape {
-        // With a zoom ladder, which rungs a photo gets depends on the viewports, the preset and
-        // whether originals are shown too: a change of them makes every item again (the
-        // thumbnails that exist are found by their content address, not encoded again).
+        // With a zoom ladder or tiles, which rungs and which tiles a photo gets depends on the
+        // viewports, the preset and whether originals are shown too: a change of them makes
+        // every item again (the thumbnails that exist are found by their content address, not
+        // encoded again).
         let settings = options.settings
         var recipes = options.thumbnails.map(\.canonicalRecipe).joined(separator: " ")
-        let geometry =
-            " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
-            + (settings.originalURL == nil ? "" : " originals " + (settings.browserFormats ?? []).joined(separator: ","))
-        if let ladder = settings.ladder {
-            recipes += " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") + geometry
+        if let ladder = settings.ladder { recipes += " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") }
+        if let tiles = settings.tiles { recipes += " \(tiles.canonical) from \(tiles.minPixels)" }
+        if settings.ladder != nil || settings.tiles != nil {
+            recipes +=
+                " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
+                + (settings.originalURL == nil ? "" : " originals " + (settings.browserFormats ?? []).joined(separator: ","))
         }
-        // Which photos get tiles depends on the same, and on the threshold.
-        if let tiles = settings.tiles { recipes += " \(tiles.canonical) from \(tiles.minPixels)" + geometry }
         return StateIndex.ItemShape(
             generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)", recipes: recipes)
     }

@@ -107,7 +107,7 @@ extension OutputDirectory {
         case 0: return isDirectory && !name.isEmpty && name.count <= 3 && name.allSatisfy(isDigit)
         case 1:
             guard !isDirectory, let dot = name.lastIndex(of: UInt8(ascii: ".")),
-                ["jpg", "webp"].contains(String(decoding: name[(dot + 1)...], as: UTF8.self))
+                Manifest.Tiles.formats.contains(String(decoding: name[(dot + 1)...], as: UTF8.self))
             else { return false }
             let parts = name[..<dot].split(separator: UInt8(ascii: "_"), omittingEmptySubsequences: false)
             return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.count <= 9 && $0.allSatisfy(isDigit) }

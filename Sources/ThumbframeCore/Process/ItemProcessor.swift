@@ -5,7 +5,7 @@ import ThumbframeManifest
 /// What the per-file work needs to know; shared read-only by every worker.
 struct ProcessingContext: Sendable {
     var recipes: [ThumbnailRecipe]
-    /// The manifest's settings: a photo's zoom ladder (`ladderRecipes`) follows from them.
+    /// The manifest's settings: a photo's zoom ladder and tiles (`zoomExtras`) follow from them.
     var settings: Manifest.Settings?
     /// The source directory, open: files are read relative to it, never through a link.
     var source: SourceRoot
@@ -30,18 +30,24 @@ struct ProcessingContext: Sendable {
         // profile converted with another intent than relative colorimetric is part of the key:
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
         // never taken for the right ones. (An ignored profile's pixels are what they were.)
-        let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
-        let key = Digest.sha256("thumbframe-thumbnail-v3\n\(sourceSHA256)\n\(recipe.canonicalRecipe)\(used)")
-        let name = String(key.prefix(32))
-        return "thumbs/\(name.prefix(2))/\(name).\(recipe.format.fileExtension)"
+        Self.contentPath(
+            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe, profile, extension: recipe.format.fileExtension)
     }
 
     /// Content-addressed location of a photo's deep-zoom pyramid (`.dzi`; its tiles in the
     /// `_files` folder beside it), keyed like a thumbnail's.
     func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, profile: Manifest.ImageInfo.ProfileUse?) -> String {
+        Self.contentPath("thumbframe-tiles-v1", sourceSHA256, tiles.canonical, profile, extension: "dzi")
+    }
+
+    /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what
+    /// shapes the pixels (`recipe`) and the profile's use.
+    private static func contentPath(
+        _ version: String, _ sourceSHA256: String, _ recipe: String, _ profile: Manifest.ImageInfo.ProfileUse?, extension: String
+    ) -> String {
         let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
-        let key = Digest.sha256("thumbframe-tiles-v1\n\(sourceSHA256)\n\(tiles.canonical)\(used)")
-        return OutputName.path(area: "thumbs", hash: key, extension: "dzi")
+        let key = Digest.sha256("\(version)\n\(sourceSHA256)\n\(recipe)\(used)")
+        return OutputName.path(area: "thumbs", hash: key, extension: `extension`)
     }
 }
 
@@ -278,15 +284,13 @@ enum ItemProcessor {
         var pyramid: (path: String, settings: Manifest.TileSettings)?
         let started = DispatchTime.now().uptimeNanoseconds
         let decoded = decode { header in
-            if tiles != nil, let settings = context.settings, let tileSettings = settings.tiles,
-                settings.getsTiles(image: header.imageInfo, kind: header.media.kind)
-            {
+            let extras = context.settings?.zoomExtras(image: header.imageInfo, kind: header.media.kind) ?? (rungs: [], tiles: false)
+            if tiles != nil, extras.tiles, let tileSettings = context.settings?.tiles {
                 let path = context.tilesPath(sourceSHA256: sha256, tiles: tileSettings, profile: header.profile)
                 pyramid = (path, tileSettings)
             }
-            let ladder = context.settings?.ladderRecipes(image: header.imageInfo, kind: header.media.kind) ?? []
             let plan = ThumbnailPlan(
-                width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: ladder)
+                width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: extras.rungs)
             for output in plan.outputs {
                 let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, profile: header.profile)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)

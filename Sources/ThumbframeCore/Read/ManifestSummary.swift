@@ -140,21 +140,20 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             "thumbnails    \(counts(thumbnails))",
             "thumb bytes   \(bytes(thumbnailBytes))\(missingThumbnails > 0 ? ", \(missingThumbnails) missing" : "")",
         ]
+        // What the ladder and the tiles add: bytes, and their share of all thumbnail bytes.
+        let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
+        func added(_ names: [String]) -> String {
+            let bytes = names.reduce(0) { $0.addingReportingOverflow(thumbnailBytes[$1] ?? 0).partialValue }
+            let share = total > 0 ? Int((100 * Double(bytes) / Double(total)).rounded()) : 0
+            return "\(Self.size(bytes)) (\(share) % of thumb bytes)"
+        }
         if !ladder.isEmpty {
-            // What the ladder adds: its renditions' count and bytes, and their share of all.
             let count = ladder.reduce(0) { $0 + (thumbnails[$1] ?? 0) }
-            let added = ladder.reduce(0) { $0.addingReportingOverflow(thumbnailBytes[$1] ?? 0).partialValue }
-            let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
-            let share = total > 0 ? Int((100 * Double(added) / Double(total)).rounded()) : 0
-            lines.append("zoom ladder   \(count) renditions, \(Self.size(added)) (\(share) % of thumb bytes)")
+            lines.append("zoom ladder   \(count) renditions, \(added(ladder))")
         }
         if let pyramids = thumbnails[Manifest.tilesName], pyramids > 0 {
-            let added = thumbnailBytes[Manifest.tilesName] ?? 0
-            let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
-            let share = total > 0 ? Int((100 * Double(added) / Double(total)).rounded()) : 0
             lines.append(
-                "deep zoom     \(pyramids) pyramid\(pyramids == 1 ? "" : "s"), \(tileFiles) tiles, \(Self.size(added)) "
-                    + "(\(share) % of thumb bytes)")
+                "deep zoom     \(pyramids) pyramid\(pyramids == 1 ? "" : "s"), \(tileFiles) tiles, \(added([Manifest.tilesName]))")
         }
         lines.append("failures      \(failures.count)")
         for failure in failures {

@@ -114,9 +114,9 @@ package enum ManifestValidator {
             if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
             // The recipes', and the zoom renditions and tiles the settings give a photo of its size.
             let sized = item.image.width > 0 && item.image.height > 0
-            var expectedNames = recipeNames.union(
-                sized ? manifest.settings.ladderRecipes(image: item.image, kind: item.kind).map(\.name) : [])
-            if sized, manifest.settings.getsTiles(image: item.image, kind: item.kind) { expectedNames.insert(Manifest.tilesName) }
+            let extras = sized ? manifest.settings.zoomExtras(image: item.image, kind: item.kind) : (rungs: [], tiles: false)
+            var expectedNames = recipeNames.union(extras.rungs.map(\.name))
+            if extras.tiles { expectedNames.insert(Manifest.tilesName) }
             if Set(item.thumbnails.keys) != expectedNames {
                 report("items[\(index)] has thumbnails \(item.thumbnails.keys.sorted()), expected \(expectedNames.sorted())")
             }
