@@ -593,6 +593,15 @@ int tf_profile_intent(VipsImage *image) {
     return intent;
 }
 
+int tf_with_profile(VipsImage *in, VipsImage **out, const void *profile, size_t length) {
+    if (vips_copy(in, out, NULL))
+        return -1;
+    (void) vips_image_remove(*out, VIPS_META_ICC_NAME);
+    if (length > 0)
+        vips_image_set_blob_copy(*out, VIPS_META_ICC_NAME, profile, length);
+    return 0;
+}
+
 int tf_to_srgb(VipsImage *in, VipsImage **out) {
     return tf_to_srgb_with(in, out, tf_profile_intent(in));
 }

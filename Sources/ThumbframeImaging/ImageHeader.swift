@@ -29,6 +29,10 @@ package struct ImageHeader: Sendable, Equatable {
     /// The intent the embedded ICC profile converts with (`tf_profile_intent`, read once with
     /// the header; the decode converts with it), or TF_PROFILE_NONE / TF_PROFILE_UNUSABLE.
     var profileIntent = Int32(TF_PROFILE_NONE)
+    /// The embedded ICC profile's bytes when it is used (`profileIntent` an intent), copied at
+    /// the probe: the decode converts with these, never with the blob its loader attached
+    /// (`tf_with_profile` says why).
+    var iccProfile: [UInt8]?
 
     /// How the embedded ICC profile is used when not with its relative-colorimetric intent.
     package var profile: Manifest.ImageInfo.ProfileUse? {
@@ -94,6 +98,7 @@ package struct ImageHeader: Sendable, Equatable {
         hasAlpha = image.hasAlpha
         isCMYK = image.isCMYK
         profileIntent = tf_profile_intent(image.pointer)
+        iccProfile = profileIntent >= 0 ? image.blob("icc-profile-data") : nil
         interlaced = (image.int("interlaced") ?? 0) != 0
         vipsOrientation = image.int("orientation").flatMap { (1...8).contains($0) ? $0 : nil }
 
@@ -157,6 +162,14 @@ package struct ImageHeader: Sendable, Equatable {
             previous = (Int(w), Int(h))
         }
         return true
+    }
+
+    /// What the thumbnails' content address adds for this format: a revision of how its pixels
+    /// are made, raised when thumbframe corrects them, so the files an earlier version wrote
+    /// under the old address are never taken for the new ones. HEIF 2: the profile is the
+    /// probe's copy (`iccProfile`; earlier builds converted with freed memory).
+    package var pixelsRevision: String? {
+        ["heic", "avif", "heif"].contains(format) ? "heif-2" : nil
     }
 
     /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.

@@ -71,10 +71,24 @@ package struct VipsDecoder: ImageDecoder {
         /// The decode box of a video's poster or a RAW's rendering: upright sRGB already.
         init(upright image: VipsImageHandle) { self.image = image }
 
-        init(_ image: VipsImageHandle, orientation: Int, profileIntent: Int32) {
+        private init(_ image: VipsImageHandle, orientation: Int, profileIntent: Int32?) {
             self.image = image
             self.orientation = orientation
-            self.profileIntent = image.hasProfile || image.isCMYK ? profileIntent : nil
+            self.profileIntent = profileIntent
+        }
+
+        /// A decode of the image `header` describes. A profile still attached to its pixels is
+        /// replaced by the header's copy (see `ImageHeader.iccProfile`; none when unusable); a
+        /// decode already converted (CMYK) has none.
+        static func decoded(_ image: VipsImageHandle, header: ImageHeader, orientation: Int) -> Result<Source, DecodeFailure> {
+            let cmyk = image.isCMYK
+            guard image.hasProfile else {
+                return .success(Source(image, orientation: orientation, profileIntent: cmyk ? header.profileIntent : nil))
+            }
+            let profile = header.iccProfile ?? []
+            return step(.decode) { tf_with_profile(image.pointer, $0, profile, profile.count) }.map { tagged in
+                Source(tagged, orientation: orientation, profileIntent: tagged.hasProfile || cmyk ? header.profileIntent : nil)
+            }
         }
 
         /// `image` (resampled from this source) turned upright and converted to sRGB.
@@ -215,8 +229,7 @@ package struct VipsDecoder: ImageDecoder {
                 {
                 case 1:
                     if let image {
-                        return .success(
-                            Source(VipsImageHandle(image), orientation: header.orientation, profileIntent: header.profileIntent))
+                        return Source.decoded(VipsImageHandle(image), header: header, orientation: header.orientation)
                     }
                 case -1: return .failure(DecodeFailure.stopped(reason, limits: limits) ?? .vips(.decode))
                 default: break
@@ -245,21 +258,19 @@ package struct VipsDecoder: ImageDecoder {
                 let (width, height) = quarterTurn ? (plan.decodeHeight, plan.decodeWidth) : (plan.decodeWidth, plan.decodeHeight)
                 return step(.decode) { tf_resize_exact(loaded.pointer, $0, Int32(width), Int32(height), 0) }
             }
-            return materialized(lazy).map { Source($0, orientation: header.orientation, profileIntent: header.profileIntent) }
+            return materialized(lazy).flatMap { Source.decoded($0, header: header, orientation: header.orientation) }
         }
         if wholeDecode(plan: plan, header: header),
             case .success(let whole) = step(.decode, { tf_image_from_buffer(raw.baseAddress, raw.count, $0, failOn) }),
             whole.bytesPerBand == 1, whole.width * whole.height * whole.bands <= wholeDecodeBytes
         {
-            return materialized(.success(whole)).map {
-                Source($0, orientation: header.orientation, profileIntent: header.profileIntent)
-            }
+            return materialized(.success(whole)).flatMap { Source.decoded($0, header: header, orientation: header.orientation) }
         }
         return materialized(
             step(.decode) { out in
                 tf_thumbnail_buffer(raw.baseAddress, raw.count, out, Int32(plan.decodeWidth), Int32(plan.decodeHeight), failOn)
             }
-        ).map { Source($0, orientation: 1, profileIntent: header.profileIntent) }
+        ).flatMap { Source.decoded($0, header: header, orientation: 1) }
     }
 
     /// Whether the image is decoded whole and every thumbnail resampled from it (see `decode`).

@@ -122,7 +122,7 @@ struct DataKeptTests {
             #expect(rerun.summary["reused"] as? Int == 6 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-6"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
             // And the next run is the no-op it always was.
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
@@ -174,7 +174,7 @@ struct DataKeptTests {
             // Reprobed: loop.gif and the Apple photo; the 4 other photos and the one-frame GIF are reused.
             #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-6"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
             #expect(
                 try await Self.query(out, "SELECT pair FROM files WHERE pair IS NOT NULL")
                     == ["photo AB12CD34-0000-4000-8000-000000000007"])
@@ -184,6 +184,32 @@ struct DataKeptTests {
             #expect(manifest.items.filter { $0.kind == .photo }.count == 6)
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 7, "\(again.stderr)")
+        }
+    }
+
+    @Test(
+        "an upgrade from 0.4 (state index format 6, HEIF thumbnails made with a profile read from freed memory) probes only the HEIC and AVIF photos again and reuses every other file"
+    )
+    func upgradesFormat6() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(3, width: 120, height: 90))
+            try Fixtures.reencode(lib + "/album/IMG_0.jpg", to: lib + "/album/phone.heic", options: "[Q=80]")
+            try Fixtures.reencode(lib + "/album/IMG_1.jpg", to: lib + "/album/phone.avif", options: "[Q=80,compression=av1]")
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            let downgrade =
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                + "db.execute(\"UPDATE meta SET value = 'thumbframe-state-6' WHERE key = 'format'\"); db.commit()"
+            #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"]).status == 0)
+            let before = SafetyTests.snapshot(out + "/thumbs")
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            // Probed again: the HEIC and the AVIF (their thumbnails, under this version's address, are there).
+            #expect(rerun.summary["reused"] as? Int == 3 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
+            let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 5, "\(again.stderr)")
         }
     }
 

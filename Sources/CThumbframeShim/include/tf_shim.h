@@ -117,6 +117,14 @@ int tf_to_srgb(VipsImage *in, VipsImage **out);
 /// header read it): the profile is not parsed again.
 int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent);
 
+/// A copy of the image whose ICC profile is `length` bytes at `profile`, copied (none when
+/// `length` is 0). libvips 8.14's HEIF loader attaches the profile, EXIF and XMP as blobs that
+/// point into memory its loader image owns: once the load is done and that image is gone, a
+/// decoded image's profile is freed memory that the next allocation overwrites (HEIC and AVIF
+/// colours changed from run to run). The decode's pixels therefore take the profile read at the
+/// probe, copied out while the header image was alive.
+int tf_with_profile(VipsImage *in, VipsImage **out, const void *profile, size_t length);
+
 /// Flattens an alpha channel onto white (for formats without alpha).
 int tf_flatten_white(VipsImage *in, VipsImage **out);
 

@@ -23,30 +23,32 @@ struct ProcessingContext: Sendable {
     /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
     /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
     /// share their thumbnails.
-    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, profile: Manifest.ImageInfo.ProfileUse? = nil) -> String {
+    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, header: ImageHeader? = nil) -> String {
         // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
         // margin). A new key makes an upgraded build write them instead of keeping v1's files
         // under the same names; the pruner then removes v1's, which the ledger records. A
         // profile converted with another intent than relative colorimetric is part of the key:
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
-        // never taken for the right ones. (An ignored profile's pixels are what they were.)
+        // never taken for the right ones. (An ignored profile's pixels are what they were.) So is
+        // a format's pixels revision (`ImageHeader.pixelsRevision`).
         Self.contentPath(
-            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe, profile, extension: recipe.format.fileExtension)
+            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe, header, extension: recipe.format.fileExtension)
     }
 
     /// Content-addressed location of a photo's deep-zoom pyramid (`.dzi`; its tiles in the
     /// `_files` folder beside it), keyed like a thumbnail's.
-    func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, profile: Manifest.ImageInfo.ProfileUse?) -> String {
-        Self.contentPath("thumbframe-tiles-v1", sourceSHA256, tiles.canonical, profile, extension: "dzi")
+    func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, header: ImageHeader) -> String {
+        Self.contentPath("thumbframe-tiles-v1", sourceSHA256, tiles.canonical, header, extension: "dzi")
     }
 
     /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what
-    /// shapes the pixels (`recipe`) and the profile's use.
+    /// shapes the pixels (`recipe`), the profile's use and the format's pixels revision.
     private static func contentPath(
-        _ version: String, _ sourceSHA256: String, _ recipe: String, _ profile: Manifest.ImageInfo.ProfileUse?, extension: String
+        _ version: String, _ sourceSHA256: String, _ recipe: String, _ header: ImageHeader?, extension: String
     ) -> String {
-        let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
-        let key = Digest.sha256("\(version)\n\(sourceSHA256)\n\(recipe)\(used)")
+        let used = header?.profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
+        let revision = header?.pixelsRevision.map { "\nrevision \($0)" } ?? ""
+        let key = Digest.sha256("\(version)\n\(sourceSHA256)\n\(recipe)\(used)\(revision)")
         return OutputName.path(area: "thumbs", hash: key, extension: `extension`)
     }
 }
@@ -286,13 +288,13 @@ enum ItemProcessor {
         let decoded = decode { header in
             let extras = context.settings?.zoomExtras(image: header.imageInfo, kind: header.media.kind) ?? (rungs: [], tiles: false)
             if tiles != nil, extras.tiles, let tileSettings = context.settings?.tiles {
-                let path = context.tilesPath(sourceSHA256: sha256, tiles: tileSettings, profile: header.profile)
+                let path = context.tilesPath(sourceSHA256: sha256, tiles: tileSettings, header: header)
                 pyramid = (path, tileSettings)
             }
             let plan = ThumbnailPlan(
                 width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: extras.rungs)
             for output in plan.outputs {
-                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, profile: header.profile)
+                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, header: header)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
                 if !context.overwrite, let existing = existingThumbnail(path, context: context) {
                     (entry.bytes, entry.sha256) = (existing.bytes, existing.sha256)

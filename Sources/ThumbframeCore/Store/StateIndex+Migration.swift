@@ -68,7 +68,7 @@ extension StateIndex {
     /// next build reads, hashes and probes just them again, and decodes nothing whose
     /// thumbnails are there (the placeholder of the same bytes is known).
     static func migrateFrom5(_ database: SQLiteDatabase) throws(SQLiteError) {
-        try upgrade(database, from: format5, to: format) { () throws(SQLiteError) in
+        try upgrade(database, from: format5, to: format6) { () throws(SQLiteError) in
             let columns = try database.prepare("SELECT name FROM pragma_table_info('files') WHERE name = 'pair'")
             let hasPair = try columns.step()
             columns.reset()
@@ -80,6 +80,23 @@ extension StateIndex {
                     WHERE (json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
                             AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
                         OR json_extract(CAST(entry AS TEXT), '$.exif.make') = 'Apple');
+                """)
+        }
+    }
+
+    /// Format 6's rows of HEIC, AVIF and HEIF photos were made through libvips 8.14's HEIF
+    /// loader with a profile read from freed memory (their colours changed from run to run).
+    static let format6 = "thumbframe-state-6"
+
+    /// Marks those rows touched: the next build probes them again and writes their thumbnails
+    /// under their new content address (`ImageHeader.pixelsRevision`); the pruner removes the old.
+    static func migrateFrom6(_ database: SQLiteDatabase) throws(SQLiteError) {
+        try upgrade(database, from: format6, to: format) { () throws(SQLiteError) in
+            try database.execute(
+                """
+                UPDATE files SET mtime = -1 WHERE failed = 0 AND path IN (
+                    SELECT path FROM entries
+                    WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('heic', 'avif', 'heif'));
                 """)
         }
     }

@@ -41,8 +41,12 @@ extension StateIndex {
         case Self.format4 where !readOnly:
             try migrateFrom4(database)
             try migrateFrom5(database)
+            try migrateFrom6(database)
         case Self.format5 where !readOnly:
             try migrateFrom5(database)
+            try migrateFrom6(database)
+        case Self.format6 where !readOnly:
+            try migrateFrom6(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)

@@ -1,0 +1,115 @@
+import CThumbframeShim
+import CThumbframeTestShim
+import CVips
+import Foundation
+import Testing
+import ThumbframeManifest
+import ThumbframeTestSupport
+
+@testable import ThumbframeCore
+
+/// HEIC and AVIF with an embedded profile (every iPhone photo is Display P3): libvips 8.14's HEIF
+/// loader hands out the profile as a pointer into memory its loader frees, so a decode's profile
+/// used to be whatever the allocator put there next — colours changed from run to run.
+@Suite("HEIF colour, the same on every run")
+struct HeifColourTests {
+    /// The fixtures: the sRGB patches, three times as large (so the zoom ladder has a rung), taken
+    /// to a wide-gamut device space whose profile is embedded, saved as HEIC and AVIF.
+    static let sources: [(name: String, profile: String, format: String)] = [
+        ("p3.heic", "p3", "heic"), ("adobe.heic", PixelTests.colord + "/AdobeRGB1998.icc", "heic"),
+        ("p3.avif", "p3", "avif"), ("adobe.avif", PixelTests.colord + "/AdobeRGB1998.icc", "avif"),
+    ]
+    static let scale = 3
+
+    static func makeLibrary(_ directory: String) throws {
+        try Fixtures.makeDirectory(directory)
+        let patches = try Pixels.patches().apply { tf_vips_resize($0, $1, Double(scale), 0) }
+        for (name, profile, format) in sources {
+            try patches.apply { tf_icc_transform($0, $1, profile, "srgb", 0, 8) }
+                .save("\(directory)/\(name)[Q=92\(format == "avif" ? ",compression=av1" : "")]")
+        }
+    }
+
+    @Test(
+        "ten builds at --jobs 1, 2 and 4, with and without the ladder, are byte-identical, and every patch is within ΔE00 1 of lcms' conversion",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: PixelTests.colord + "/AdobeRGB1998.icc"),
+            "needs Debian's colord-data profiles (scripts/bootstrap --test)"))
+    func sameColoursEveryRun() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Self.makeLibrary(root + "/lib")
+            for ladder in [true, false] {
+                var first: [String: String]?
+                var thumbnails: [String: String] = [:]
+                for run in 0..<10 {
+                    let jobs = [1, 2, 4][run % 3]
+                    let out = "\(root)/out-\(ladder)-\(run)"
+                    var options = BuildOptions(source: root + "/lib", output: out, jobs: jobs)
+                    if !ladder { options.ladderMaxSide = 0 }
+                    let (_, manifest) = try await Fixtures.build(options)
+                    #expect(manifest.failures.isEmpty, "\(manifest.failures)")
+                    #expect(manifest.items.count == Self.sources.count)
+                    if ladder { #expect(manifest.items.allSatisfy { $0.thumbnails.keys.contains { $0.hasPrefix("zoom-") } }) }
+                    // Compared by digest: a failure names the file, not its bytes.
+                    let files = try Fixtures.manifestFiles(out).mapValues { $0.withUnsafeBytes(Digest.sha256) }
+                    if let first {
+                        #expect(files == first, "run \(run) (--jobs \(jobs), ladder \(ladder)): the manifest or a page differs")
+                    } else {
+                        first = files
+                    }
+                    for item in manifest.items {
+                        for thumbnail in item.thumbnails.values {
+                            let bytes = try Data(contentsOf: URL(fileURLWithPath: out + "/" + thumbnail.path)).withUnsafeBytes(
+                                Digest.sha256)
+                            if let earlier = thumbnails[thumbnail.path] {
+                                #expect(bytes == earlier, "run \(run): \(item.path) \(thumbnail.path) differs")
+                            } else {
+                                thumbnails[thumbnail.path] = bytes
+                            }
+                        }
+                    }
+                    if run == 0 { try Self.expectConverted(manifest, out: out, library: root + "/lib") }
+                }
+            }
+        }
+    }
+
+    /// Each preview against the oracle: lcms' conversion (libvips' ICC transform, the profile
+    /// read from the file as it is opened) of the source to sRGB, at the patch centres.
+    static func expectConverted(_ manifest: Manifest, out: String, library: String) throws {
+        for item in manifest.items {
+            let preview = try #require(item.thumbnails["preview"])
+            let original = try Pixels.Image.from(file: library + "/" + item.path)
+            let reference = try original.apply { tf_icc_transform($0, $1, "srgb", "srgb", 1, 8) }
+                .apply { tf_vips_resize($0, $1, Double(preview.width) / Double(original.width), 0) }
+            let thumbnail = try Pixels.Image.from(file: out + "/" + preview.path)
+            #expect(thumbnail.width == reference.width && thumbnail.height == reference.height)
+            let values = try thumbnail.apply { tf_delta_e00($0, reference.pointer, $1) }.doubles()
+            let factor = Double(preview.width) / Double(original.width) * Double(scale)
+            for (index, (x, y)) in Pixels.patchCentres.enumerated() {
+                let (px, py) = (Int(Double(x) * factor), Int(Double(y) * factor))
+                let deltaE = values[py * thumbnail.width + px]
+                #expect(deltaE <= 1, "\(item.path) patch \(index): ΔE00 \(deltaE) against lcms")
+            }
+        }
+    }
+
+    @Test("a HEIF photo's thumbnails have a new content address: 0.4's files of the same bytes and recipe are never taken for them")
+    func newContentAddress() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try Pixels.patches().apply { tf_icc_transform($0, $1, "p3", "srgb", 0, 8) }.save(root + "/lib/p3.heic[Q=90]")
+            try Pixels.patches().save(root + "/lib/plain.jpg[Q=90]")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 1))
+            for item in manifest.items {
+                for recipe in ThumbnailRecipe.defaults {
+                    let thumbnail = try #require(item.thumbnails[recipe.name])
+                    // How 0.4 named it: the kind, the source's bytes and the recipe.
+                    let key = Digest.sha256("thumbframe-thumbnail-v3\n\(item.file.sha256)\n\(recipe.canonicalRecipe)")
+                    let old = OutputName.path(area: "thumbs", hash: key, extension: recipe.format.fileExtension)
+                    #expect((thumbnail.path == old) == (item.image.format == "jpeg"), "\(item.path) \(recipe.name)")
+                }
+            }
+        }
+    }
+}
