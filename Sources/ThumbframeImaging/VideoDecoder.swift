@@ -73,6 +73,29 @@ package struct VideoDecoder: Sendable {
         }
     }
 
+    /// A Motion Photo's MP4 (`size` bytes at `offset` in `fd`): its facts, and its video and
+    /// sound remuxed into an MP4 that carries no metadata (`tf_video_remux_bare`): what is
+    /// published of it. Its packets may add up to no more than the bytes it occupies.
+    package func bareCopy(fd: Int32, offset: Int, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?)
+        -> Result<(video: Manifest.VideoInfo, width: Int, height: Int, mp4: [UInt8]), DecodeFailure>
+    {
+        Self.open(fd: fd, offset: offset, size: size, limits: limits, cancellation: cancellation) { video, probe in
+            let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length: Int32 = 0
+            var message = [CChar](repeating: 0, count: 256)
+            guard tf_video_remux_bare(video, Int64(size), &bytes, &length, &message, message.count) == 0, let bytes else {
+                let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                return .failure(
+                    DecodeFailure.stopped(tf_video_stopped(video), limits: limits)
+                        ?? DecodeFailure(stage: .decode, reason: "cannot copy the motion video: " + reason))
+            }
+            defer { av_free(bytes) }
+            let mp4 = Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
+            return .success((probe.info, header.displayWidth, header.displayHeight, mp4))
+        }
+    }
+
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
     /// while the container is open.
     private static func open<T>(

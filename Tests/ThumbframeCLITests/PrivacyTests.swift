@@ -79,6 +79,89 @@ struct PrivacyTests {
         }
     }
 
+    /// What the fixture library's files say that no output may: the place they were taken
+    /// (decimal and ISO 6709), the owner, titles, comments, the city, the encoder.
+    static let secrets = ["48.137", "+48.1370", "11.575", "Alice Secret", "private title", "private comment", "Munich", "Lavf"]
+    /// Tags (exiftool's names, any group) no published video may carry.
+    static let forbiddenVideoTags = [
+        "GPS", "Location", "Artist", "Author", "Title", "Comment", "Copyright", "Make", "Model", "Software", "Encoder", "Owner",
+    ]
+
+    @Test(
+        "no file a build writes, of any kind (thumbnails, posters, motion MP4s, pages, the viewer), carries a location, an owner, a title, an encoder tag or the source's path (exiftool and the bytes)",
+        .enabled(if: Fixtures.ffmpeg != nil && Processes.tool("exiftool") != nil, "needs ffmpeg and exiftool (scripts/bootstrap --test)")
+    )
+    func noOutputCarriesPrivateFacts() async throws {
+        let exiftool = try #require(Processes.tool("exiftool"))
+        let ffmpeg = try #require(Fixtures.ffmpeg)
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/photos"
+            try Fixtures.makeDirectory(source)
+            try Fixtures.writeImage(to: source + "/gps.jpg", width: 320, height: 240)
+            try Fixtures.reencode(source + "/gps.jpg", to: source + "/phone.heic", options: "[Q=80]")
+            let tagged = try await Processes.run(
+                exiftool,
+                [
+                    "-q", "-overwrite_original", "-GPSLatitude=48.137", "-GPSLatitudeRef=N", "-GPSLongitude=11.575",
+                    "-GPSLongitudeRef=E", "-Artist=Alice Secret", "-XMP-dc:Title=private title", "-IPTC:City=Munich",
+                    "-Comment=private comment", source + "/gps.jpg", source + "/phone.heic",
+                ])
+            #expect(tagged.status == 0, "\(tagged.stderr)")
+            // A video and a Motion Photo's MP4 with the place, the owner and titles as phones and
+            // editors write them: udta ©xyz and the QuickTime `mdta` keys.
+            let clip = root + "/clip.mp4"
+            let made = try await Processes.run(
+                ffmpeg,
+                [
+                    "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=192x144:rate=30:duration=1", "-f", "lavfi", "-i",
+                    "sine=duration=1", "-c:v", "libx264", "-c:a", "aac", "-metadata", "location=+48.1370+011.5750/",
+                    "-metadata", "artist=Alice Secret", "-metadata", "title=private title", "-metadata", "comment=private comment",
+                    "-movflags", "use_metadata_tags", "-metadata", "com.apple.quicktime.location.ISO6709=+48.1370+011.5750/",
+                    "-metadata", "com.apple.quicktime.author=Alice Secret", clip,
+                ])
+            #expect(made.status == 0, "\(made.stderr)")
+            try FileManager.default.copyItem(atPath: clip, toPath: source + "/video.mp4")
+            let mp4 = Array(try Data(contentsOf: URL(fileURLWithPath: clip)))
+            try Fixtures.writeMotionPhoto(to: source + "/PXL_1.MP.jpg", width: 160, height: 120, mp4: mp4, style: .microVideo)
+            let out = root + "/out"
+            // Small display thumbnails and no ladder, so the photos get deep-zoom tiles too.
+            let run = try await CLITests.run([
+                "build", source, "--out", out, "--viewer", "--thumb", "p=100x100:webp", "--thumb", "grid=64x64:cover",
+                "--ladder-max-side", "0", "--tile-pixels", "10000",
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+            let manifest = try ManifestFile.load(out + "/manifest.json")
+            #expect(manifest.items.count == 4 && manifest.items.contains { $0.motion?.path != nil })
+
+            // Every file thumbframe wrote, as bytes.
+            let files = try #require(FileManager.default.enumerator(atPath: out)?.allObjects as? [String]).filter { relative in
+                var isDirectory: ObjCBool = false
+                return FileManager.default.fileExists(atPath: out + "/" + relative, isDirectory: &isDirectory) && !isDirectory.boolValue
+            }
+            #expect(files.contains { $0.hasSuffix(".mp4") } && files.contains { $0.hasSuffix(".dzi") } && files.contains("index.html"))
+            for relative in files where !relative.hasPrefix(".thumbframe") {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: out + "/" + relative))
+                for secret in Self.secrets + [source, root] {
+                    #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(relative) says \(secret)")
+                }
+            }
+            // And as exiftool reads them (decoded: a value written in another encoding too).
+            let dump = try await Processes.run(exiftool, ["-j", "-a", "-G1", "-n", "-r", "-ext", "*", "--ext", "json", out])
+            let read = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]])
+            #expect(read.count >= files.count { !$0.hasSuffix(".json") && !$0.hasPrefix(".thumbframe") })
+            for tags in read {
+                let file = tags["SourceFile"] as? String ?? ""
+                for (name, value) in tags where !name.hasPrefix("System:") && name != "SourceFile" {
+                    let tag = String(name.split(separator: ":").last ?? "")
+                    if file.hasSuffix(".mp4") {
+                        #expect(!Self.forbiddenVideoTags.contains { tag.contains($0) }, "\(file): \(name) = \(value)")
+                    }
+                    for secret in Self.secrets { #expect(!"\(value)".contains(secret), "\(file): \(name) = \(value)") }
+                }
+            }
+        }
+    }
+
     @Test("readers open pages and thumbnails only below the manifest's folder, never through a link; the manifest itself may be a link")
     func readersStayInside() async throws {
         try await SafetyTests.withBuiltLibrary(3) { root, _, out in

@@ -34,6 +34,14 @@ int tf_video_stopped(TFVideo *video);
 /// Closes the container and frees everything tf_video_open made.
 void tf_video_close(TFVideo *video);
 
+/// The open container's first video stream (and first audio stream) copied packet for packet
+/// into a new MP4 in memory that carries no metadata at all: no location (`©xyz`, `loci`, the
+/// `mdta` keys), owner, device, dates, titles or encoder tag, no data or subtitle track; only
+/// the codecs' own parameters and the display matrix. Stops (AVERROR_INVALIDDATA) once the
+/// packets add up to more than `max_bytes`. `*out` (freed with av_free) and `*length` on success
+/// (0); a negative FFmpeg error and its reason in `error` otherwise.
+int tf_video_remux_bare(TFVideo *video, int64_t max_bytes, uint8_t **out, int *length, char *error, size_t error_length);
+
 /// FFmpeg's AVERROR(EAGAIN) and AVERROR_EOF (macros Swift cannot import).
 int tf_averror_eagain(void);
 int tf_averror_eof(void);

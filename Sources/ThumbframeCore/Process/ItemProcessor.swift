@@ -211,23 +211,24 @@ enum ItemProcessor {
     }
 
     /// A Motion Photo's embedded MP4 (`range` of the JPEG's bytes), probed for its facts and
-    /// extracted byte for byte into OUT_DIR under its content address (`thumbs/XX/<hash>.mp4`,
-    /// kept while an item names it, like a thumbnail). nil when the MP4 is not a readable video:
-    /// the photo is still a photo, without motion.
+    /// remuxed without any metadata (the camera writes the place it was taken, the device and
+    /// dates into it) into OUT_DIR under its content address (`thumbs/XX/<hash>.mp4`, kept while
+    /// an item names it, like a thumbnail). nil when the MP4 is not a readable video: the photo
+    /// is still a photo, without motion.
     static func embeddedMotion(
         _ raw: UnsafeRawBufferPointer, _ range: Range<Int>, file: OpenFile, context: ProcessingContext
     ) -> Result<Manifest.MotionPart, MotionWriteFailure>? {
+        // v2: remuxed without metadata (v1 copied the camera's MP4 byte for byte).
+        let name = String(Digest.sha256("thumbframe-motion-v2\n\(Digest.sha256(UnsafeRawBufferPointer(rebasing: raw[range])))").prefix(32))
+        let path = "thumbs/\(name.prefix(2))/\(name).mp4"
         guard
-            case .success(let probe) = VideoDecoder().probe(
+            case .success(let copy) = VideoDecoder().bareCopy(
                 fd: file.fd, offset: range.lowerBound, size: range.count, limits: context.limits, cancellation: context.cancellation)
         else { return nil }
-        let mp4 = UnsafeRawBufferPointer(rebasing: raw[range])
-        let sha256 = Digest.sha256(mp4)
-        let name = String(Digest.sha256("thumbframe-motion-v1\n\(sha256)").prefix(32))
-        let path = "thumbs/\(name.prefix(2))/\(name).mp4"
+        let sha256 = copy.mp4.withUnsafeBytes(Digest.sha256)
         if context.overwrite || existingThumbnail(path, context: context)?.sha256 != sha256 {
             do {
-                try context.output.write(file: path, Array(mp4))
+                try context.output.write(file: path, copy.mp4)
             } catch {
                 let reason = "cannot write motion \(path): \(error.localizedDescription)"
                 return .failure(MotionWriteFailure(reason: reason, outputUnwritable: error.isOutputUnwritable))
@@ -235,8 +236,8 @@ enum ItemProcessor {
         }
         return .success(
             Manifest.MotionPart(
-                source: .embedded, path: path, bytes: mp4.count, sha256: sha256, video: probe.video, width: probe.width,
-                height: probe.height))
+                source: .embedded, path: path, bytes: copy.mp4.count, sha256: sha256, video: copy.video, width: copy.width,
+                height: copy.height))
     }
 
     /// A video: hashed and decoded through its descriptor, never read whole (its size is not

@@ -23,8 +23,11 @@ enum MotionPhoto {
         guard flagged else { return nil }
         let count = bytes.count
         var candidates: [Int] = []
-        if let length = motionItemLength(xmp) { candidates.append(count - length) }
-        if let offset = value(of: "GCamera:MicroVideoOffset", in: xmp).flatMap(Int.init) { candidates.append(count - offset) }
+        // A length from the end counts only when it lies inside the file: the XMP is the file's
+        // own text, and any integer (Int.min, Int.max, 20 digits) may stand there.
+        func fromEnd(_ text: String?) -> Int? { text.flatMap(Int.init).flatMap { (1...count).contains($0) ? count - $0 : nil } }
+        if let start = fromEnd(motionItemLength(xmp)) { candidates.append(start) }
+        if let start = fromEnd(value(of: "GCamera:MicroVideoOffset", in: xmp)) { candidates.append(start) }
         if let marker = find(Array("MotionPhoto_Data".utf8), in: bytes, from: close) { candidates.append(marker + 16) }
         if let box = lastFTYP(bytes, after: close) { candidates.append(box) }
         return candidates.first { start in
@@ -32,14 +35,14 @@ enum MotionPhoto {
         }.map { $0..<count }
     }
 
-    /// The `Item:Length` of the `Container:Item` whose `Item:Semantic` is `MotionPhoto`.
-    private static func motionItemLength(_ xmp: [UInt8]) -> Int? {
+    /// The `Item:Length` of the `Container:Item` whose `Item:Semantic` is `MotionPhoto`, as written.
+    private static func motionItemLength(_ xmp: [UInt8]) -> String? {
         var from = 0
         let itemOpen = Array("<Container:Item".utf8)
         while let start = find(itemOpen, in: xmp, from: from) {
             let end = find(Array(">".utf8), in: xmp, from: start) ?? xmp.count
             let item = Array(xmp[start..<end])
-            if value(of: "Item:Semantic", in: item) == "MotionPhoto" { return value(of: "Item:Length", in: item).flatMap(Int.init) }
+            if value(of: "Item:Semantic", in: item) == "MotionPhoto" { return value(of: "Item:Length", in: item) }
             from = end
         }
         return nil
