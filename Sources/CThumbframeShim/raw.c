@@ -8,10 +8,24 @@
 
 #include "tf_shim.h"
 
+_Static_assert(TF_RAW_FILE_UNSUPPORTED == LIBRAW_FILE_UNSUPPORTED && TF_RAW_NONEXISTENT_IMAGE == LIBRAW_REQUEST_FOR_NONEXISTENT_IMAGE &&
+                   TF_RAW_OUT_OF_ORDER_CALL == LIBRAW_OUT_OF_ORDER_CALL && TF_RAW_DATA_ERROR == LIBRAW_DATA_ERROR &&
+                   TF_RAW_IO_ERROR == LIBRAW_IO_ERROR,
+               "LibRaw's error codes");
+
 struct TFRaw {
     libraw_data_t *data;
     TFDecodeGuard guard;
+    int data_error;
 };
+
+// LibRaw's report of data it could not read (by default a line on stderr naming no file,
+// "unknown file: Unexpected end of file"): kept, for the reason the caller gives.
+static void tf_raw_record_data_error(void *opaque, const char *file, const int offset) {
+    (void)file;
+    TFRaw *raw = opaque;
+    raw->data_error = offset < 0 ? TF_RAW_DATA_CUT : TF_RAW_DATA_DAMAGED;
+}
 
 // LibRaw calls this between the stages of unpacking and processing: non-zero cancels.
 static int tf_raw_progress(void *opaque, enum LibRaw_progress stage, int iteration, int expected) {
@@ -37,6 +51,7 @@ TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, doub
     raw->guard = tf_guard_start(timeout_seconds, stop);
     raw->data->params.max_raw_memory_mb = max_memory_mb;
     libraw_set_progress_handler(raw->data, tf_raw_progress, raw);
+    libraw_set_dataerror_handler(raw->data, tf_raw_record_data_error, raw);
     *error = libraw_open_buffer(raw->data, (void *)data, length);
     if (*error != LIBRAW_SUCCESS) {
         tf_raw_close(raw);
@@ -82,6 +97,8 @@ void tf_raw_image_free(TFRawImage *image) {
 }
 
 const char *tf_raw_error_text(int code) { return libraw_strerror(code); }
+
+int tf_raw_data_error(TFRaw *raw) { return raw->data_error; }
 
 int tf_raw_preview(TFRaw *raw, TFRawImage *image) {
     memset(image, 0, sizeof *image);

@@ -1,6 +1,9 @@
 #include "tf_video.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +58,21 @@ static int tf_video_interrupt(void *opaque) {
     return tf_guard_check(&video->guard);
 }
 
+// Which of the bounds below a demuxer ran into on this thread: it returns only ENOMEM ("Cannot
+// allocate memory"), and says which bound in its log (before further lines of its own).
+static __thread int tf_av_bound_hit;
+#define TF_AV_STREAMS 1
+#define TF_AV_INDEX 2
+
+static void tf_av_log(void *context, int level, const char *format, va_list arguments) {
+    (void)context, (void)arguments;
+    if (level > AV_LOG_ERROR || !format) return;
+    if (strstr(format, "max_streams")) tf_av_bound_hit |= TF_AV_STREAMS;
+    if (strstr(format, "max_index_size") || strstr(format, "index")) tf_av_bound_hit |= TF_AV_INDEX;
+}
+
+static void tf_av_log_install(void) { av_log_set_callback(tf_av_log); }
+
 void tf_av_error_text(int code, char *text, size_t length) {
     if (av_strerror(code, text, length) < 0) snprintf(text, length, "error %d", code);
 }
@@ -62,7 +80,9 @@ void tf_av_error_text(int code, char *text, size_t length) {
 TFVideo *tf_video_open(
     int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
     char *error, size_t error_length) {
-    av_log_set_level(AV_LOG_QUIET);
+    static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+    pthread_once(&log_once, tf_av_log_install);
+    tf_av_bound_hit = 0;
     *stopped = 0;
     TFVideo *video = av_mallocz(sizeof(TFVideo));
     if (!video) {
@@ -103,7 +123,12 @@ TFVideo *tf_video_open(
         *stopped = video->guard.stopped;
         char text[128];
         tf_av_error_text(result, text, sizeof text);
-        snprintf(error, error_length, "%s", text);
+        if (result == AVERROR(ENOMEM) && (tf_av_bound_hit & TF_AV_STREAMS))
+            snprintf(error, error_length, "more than 64 streams (thumbframe reads at most 64, a bound against hostile containers)");
+        else if (result == AVERROR(ENOMEM) && (tf_av_bound_hit & TF_AV_INDEX))
+            snprintf(error, error_length, "its index is larger than thumbframe reads (4 MiB, a bound against hostile containers)");
+        else
+            snprintf(error, error_length, "%s", text);
         tf_video_close(video);
         return NULL;
     }

@@ -266,6 +266,34 @@ enum TIFFExifBlock {
     }
 }
 
+/// The compression codes of a TIFF's directories (IFD0, the chain after it and their SubIFDs),
+/// read from its bytes: at most 64 directories, each once.
+enum TIFFCompressions {
+    static func all(_ file: UnsafeRawBufferPointer) -> Set<Int> {
+        guard let reader = TIFFNumbers(file, byteOrderAt: 0), reader.number(2, 2) == 42, let first = reader.number(4, 4) else { return [] }
+        var pending = [first]
+        var seen: Set<Int> = []
+        var found: Set<Int> = []
+        while let directory = pending.popLast(), seen.count < 64 {
+            guard directory > 0, seen.insert(directory).inserted, let count = reader.number(directory, 2), count <= 4096 else { continue }
+            for index in 0..<count {
+                let entry = directory + 2 + index * 12
+                guard let tag = reader.number(entry, 2), let type = reader.number(entry + 2, 2), let values = reader.number(entry + 4, 4)
+                else { break }
+                let size = type == 3 ? 2 : 4
+                if tag == 259, values == 1, let value = reader.number(entry + 8, size) { found.insert(value) }
+                if tag == 330 {
+                    // SubIFDs: one offset in place, or up to 16 at the offset the entry gives.
+                    let at = values == 1 ? entry + 8 : (reader.number(entry + 8, 4) ?? -1)
+                    for sub in 0..<min(values, 16) { if let offset = reader.number(at + sub * 4, 4) { pending.append(offset) } }
+                }
+            }
+            if let next = reader.number(directory + 2 + count * 12, 4) { pending.append(next) }
+        }
+        return found
+    }
+}
+
 /// Apple's MakerNote (iPhone and iPad photos): `Apple iOS\0`, a version, a byte order, and a
 /// TIFF-style directory whose offsets count from the MakerNote's first byte. Only tag 0x0011 is
 /// read (exiftool calls it MediaGroupUUID): the content identifier a Live Photo's MOV carries

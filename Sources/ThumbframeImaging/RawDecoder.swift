@@ -49,8 +49,7 @@ package struct RawDecoder: ImageDecoder {
         guard
             let raw = tf_raw_open(file.baseAddress, file.count, megabytes, limits.decodeTimeout, cancellation?.pointer, &info, &error)
         else {
-            return .failure(
-                DecodeFailure(stage: .probe, reason: "not a RAW file LibRaw can open: " + String(cString: tf_raw_error_text(error))))
+            return .failure(DecodeFailure(stage: .probe, reason: Self.openReason(error, file: file)))
         }
         defer { tf_raw_close(raw) }
         guard info.width > 0, info.height > 0 else {
@@ -154,11 +153,39 @@ package struct RawDecoder: ImageDecoder {
         guard error == 0 else {
             return .failure(
                 DecodeFailure.stopped(tf_raw_stopped(raw), limits: limits)
-                    ?? DecodeFailure(stage: .decode, reason: "LibRaw cannot develop it: " + String(cString: tf_raw_error_text(error))))
+                    ?? DecodeFailure(stage: .decode, reason: developReason(error, dataError: tf_raw_data_error(raw))))
         }
         return bitmap(image).flatMap { developed in
             VipsDecoder.step(.decode) { tf_resize_exact(developed.pointer, $0, Int32(box.0), Int32(box.1), 0) }
         }.flatMap(VipsDecoder.inMemory)
+    }
+
+    /// Why LibRaw could not open the file, said as what it means.
+    static func openReason(_ error: Int32, file: UnsafeRawBufferPointer) -> String {
+        if error == TF_RAW_FILE_UNSUPPORTED, !TIFFCompressions.all(file).isDisjoint(with: jpegXLCompressions) {
+            return "a DNG whose raw data is compressed with JPEG XL (DNG 1.7, as recent phones' ProRAW/Expert RAW write it), "
+                + "which LibRaw 0.20 cannot decode"
+        }
+        return "not a RAW file LibRaw can open: " + String(cString: tf_raw_error_text(error))
+    }
+
+    /// TIFF's compression codes for JPEG XL: DNG 1.7's, and the draft's some writers use.
+    static let jpegXLCompressions: Set<Int> = [52546, 50002]
+
+    /// Why LibRaw could not develop the sensor's data, said as what it means (LibRaw's own words
+    /// for a file its directories promise data it lacks are "Out of order call of libraw
+    /// function" or "Input/output error").
+    static func developReason(_ error: Int32, dataError: Int32) -> String {
+        if dataError == TF_RAW_DATA_CUT || error == TF_RAW_IO_ERROR {
+            return "its raw image data is cut short: the file ends before the data its directories point to"
+        }
+        if dataError == TF_RAW_DATA_DAMAGED || error == TF_RAW_DATA_ERROR {
+            return "its raw image data is damaged (LibRaw: \(String(cString: tf_raw_error_text(error))))"
+        }
+        if error == TF_RAW_OUT_OF_ORDER_CALL || error == TF_RAW_NONEXISTENT_IMAGE {
+            return "it has no raw image data LibRaw can develop (removed, or in a layout LibRaw 0.20 does not read)"
+        }
+        return "LibRaw cannot develop it: " + String(cString: tf_raw_error_text(error))
     }
 
     /// An 8-bit RGB bitmap of LibRaw's as an sRGB image (copied: LibRaw's memory is freed after).

@@ -67,6 +67,12 @@ extension VideoDecoder {
                 }
                 break
             }
+            // Nothing decoded after the seeks: a container that seeks by timestamp rather than to
+            // a keyframe (MPEG-TS) lands inside a group of pictures with no keyframe after it.
+            // The first byte always begins with one (and with a stream's parameter sets).
+            if search.best == nil, case .failure(let problem) = search.look(at: 0, seek: true, fromFirstByte: true) {
+                return .failure(problem)
+            }
             guard let best = search.take() else {
                 return .failure(DecodeFailure(stage: .decode, reason: search.lastError ?? "no frame of the video could be decoded"))
             }
@@ -181,11 +187,14 @@ extension VideoDecoder {
 
         /// Decodes from the keyframe at or before `time` until a frame that is not dark (true),
         /// or `framesPastDarkKeyframe` frames, the stream's end or `packetsPerCandidate` packets
-        /// (false). Frames brighter than the best so far replace it.
-        func look(at time: Double, seek: Bool) -> Result<Bool, DecodeFailure> {
+        /// (false). Frames brighter than the best so far replace it. `fromFirstByte`: from the
+        /// file's first byte instead of a seek by time.
+        func look(at time: Double, seek: Bool, fromFirstByte: Bool = false) -> Result<Bool, DecodeFailure> {
             let base = av_q2d(stream.pointee.time_base)
             let start = stream.pointee.start_time == Int64.min ? 0 : stream.pointee.start_time
-            if seek, base > 0 {
+            if fromFirstByte {
+                if av_seek_frame(container, -1, 0, AVSEEK_FLAG_BYTE) < 0 { lastError = "cannot seek in the video" }
+            } else if seek, base > 0 {
                 let timestamp = start &+ Int64((time / base).rounded(.down))
                 if av_seek_frame(container, stream.pointee.index, timestamp, AVSEEK_FLAG_BACKWARD) < 0 {
                     // Not seekable: read on from where the stream is.

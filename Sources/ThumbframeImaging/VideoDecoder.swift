@@ -33,8 +33,9 @@ package struct VideoDecoder: Sendable {
             head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
         }
         if starts(Array("ftyp".utf8), at: 4) {
-            // HEIF/AVIF images, Canon's CR3 and the audio-only brands of iTunes files.
-            let notVideo = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx ", "M4A ", "M4B ", "M4P "]
+            // HEIF/AVIF images and Canon's CR3. (An `.m4a` is skipped as sound by its name; an
+            // `.mp4` of the audio-only brands goes to FFmpeg, which finds it has no video.)
+            let notVideo = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx "]
             return !notVideo.contains { starts(Array($0.utf8), at: 8) }
         }
         if starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4)

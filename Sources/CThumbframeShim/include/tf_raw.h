@@ -59,6 +59,20 @@ void tf_raw_image_free(TFRawImage *image);
 /// LibRaw's sentence for an error code.
 const char *tf_raw_error_text(int code);
 
+/// LibRaw's error codes the reasons tell apart (checked against libraw_const.h in raw.c).
+#define TF_RAW_FILE_UNSUPPORTED (-2)
+#define TF_RAW_NONEXISTENT_IMAGE (-3)
+#define TF_RAW_OUT_OF_ORDER_CALL (-4)
+#define TF_RAW_DATA_ERROR (-100008)
+#define TF_RAW_IO_ERROR (-100009)
+
+/// What LibRaw's data error handler reported: nothing, the data ended before LibRaw had read
+/// it all (a cut file), or data it could not make sense of.
+#define TF_RAW_DATA_NONE 0
+#define TF_RAW_DATA_CUT 1
+#define TF_RAW_DATA_DAMAGED 2
+int tf_raw_data_error(TFRaw *raw);
+
 /// Why the last call stopped early: 0 not, 1 the deadline, 2 the stop flag.
 int tf_raw_stopped(TFRaw *raw);
 

@@ -40,8 +40,12 @@ enum FileSignature {
         return name[name.index(after: dot)...].lowercased()
     }
 
+    /// How many first bytes a file whose extension says nothing is judged by: an MPEG transport
+    /// stream shows itself by a sync byte every 188 bytes (a `.ts`, or a camera file renamed).
+    static let headBytes = VideoDecoder.signatureBytes
+
     /// True when the file is meant to be an item: an image or video extension, else the first
-    /// bytes of one (`head`: at least 16 of them when the extension says nothing).
+    /// bytes of one (`head`: `headBytes` of them, or the whole file when shorter).
     static func isCandidate(_ name: String, head: () -> [UInt8]) -> Bool {
         if hasItemExtension(name) { return true }
         // Sound and sidecars say what they are by name: an `.m4a` is ISO media too.

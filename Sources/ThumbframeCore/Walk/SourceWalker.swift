@@ -178,7 +178,7 @@ struct SourceWalker {
         }
         guard stat.isRegularFile, !ignores.excludes(path, isDirectory: false) else { return nil }
         let display = String(decoding: name, as: UTF8.self)
-        if FileSignature.isCandidate(display, head: { directory.head(openName, count: 16) }) {
+        if FileSignature.isCandidate(display, head: { directory.head(openName, count: FileSignature.headBytes) }) {
             result.files.append(
                 SourceFile(
                     directory: components, name: name,
