@@ -300,6 +300,40 @@ struct MediaKindTests {
     }
 
     @Test(
+        "a HEIC Motion Photo (Samsung One UI 6, Google's HEIF format) is found in its top-level mpvd box, as exiftool finds it; its HEVC video is published as hvc1 with the same packets",
+        .enabled(if: ffmpegAvailable && Processes.tool("exiftool") != nil, "needs the ffmpeg program and exiftool")
+    )
+    func heifMotionPhotos() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try await Fixtures.makeVideos(
+                root + "/clips",
+                [("motion.mp4", VideoFixture().with { ($0.seconds, $0.width, $0.height, $0.codec) = (1, 192, 144, "libx265") })])
+            let mp4 = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/clips/motion.mp4")))
+            let source = root + "/lib"
+            try Fixtures.makeDirectory(source)
+            try Fixtures.writeImage(to: root + "/still.jpg", width: 160, height: 120)
+            try Fixtures.reencode(root + "/still.jpg", to: source + "/20240101_120000.heic", options: "[Q=80]")
+            let heic = Array(try Data(contentsOf: URL(fileURLWithPath: source + "/20240101_120000.heic")))
+            let size = UInt32(8 + mp4.count)
+            let box = [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array("mpvd".utf8)
+            try Fixtures.write(heic + box + mp4, to: source + "/20240101_120000.heic")
+            // The oracle: exiftool's reading of Samsung's and Google's HEIF Motion Photos.
+            let extracted = try await Processes.run(
+                "/bin/sh", ["-c", "exiftool -b -MotionPhotoVideo \"$1\" | sha256sum", "sh", source + "/20240101_120000.heic"])
+            #expect(extracted.stdout.hasPrefix(Digest.sha256(mp4.withUnsafeBytes { $0 })), "exiftool: \(extracted.stdout)")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            let item = try #require(manifest.items.first)
+            let motion = try #require(item.motion)
+            #expect(item.kind == .photo && item.image.format == "heic" && motion.source == .embedded && motion.video.codec == "hevc")
+            let path = root + "/out/" + (motion.path ?? "")
+            #expect(try await Self.packetHash(path) == (try await Self.packetHash(root + "/clips/motion.mp4")))
+            let probe = try await Processes.run(
+                "/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", path])
+            #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "hvc1", "\(probe.stdout)")
+        }
+    }
+
+    @Test(
         "a Motion Photo's MP4 is remuxed into OUT_DIR (the same packets, no metadata), content-addressed, as the photo's motion; found from the XMP directory, the MicroVideo offset, or its ftyp",
         .enabled(if: ffmpegAvailable, "needs the ffmpeg program to make fixtures")
     )

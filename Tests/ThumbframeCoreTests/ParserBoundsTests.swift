@@ -117,4 +117,20 @@ struct ParserBoundsTests {
         _ = thumbnail.tilePath(level: max(0, levels - 1), column: Int.max, row: Int.min)
         _ = thumbnail.tilePath(level: 0, column: 0, row: 0)
     }
+
+    @Test("HEIF top-level boxes: 32- and 64-bit sizes at every extreme find the mpvd box or nothing", arguments: words)
+    func heifBoxes(_ word: UInt32) {
+        let ftyp = Self.be32(16) + Array("ftypheic".utf8) + Self.be32(0)
+        let mpvd = Self.be32(UInt32(8 + Self.mp4.count)) + Array("mpvd".utf8) + Self.mp4
+        // A box of `word` bytes before the mpvd box, and a 64-bit size of `word` << 32 | word.
+        let sized = ftyp + Self.be32(word) + Array("free".utf8) + mpvd
+        let large = ftyp + Self.be32(1) + Array("free".utf8) + Self.be32(word) + Self.be32(word) + mpvd
+        for file in [sized, large] {
+            let found = file.withUnsafeBytes { MotionPhoto.locateInHEIF($0) }
+            #expect(found == nil || found == (file.count - Self.mp4.count)..<file.count)
+        }
+        // The right sizes find it.
+        let right = ftyp + Self.be32(12) + Array("free".utf8) + [0, 0, 0, 0] + mpvd
+        #expect(right.withUnsafeBytes { MotionPhoto.locateInHEIF($0) } == (right.count - Self.mp4.count)..<right.count)
+    }
 }

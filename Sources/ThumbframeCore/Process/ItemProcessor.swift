@@ -189,7 +189,7 @@ enum ItemProcessor {
                 request in
                 decoder.decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
             }
-            if case .item(var item) = timed.outcome, item.image.format == "jpeg", let range = MotionPhoto.locate(raw) {
+            if case .item(var item) = timed.outcome, let range = motionRange(raw, format: item.image.format) {
                 switch embeddedMotion(raw, range, file: file, context: context) {
                 case .success(let motion):
                     item.media.motion = motion
@@ -201,6 +201,16 @@ enum ItemProcessor {
                 }
             }
             return timed
+        }
+    }
+
+    /// Where a Motion Photo's MP4 lies in the photo's bytes: after a JPEG's data (its XMP says
+    /// so), in a HEIC's or AVIF's `mpvd` box; nil for any other photo.
+    static func motionRange(_ raw: UnsafeRawBufferPointer, format: String) -> Range<Int>? {
+        switch format {
+        case "jpeg": MotionPhoto.locate(raw)
+        case "heic", "heif", "avif": MotionPhoto.locateInHEIF(raw)
+        default: nil
         }
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// says — the `MotionPhoto` item of its `Container:Directory` (its `Item:Length` from the end),
 /// or `MicroVideoOffset` bytes from the end — else after Samsung's `MotionPhoto_Data` marker,
 /// else at the last `ftyp` box after the JPEG's own data; wherever found, it must start with an
-/// `ftyp` box.
+/// `ftyp` box. A HEIF Motion Photo keeps its MP4 in a top-level `mpvd` box (`locateInHEIF`).
 enum MotionPhoto {
     /// How far into the file the XMP packet is looked for (it sits in an APP1 segment near the start).
     static let xmpSearchBytes = 1 << 20
@@ -34,6 +34,44 @@ enum MotionPhoto {
             start > close && start + 16 <= count && find(Array("ftyp".utf8), in: bytes, from: start + 4) == start + 4
         }.map { $0..<count }
     }
+
+    /// Where the MP4 of a HEIF Motion Photo lies: the payload of its top-level `mpvd` box (Google's
+    /// Motion Photo format for HEIC and AVIF, and Samsung's One UI 6 HEICs), which must start
+    /// with an `ftyp` box; nil when the file has none. The top-level boxes are walked by their
+    /// sizes alone (at most `maximumBoxes`), every size checked against the file's end.
+    static func locateInHEIF(_ bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        let count = bytes.count
+        var at = 0
+        for _ in 0..<maximumBoxes {
+            guard at <= count - 8 else { return nil }
+            let size32 = bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = Array(bytes[(at + 4)..<(at + 8)])
+            var header = 8
+            var size = size32
+            if size32 == 1 {
+                // A 64-bit size: any value past the file's end (or Int's) ends the walk.
+                guard at <= count - 16 else { return nil }
+                let large = bytes[(at + 8)..<(at + 16)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                guard large <= UInt64(count - at) else { return nil }
+                size = Int(large)
+                header = 16
+            } else if size32 == 0 {
+                size = count - at  // to the end of the file
+            }
+            guard size >= header, size <= count - at else { return nil }
+            if type == Array("mpvd".utf8) {
+                let payload = (at + header)..<(at + size)
+                guard payload.count >= 16, Array(bytes[(payload.lowerBound + 4)..<(payload.lowerBound + 8)]) == Array("ftyp".utf8)
+                else { return nil }
+                return payload
+            }
+            at += size
+        }
+        return nil
+    }
+
+    /// How many top-level boxes `locateInHEIF` reads before it gives up (a HEIC has about five).
+    static let maximumBoxes = 4096
 
     /// The `Item:Length` of the `Container:Item` whose `Item:Semantic` is `MotionPhoto`, as written.
     private static func motionItemLength(_ xmp: [UInt8]) -> String? {
