@@ -16,10 +16,11 @@ extension VipsDecoder {
         func write(_ raw: UnsafeRawBufferPointer) -> Result<Void, DecodeFailure> {
             var stopped: Int32 = 0
             let format = settings.format == .webp ? TF_FORMAT_WEBP : TF_FORMAT_JPEG
+            let profile = header.iccProfile ?? []
             let result = tf_dzsave(
                 raw.baseAddress, raw.count, Int32(VIPS_FAIL_ON_TRUNCATED.rawValue), Int32(header.orientation), header.profileIntent,
-                path, Int32(format.rawValue), Int32(settings.quality), Int32(settings.tileSize), Int32(settings.overlap),
-                remaining, cancellation?.pointer, &stopped)
+                profile, profile.count, path, Int32(format.rawValue), Int32(settings.quality), Int32(settings.tileSize),
+                Int32(settings.overlap), remaining, cancellation?.pointer, &stopped)
             guard result != 0 else { return .success(()) }
             if var problem = DecodeFailure.stopped(stopped, limits: limits) {
                 Vips.clearErrors()

@@ -198,15 +198,18 @@ int tf_guard_check(TFDecodeGuard *guard);
 /// An sRGB image of a copy of `width` x `height` packed 8-bit RGB pixels (a video's poster frame).
 int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out);
 
-/// Writes a DeepZoom pyramid (libvips' dzsave, layout DZ, `depth` one pixel) of the image in
-/// `data` at full resolution, turned upright by `orientation`, converted to sRGB with `intent`
-/// (`tf_profile_intent`'s), alpha flattened onto white for JPEG, every metadata field dropped:
-/// `path`.dzi and `path`_files/<level>/<column>_<row>.<jpg|webp> (TF_FORMAT_JPEG or _WEBP at
-/// `quality`), plus dzsave's `path`_files/vips-properties.xml. Past `timeout_seconds` (0: none)
-/// or once `*stop` is non-zero the next region fails and `*reason` says which.
+/// Writes a DeepZoom pyramid (layout DZ) of the image in `data` at full resolution, turned
+/// upright by `orientation`, converted to sRGB with `intent` (`tf_profile_intent`'s) and the
+/// probe's copy of its profile (`profile`, `profile_length` bytes; none: 0), alpha flattened
+/// onto white for JPEG, every metadata field dropped: `path`.dzi and
+/// `path`_files/<level>/<column>_<row>.<jpg|webp> (TF_FORMAT_JPEG or _WEBP at `quality`), plus
+/// dzsave's `path`_files/vips-properties.xml. The levels below the full size are Lanczos3
+/// reductions (libvips' thumbnail to half, then level by level), as sharp as the renditions;
+/// each level is one dzsave of depth one. Past `timeout_seconds` (0: none) or once `*stop` is
+/// non-zero the next region fails and `*reason` says which.
 int tf_dzsave(
-    const void *data, size_t length, int fail_on, int orientation, int intent, const char *path, int format, int quality,
-    int tile_size, int overlap, double timeout_seconds, const int *stop, int *reason);
+    const void *data, size_t length, int fail_on, int orientation, int intent, const void *profile, size_t profile_length,
+    const char *path, int format, int quality, int tile_size, int overlap, double timeout_seconds, const int *stop, int *reason);
 
 #endif  // THUMBFRAME_IMAGING
 #endif

@@ -36,9 +36,10 @@ struct ProcessingContext: Sendable {
     }
 
     /// Content-addressed location of a photo's deep-zoom pyramid (`.dzi`; its tiles in the
-    /// `_files` folder beside it), keyed like a thumbnail's.
+    /// `_files` folder beside it), keyed like a thumbnail's. v2: levels below the full size are
+    /// Lanczos3 reductions (v1's were dzsave's box averages).
     func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, header: ImageHeader) -> String {
-        Self.contentPath("thumbframe-tiles-v1", sourceSHA256, tiles.canonical, header, extension: "dzi")
+        Self.contentPath("thumbframe-tiles-v2", sourceSHA256, tiles.canonical, header, extension: "dzi")
     }
 
     /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what

@@ -85,13 +85,14 @@ extension StateIndex {
     }
 
     /// Format 6's rows of HEIC, AVIF and HEIF photos were made through libvips 8.14's HEIF
-    /// loader with a profile read from freed memory (their colours changed from run to run), and
-    /// its Motion Photos' MP4s were copied byte for byte, with the place they were taken.
+    /// loader with a profile read from freed memory (their colours changed from run to run), its
+    /// Motion Photos' MP4s were copied byte for byte, with the place they were taken, and its
+    /// deep-zoom levels were box averages.
     static let format6 = "thumbframe-state-6"
 
     /// Marks those rows touched: the next build probes them again and writes their thumbnails
-    /// (`ImageHeader.pixelsRevision`) and motion MP4s (remuxed without metadata) under their new
-    /// content addresses; the pruner removes the old.
+    /// (`ImageHeader.pixelsRevision`), motion MP4s (remuxed without metadata) and pyramids
+    /// (Lanczos3 levels) under their new content addresses; the pruner removes the old.
     static func migrateFrom6(_ database: SQLiteDatabase) throws(SQLiteError) {
         try upgrade(database, from: format6, to: format) { () throws(SQLiteError) in
             try database.execute(
@@ -99,7 +100,8 @@ extension StateIndex {
                 UPDATE files SET mtime = -1 WHERE failed = 0 AND path IN (
                     SELECT path FROM entries
                     WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('heic', 'avif', 'heif')
-                        OR json_extract(CAST(entry AS TEXT), '$.media.motion.source') = 'embedded');
+                        OR json_extract(CAST(entry AS TEXT), '$.media.motion.source') = 'embedded'
+                        OR json_extract(CAST(entry AS TEXT), '$.thumbnails.tiles') IS NOT NULL);
                 """)
         }
     }
