@@ -59,13 +59,20 @@ let package = Package(
             pkgConfig: "libraw_r",
             providers: [.apt(["libraw-dev"]), .brew(["libraw"])]
         ),
+        // libheif's own API, for what libvips 8.14's HEIF loader does not give: nclx colour (PQ,
+        // HLG), the decode at the picture's own bit depth, auxiliary images (gain maps).
+        .systemLibrary(
+            name: "CHeif",
+            pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"]), .brew(["libheif"])]
+        ),
         // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
         // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
         // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
         .target(
-            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CThumbframeKernels"],
+            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CHeif", "CThumbframeKernels"],
             cSettings: [.define("THUMBFRAME_IMAGING")], linkerSettings: [.linkedLibrary("jpeg")]
         ),
         // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift
@@ -89,7 +96,7 @@ let package = Package(
 
         // The tests' own C: fixed-argument wrappers of libvips calls that make fixtures and measure pixels.
         .target(
-            name: "CThumbframeTestShim", dependencies: ["CVips", "CThumbframeShim"], path: "Tests/CThumbframeTestShim",
+            name: "CThumbframeTestShim", dependencies: ["CVips", "CHeif", "CThumbframeShim"], path: "Tests/CThumbframeTestShim",
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
         // Images synthesized with libvips for the tests, and the build-and-load helper (the C APIs

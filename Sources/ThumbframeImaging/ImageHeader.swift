@@ -34,6 +34,20 @@ package struct ImageHeader: Sendable, Equatable {
     /// (`tf_with_profile` says why).
     var iccProfile: [UInt8]?
 
+    /// The picture is HDR: PQ or HLG code values (tone-mapped by the decode), or an SDR picture
+    /// with a gain map (`HDRFacts`).
+    package var hdr: Manifest.ImageInfo.HDR?
+
+    /// The H.273 transfer of a PQ or HLG picture, which the decode tone-maps; nil for SDR (and
+    /// an SDR picture with a gain map).
+    var toneMappedTransfer: Int? {
+        switch hdr?.kind {
+        case .pq: HDRFacts.pq
+        case .hlg: HDRFacts.hlg
+        default: nil
+        }
+    }
+
     /// How the embedded ICC profile is used when not with its relative-colorimetric intent.
     package var profile: Manifest.ImageInfo.ProfileUse? {
         switch profileIntent {
@@ -75,7 +89,7 @@ package struct ImageHeader: Sendable, Equatable {
         Manifest.ImageInfo(
             format: format, width: displayWidth, height: displayHeight, storedWidth: storedWidth,
             storedHeight: storedHeight, orientation: orientation, pages: pages, hasAlpha: hasAlpha,
-            interlaced: interlaced, profile: profile)
+            interlaced: interlaced, profile: profile, hdr: hdr)
     }
 
     /// Reads the header of an image libvips has opened lazily; `fileBytes` serves TIFF, whose
@@ -112,6 +126,7 @@ package struct ImageHeader: Sendable, Equatable {
         }
         exifOrientation = facts.orientation
         exif = facts.info
+        hdr = HDRFacts.read(format: format, file: fileBytes, xmp: image.blob("xmp-data"))
         contentIdentifier = facts.contentIdentifier
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
     }

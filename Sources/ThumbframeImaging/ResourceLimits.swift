@@ -47,6 +47,11 @@ package struct ResourceLimits: Sendable, Equatable {
     /// nil when it streams (baseline JPEG with shrink-on-load, plain PNG, TIFF strips and tiles).
     static func decoderBytes(_ header: ImageHeader, pixels: Int, bands: Int, bytesPerBand: Int) -> (Int, String)? {
         let (bytesPerPixel, what): (Int, String)
+        if header.toneMappedTransfer != nil {
+            // libheif's 16-bit picture and the full-scale signal copy made from it (`tf_heif_decode_hdr`).
+            let bytes = pixels.multipliedReportingOverflow(by: 12)
+            return (bytes.overflow ? Int.max : bytes.partialValue, "HDR picture at 16 bits, twice")
+        }
         switch header.format {
         case "jpeg":
             guard header.interlaced else { return nil }

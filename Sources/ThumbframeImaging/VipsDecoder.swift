@@ -44,6 +44,9 @@ package struct VipsDecoder: ImageDecoder {
             return .failure(DecodeFailure(stage: .probe, reason: refusal))
         }
         guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
+        if let transfer = header.toneMappedTransfer {
+            return renderHDR(wanted, transfer: transfer, raw: raw).map { (header, $0) }
+        }
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
 
@@ -57,6 +60,29 @@ package struct VipsDecoder: ImageDecoder {
         decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap {
             finish($0, request)
         }
+    }
+
+    /// A PQ or HLG still (HEIF, AVIF): libheif decodes it at its own bit depth, the signal is
+    /// resized to the decode box and tone-mapped to SDR sRGB as a video's poster is
+    /// (`tf_heif_decode_hdr`); every thumbnail is resampled from that box. libvips 8.14 would
+    /// read its code values as sRGB (half the luminance, grey).
+    private static func renderHDR(_ request: RenderRequest, transfer: Int, raw: UnsafeRawBufferPointer) -> Result<
+        Rendering, DecodeFailure
+    > {
+        let (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var message = [CChar](repeating: 0, count: 256)
+        guard
+            tf_heif_decode_hdr(
+                raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(Int32.max), &pixels, &message,
+                message.count) == 0, let pixels
+        else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(DecodeFailure(stage: .decode, reason: "HDR picture: " + reason))
+        }
+        defer { free(pixels) }
+        return step(.decode) { tf_image_from_rgb(pixels, width * height * 3, Int32(width), Int32(height), $0) }
+            .flatMap(inMemory).flatMap { finish($0, request) }
     }
 
     /// The pixels every thumbnail of one image is resampled from, in memory, and what each

@@ -163,7 +163,10 @@ extension Manifest.Settings {
     public func zoomExtras(image: Manifest.ImageInfo, kind: Manifest.Kind) -> (rungs: [ThumbnailRecipe], tiles: Bool) {
         let pixels = image.width.multipliedReportingOverflow(by: image.height)
         let large = tiles.map { pixels.overflow || pixels.partialValue >= $0.minPixels } ?? false
-        let tileable = large && Manifest.tileableFormats.contains(image.format)
+        // A PQ or HLG still's tiles would be its code values read as SDR (libvips' dzsave): its
+        // renditions, tone-mapped, go up to the ladder's cap instead.
+        let toneMapped = image.hdr.map { $0.kind != .gainMap } ?? false
+        let tileable = large && Manifest.tileableFormats.contains(image.format) && !toneMapped
         guard ladder != nil || tileable, let supply = zoomSupply(image: image, kind: kind) else { return ([], false) }
         return (supply.rungs, tileable && Double(supply.have) + 0.5 < supply.need && supply.have < image.width)
     }

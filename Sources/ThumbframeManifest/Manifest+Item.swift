@@ -144,6 +144,35 @@ extension Manifest {
         /// How the embedded ICC profile was used, when not as usual (absent: converted to sRGB
         /// with its relative-colorimetric intent, or the file has none).
         public var profile: ProfileUse?
+        /// The picture is HDR (absent: SDR): its thumbnails are tone-mapped to SDR sRGB.
+        public var hdr: HDR?
+
+        /// What makes a still picture HDR.
+        public struct HDR: Codable, Hashable, Sendable {
+            /// How the picture carries its high dynamic range.
+            public enum Kind: String, Codable, Hashable, Sendable {
+                /// SMPTE ST 2084 (HDR10) code values: tone-mapped, reference white (203 cd/m²) to
+                /// SDR white, highlights rolled off.
+                case pq
+                /// BT.2100 hybrid log-gamma: tone-mapped as PQ, through a 1000 cd/m² display.
+                case hlg
+                /// An SDR picture with an HDR gain map beside it (an iPhone's HEIC, an Ultra HDR
+                /// JPEG): the thumbnails are the SDR picture.
+                case gainMap
+            }
+
+            /// How the picture carries its high dynamic range.
+            public var kind: Kind
+            /// How many times brighter than SDR white its brightest highlights are meant to be
+            /// shown, where the file says so.
+            public var headroom: Double?
+
+            /// Creates an HDR fact.
+            public init(kind: Kind, headroom: Double? = nil) {
+                self.kind = kind
+                self.headroom = headroom
+            }
+        }
 
         /// How an embedded ICC profile was used to make the thumbnails' sRGB.
         public enum ProfileUse: String, Codable, Hashable, Sendable {
@@ -160,7 +189,7 @@ extension Manifest {
         /// Creates image facts.
         public init(
             format: String, width: Int, height: Int, storedWidth: Int, storedHeight: Int,
-            orientation: Int, pages: Int, hasAlpha: Bool, interlaced: Bool, profile: ProfileUse? = nil
+            orientation: Int, pages: Int, hasAlpha: Bool, interlaced: Bool, profile: ProfileUse? = nil, hdr: HDR? = nil
         ) {
             self.format = format
             self.width = width
@@ -172,6 +201,7 @@ extension Manifest {
             self.hasAlpha = hasAlpha
             self.interlaced = interlaced
             self.profile = profile
+            self.hdr = hdr
         }
     }
 

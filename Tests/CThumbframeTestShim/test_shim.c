@@ -1,3 +1,4 @@
+#include <libheif/heif.h>
 #include "tf_test_shim.h"
 
 VipsImage *tf_image_new_from_file(const char *path) {
@@ -142,5 +143,59 @@ done:
     for (int i = 0; i < 4; i++)
         if (t[i])
             g_object_unref(t[i]);
+    return result;
+}
+
+int tf_test_write_heif_hdr(const char *png16, const char *path, int transfer, int av1) {
+    VipsImage *image = vips_image_new_from_file(png16, NULL);
+    if (!image)
+        return -1;
+    int result = -1;
+    size_t size = 0;
+    uint16_t *pixels = NULL;
+    struct heif_context *context = heif_context_alloc();
+    struct heif_image *picture = NULL;
+    struct heif_encoder *encoder = NULL;
+    struct heif_color_profile_nclx *nclx = heif_nclx_color_profile_alloc();
+    int w = image->Xsize, h = image->Ysize;
+    if (image->Bands != 3 || image->BandFmt != VIPS_FORMAT_USHORT || !(pixels = vips_image_write_to_memory(image, &size)))
+        goto done;
+    if (heif_image_create(w, h, heif_colorspace_RGB, heif_chroma_interleaved_RRGGBB_LE, &picture).code ||
+        heif_image_add_plane(picture, heif_channel_interleaved, w, h, 10).code)
+        goto done;
+    int stride = 0;
+    uint8_t *plane = heif_image_get_plane(picture, heif_channel_interleaved, &stride);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w * 3; x++) {
+            unsigned value = (pixels[(size_t) y * w * 3 + x] * 1023u + 32767) / 65535;
+            plane[(size_t) y * stride + 2 * x] = value & 0xFF;
+            plane[(size_t) y * stride + 2 * x + 1] = value >> 8;
+        }
+    nclx->color_primaries = heif_color_primaries_ITU_R_BT_2020_2_and_2100_0;
+    nclx->transfer_characteristics = (enum heif_transfer_characteristics) transfer;
+    nclx->matrix_coefficients = heif_matrix_coefficients_ITU_R_BT_2020_2_non_constant_luminance;
+    nclx->full_range_flag = 1;
+    if (heif_image_set_nclx_color_profile(picture, nclx).code)
+        goto done;
+    if (heif_context_get_encoder_for_format(context, av1 ? heif_compression_AV1 : heif_compression_HEVC, &encoder).code)
+        goto done;
+    heif_encoder_set_lossy_quality(encoder, 95);
+    struct heif_encoding_options *options = heif_encoding_options_alloc();
+    options->output_nclx_profile = nclx;
+    options->macOS_compatibility_workaround_no_nclx_profile = 0;
+    int failed = heif_context_encode_image(context, picture, encoder, options, NULL).code;
+    heif_encoding_options_free(options);
+    if (failed || heif_context_write_to_file(context, path).code)
+        goto done;
+    result = 0;
+done:
+    if (encoder)
+        heif_encoder_release(encoder);
+    if (picture)
+        heif_image_release(picture);
+    heif_nclx_color_profile_free(nclx);
+    heif_context_free(context);
+    g_free(pixels);
+    g_object_unref(image);
     return result;
 }

@@ -112,4 +112,68 @@ struct HeifColourTests {
             }
         }
     }
+
+    @Test(
+        "PQ and HLG stills (AVIF, HEIC) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/hdr-fixtures.py writes, and say hdr",
+        .enabled(if: Processes.tool("avifenc") != nil, "needs avifenc (libavif-bin) to make fixtures (scripts/bootstrap --test)")
+    )
+    func hdrStillsToneMapped() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let made = try await Processes.run(
+                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
+            #expect(made.status == 0, "\(made.stderr)")
+            try Fixtures.makeDirectory(root + "/lib")
+            for name in ["pq", "hlg"] {
+                try FileManager.default.copyItem(atPath: "\(root)/made/\(name).avif", toPath: "\(root)/lib/\(name).avif")
+                #expect(
+                    tf_test_write_heif_hdr("\(root)/made/\(name)-16bit.png", "\(root)/lib/\(name).heic", name == "pq" ? 16 : 18, 0) == 0)
+            }
+            // The same scene as an SDR JPEG: what no HDR fact may be said of.
+            try Pixels.patches().save(root + "/lib/sdr.jpg[Q=95]")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 2))
+            #expect(manifest.failures.isEmpty, "\(manifest.failures)")
+            let reference = try Pixels.Image.from(file: root + "/made/reference.png")
+            for item in manifest.items {
+                let expected: Manifest.ImageInfo.HDR.Kind? =
+                    item.path.hasPrefix("pq") ? .pq : item.path.hasPrefix("hlg") ? .hlg : nil
+                #expect(item.image.hdr?.kind == expected, "\(item.path): \(String(describing: item.image.hdr))")
+                let preview = try #require(item.thumbnails["preview"])
+                let thumbnail = try Pixels.Image.from(file: root + "/out/" + preview.path)
+                let values = try thumbnail.apply { tf_delta_e00($0, reference.pointer, $1) }.doubles()
+                let patches = Pixels.patchCentres.map { values[$0.1 * thumbnail.width + $0.0] }
+                let mean = patches.reduce(0, +) / Double(patches.count)
+                #expect(mean <= 3, "\(item.path): mean ΔE00 \(mean), per patch \(patches.map { ($0 * 10).rounded() / 10 })")
+            }
+        }
+    }
+
+    @Test("an Ultra HDR JPEG (hdrgm XMP) says gainMap with its headroom, an ISO 21496-1 one gainMap; its thumbnails are its SDR picture")
+    func gainMapJPEG() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try Pixels.patches().save(root + "/plain.jpg[Q=90]")
+            let plain = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/plain.jpg")))
+            func app(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
+                [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+            }
+            let xmp = """
+                <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+                <rdf:Description rdf:about="" xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0" \
+                hdrgm:HDRCapacityMin="0" hdrgm:HDRCapacityMax="2.3"/></rdf:RDF></x:xmpmeta>
+                """
+            let ultra = app(0xE1, Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8))
+            try Fixtures.write(Array(plain.prefix(2)) + ultra + plain.dropFirst(2), to: root + "/lib/ultra.jpg")
+            let iso = app(0xE2, Array("urn:iso:std:iso:ts:21496:-1\0".utf8) + [0, 0, 0, 0])
+            try Fixtures.write(Array(plain.prefix(2)) + iso + plain.dropFirst(2), to: root + "/lib/iso.jpg")
+            try Fixtures.write(plain, to: root + "/lib/plain.jpg")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 1))
+            let hdr = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0.image.hdr) })
+            #expect(hdr["ultra.jpg"] == .init(kind: .gainMap, headroom: 4.925))
+            #expect(hdr["iso.jpg"] == .init(kind: .gainMap))
+            #expect(hdr["plain.jpg"] == .some(nil))
+            // The SDR picture, untouched: the same thumbnails as the plain JPEG's pixels give.
+            let previews = Dictionary(uniqueKeysWithValues: manifest.items.map { ($0.path, $0.thumbnails["preview"]?.sha256) })
+            #expect(previews["ultra.jpg"] == previews["plain.jpg"] && previews["iso.jpg"] == previews["plain.jpg"])
+        }
+    }
 }

@@ -121,6 +121,10 @@ package enum ManifestQuery {
                 "raw file    \(rawFile.original) (\(rawFile.format), \(rawFile.width)×\(rawFile.height), \(rawFile.bytes) bytes)")
         }
         if let profile = item.image.profile { lines.append("profile     \(profile.rawValue)") }
+        if let hdr = item.image.hdr {
+            let meaning = hdr.kind == .gainMap ? "an SDR picture with a gain map" : "tone-mapped to SDR"
+            lines.append("hdr         \(hdr.kind.rawValue)\(hdr.headroom.map { ", headroom \($0)×" } ?? ""), \(meaning)")
+        }
         if let exif = item.exif {
             let parts = [
                 exif.capturedAt.map { "captured \($0)\(exif.offset ?? "")" }, exif.make, exif.model,

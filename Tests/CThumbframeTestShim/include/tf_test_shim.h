@@ -50,5 +50,10 @@ int tf_test_lut_profile(int cmyk, void **data, size_t *length);
 /// converted with that profile it is the sRGB image again.
 int tf_test_device_image(VipsImage *srgb, int cmyk, const void *profile, size_t length, VipsImage **out);
 
+/// Writes a 10-bit HEIC (or, with `av1`, AVIF) through libheif's encoder from a 16-bit RGB PNG
+/// of BT.2020 code values, tagged with an nclx box (BT.2020 primaries and matrix, full range,
+/// `transfer` 16 PQ or 18 HLG), which heif-enc 1.15 leaves out of a HEIC (libheif's macOS workaround).
+int tf_test_write_heif_hdr(const char *png16, const char *path, int transfer, int av1);
+
 #endif  // THUMBFRAME_IMAGING
 #endif

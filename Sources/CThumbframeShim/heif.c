@@ -1,0 +1,164 @@
+#include "tf_heif.h"
+
+#include <libheif/heif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tf_kernels.h"
+#include "tf_shim.h"
+
+/* Apple's HDR gain map, an auxiliary image of the primary picture (iPhone HEICs since iOS 14.1). */
+static const char *const tf_apple_gain_map = "urn:com:apple:photo:2020:aux:hdrgainmap";
+
+/* The context and primary handle of `data`, or -1. */
+static int tf_heif_open(const void *data, size_t length, struct heif_context **context, struct heif_image_handle **handle) {
+    *context = heif_context_alloc();
+    *handle = NULL;
+    if (!*context)
+        return -1;
+    // The largest side libheif accepts from a header: WebP's 16383 is thumbframe's own default
+    // ceiling; --max-pixels is checked by the caller on top.
+    heif_context_set_maximum_image_size_limit(*context, 1 << 16);
+    struct heif_error error = heif_context_read_from_memory_without_copy(*context, data, length, NULL);
+    if (!error.code)
+        error = heif_context_get_primary_image_handle(*context, handle);
+    if (error.code) {
+        heif_context_free(*context);
+        *context = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void tf_heif_close(struct heif_context *context, struct heif_image_handle *handle) {
+    if (handle)
+        heif_image_handle_release(handle);
+    if (context)
+        heif_context_free(context);
+}
+
+int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
+    memset(facts, 0, sizeof *facts);
+    struct heif_context *context;
+    struct heif_image_handle *handle;
+    if (tf_heif_open(data, length, &context, &handle))
+        return -1;
+    facts->width = heif_image_handle_get_width(handle);
+    facts->height = heif_image_handle_get_height(handle);
+    facts->bits = heif_image_handle_get_luma_bits_per_pixel(handle);
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (!heif_image_handle_get_nclx_color_profile(handle, &nclx).code && nclx) {
+        facts->nclx = 1;
+        facts->transfer = nclx->transfer_characteristics;
+        facts->primaries = nclx->color_primaries;
+        heif_nclx_color_profile_free(nclx);
+    }
+    int count = heif_image_handle_get_number_of_auxiliary_images(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA);
+    if (count > 0 && count <= 64) {
+        heif_item_id ids[64];
+        count = heif_image_handle_get_list_of_auxiliary_image_IDs(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA, ids, count);
+        for (int i = 0; i < count && !facts->gain_map; i++) {
+            struct heif_image_handle *auxiliary = NULL;
+            if (heif_image_handle_get_auxiliary_image_handle(handle, ids[i], &auxiliary).code || !auxiliary)
+                continue;
+            const char *type = NULL;
+            if (!heif_image_handle_get_auxiliary_type(auxiliary, &type).code && type) {
+                facts->gain_map = strcmp(type, tf_apple_gain_map) == 0;
+                heif_image_handle_free_auxiliary_types(auxiliary, &type);
+            }
+            heif_image_handle_release(auxiliary);
+        }
+    }
+    tf_heif_close(context, handle);
+    return 0;
+}
+
+int tf_heif_decode_hdr(
+    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
+    size_t error_length) {
+    *out = NULL;
+    struct heif_context *context;
+    struct heif_image_handle *handle;
+    struct heif_image *picture = NULL;
+    VipsImage *t[2] = { NULL };
+    uint16_t *signal = NULL;
+    uint8_t *mapped = NULL;
+    int result = -1;
+    if (tf_heif_open(data, length, &context, &handle)) {
+        snprintf(error, error_length, "libheif cannot read the container");
+        return -1;
+    }
+    int w = heif_image_handle_get_width(handle), h = heif_image_handle_get_height(handle);
+    if (w <= 0 || h <= 0 || (long long) w * h > max_pixels) {
+        snprintf(error, error_length, "%dx%d pixels is over --max-pixels %lld", w, h, max_pixels);
+        goto done;
+    }
+    int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
+    int deep = bits > 8;
+    struct heif_error failed = heif_decode_image(
+        handle, &picture, heif_colorspace_RGB, deep ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RGB, NULL);
+    if (failed.code) {
+        snprintf(error, error_length, "libheif: %s", failed.message);
+        goto done;
+    }
+    int stride = 0;
+    const uint8_t *plane = heif_image_get_plane_readonly(picture, heif_channel_interleaved, &stride);
+    if (!plane || heif_image_get_width(picture, heif_channel_interleaved) != w ||
+        heif_image_get_height(picture, heif_channel_interleaved) != h) {
+        snprintf(error, error_length, "libheif decoded a picture of another size than its header's");
+        goto done;
+    }
+    // The signal in 16 bits, full scale: 10-bit code 1023 is 65535, as the tone map reads it.
+    if (!(signal = malloc((size_t) w * h * 3 * sizeof *signal))) {
+        snprintf(error, error_length, "out of memory");
+        goto done;
+    }
+    int maximum = deep ? (1 << bits) - 1 : 255;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *row = plane + (size_t) y * stride;
+        uint16_t *target = signal + (size_t) y * w * 3;
+        for (int x = 0; x < w * 3; x++) {
+            unsigned value = deep ? (unsigned) (row[2 * x] | row[2 * x + 1] << 8) : row[x];
+            if (value > (unsigned) maximum)
+                value = maximum;
+            target[x] = (uint16_t) ((value * 65535u + maximum / 2) / maximum);
+        }
+    }
+    heif_image_release(picture);
+    picture = NULL;
+    // Resized in the signal (Lanczos3), then mapped: one curve evaluation a pixel of the box.
+    if (!(t[0] = vips_image_new_from_memory(signal, (size_t) w * h * 3 * 2, w, h, 3, VIPS_FORMAT_USHORT)) ||
+        vips_resize(t[0], &t[1], (double) width / w, "vscale", (double) height / h, NULL)) {
+        snprintf(error, error_length, "cannot resize the HDR picture: %s", vips_error_buffer());
+        vips_error_clear();
+        goto done;
+    }
+    size_t size = 0;
+    uint16_t *box = vips_image_write_to_memory(t[1], &size);
+    if (!box || size != (size_t) width * height * 6) {
+        g_free(box);
+        snprintf(error, error_length, "the HDR picture came out %dx%d, not %dx%d", t[1]->Xsize, t[1]->Ysize, width, height);
+        goto done;
+    }
+    if (!(mapped = malloc((size_t) width * height * 3))) {
+        g_free(box);
+        snprintf(error, error_length, "out of memory");
+        goto done;
+    }
+    tfk_tonemap_rgb48(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, mapped);
+    g_free(box);
+    *out = mapped;
+    mapped = NULL;
+    result = 0;
+done:
+    for (int i = 1; i >= 0; i--)
+        if (t[i])
+            g_object_unref(t[i]);
+    free(signal);
+    free(mapped);
+    if (picture)
+        heif_image_release(picture);
+    tf_heif_close(context, handle);
+    return result;
+}
