@@ -66,13 +66,19 @@ let package = Package(
             pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"]), .brew(["libheif"])]
         ),
+        // libjxl's own decoder, for the PQ and HLG pictures libvips 8.14's JPEG XL loader gets wrong.
+        .systemLibrary(
+            name: "CJxl",
+            pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"]), .brew(["jpeg-xl"])]
+        ),
         // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
         // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
         // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
         .target(
-            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CHeif", "CThumbframeKernels"],
+            name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CHeif", "CJxl", "CThumbframeKernels"],
             cSettings: [.define("THUMBFRAME_IMAGING")], linkerSettings: [.linkedLibrary("jpeg")]
         ),
         // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift

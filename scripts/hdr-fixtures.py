@@ -1,8 +1,9 @@
 """Writes the HDR still fixtures the tests build, and the SDR rendering they must come out as.
 
 Usage: python3 hdr-fixtures.py DIR
-  pq.avif              a 10-bit BT.2020 PQ (HDR10) still (avifenc, from Debian)
-  hlg.avif             the same in BT.2100 HLG
+  pq.avif, pq.jxl      a 10-bit BT.2020 PQ (HDR10) still (avifenc), and a 16-bit JPEG XL of it
+                       (cjxl), both from Debian
+  hlg.avif, hlg.jxl    the same in BT.2100 HLG
   pq-16bit.png, hlg-16bit.png
                        their 16-bit code values, which the tests make HEICs of through libheif's
                        encoder (Debian's heif-enc 1.15 writes no nclx box into a HEIC)
@@ -91,6 +92,9 @@ def main(out):
         subprocess.run(["avifenc", "--depth", "10", "--cicp", f"9/{transfer}/9", "--range", "full", "--min", "0",
                         "--max", "4", "-y", "444", png, os.path.join(out, name + ".avif")], check=True,
                        stdout=subprocess.DEVNULL)
+        colour = "RGB_D65_202_Rel_PeQ" if name == "pq" else "RGB_D65_202_Rel_HLG"
+        subprocess.run(["cjxl", png, os.path.join(out, name + ".jxl"), "-d", "0.5", "-x", f"color_space={colour}"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     # The reference, from the code values as a decoder sees them (10 bits).
     signal = np.round(pq * 1023) / 1023

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdr.h"
 #include "tf_kernels.h"
 #include "tf_shim.h"
 
@@ -81,9 +82,7 @@ int tf_heif_decode_hdr(
     struct heif_context *context;
     struct heif_image_handle *handle;
     struct heif_image *picture = NULL;
-    VipsImage *t[2] = { NULL };
     uint16_t *signal = NULL;
-    uint8_t *mapped = NULL;
     int result = -1;
     if (tf_heif_open(data, length, &context, &handle)) {
         snprintf(error, error_length, "libheif cannot read the container");
@@ -127,6 +126,21 @@ int tf_heif_decode_hdr(
     }
     heif_image_release(picture);
     picture = NULL;
+    result = tf_hdr_box(signal, w, h, transfer, width, height, out, error, error_length);
+done:
+    free(signal);
+    if (picture)
+        heif_image_release(picture);
+    tf_heif_close(context, handle);
+    return result;
+}
+
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error,
+    size_t error_length) {
+    *out = NULL;
+    VipsImage *t[2] = { NULL };
+    uint16_t *box = NULL;
+    int result = -1;
     // Resized in the signal (Lanczos3), then mapped: one curve evaluation a pixel of the box.
     if (!(t[0] = vips_image_new_from_memory(signal, (size_t) w * h * 3 * 2, w, h, 3, VIPS_FORMAT_USHORT)) ||
         vips_resize(t[0], &t[1], (double) width / w, "vscale", (double) height / h, NULL)) {
@@ -135,30 +149,21 @@ int tf_heif_decode_hdr(
         goto done;
     }
     size_t size = 0;
-    uint16_t *box = vips_image_write_to_memory(t[1], &size);
+    box = vips_image_write_to_memory(t[1], &size);
     if (!box || size != (size_t) width * height * 6) {
-        g_free(box);
         snprintf(error, error_length, "the HDR picture came out %dx%d, not %dx%d", t[1]->Xsize, t[1]->Ysize, width, height);
         goto done;
     }
-    if (!(mapped = malloc((size_t) width * height * 3))) {
-        g_free(box);
+    if (!(*out = malloc((size_t) width * height * 3))) {
         snprintf(error, error_length, "out of memory");
         goto done;
     }
-    tfk_tonemap_rgb48(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, mapped);
-    g_free(box);
-    *out = mapped;
-    mapped = NULL;
+    tfk_tonemap_rgb48(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, *out);
     result = 0;
 done:
+    g_free(box);
     for (int i = 1; i >= 0; i--)
         if (t[i])
             g_object_unref(t[i]);
-    free(signal);
-    free(mapped);
-    if (picture)
-        heif_image_release(picture);
-    tf_heif_close(context, handle);
     return result;
 }

@@ -1,10 +1,10 @@
 internal import CThumbframeShim
 import Foundation
-package import ThumbframeManifest
+import ThumbframeManifest
 
 /// Whether a still picture is HDR, read from its header: a HEIF/AVIF's nclx colour (PQ, HLG)
-/// or Apple's gain-map auxiliary image (libheif, `tf_heif_facts`), a JPEG's Ultra HDR XMP
-/// (`hdrgm:`) or ISO 21496-1 gain-map segment.
+/// or Apple's gain-map auxiliary image (libheif, `tf_heif_facts`), a JPEG XL's colour encoding
+/// (libjxl, `tf_jxl_transfer`), a JPEG's Ultra HDR XMP (`hdrgm:`) or ISO 21496-1 gain-map segment.
 enum HDRFacts {
     /// ITU-T H.273 transfer characteristics.
     static let pq = 16
@@ -20,6 +20,10 @@ enum HDRFacts {
             return facts.gain_map != 0 ? .init(kind: .gainMap) : nil
         case "jpeg":
             return jpegGainMap(file, xmp: xmp)
+        case "jxl":
+            var transfer: Int32 = 0
+            guard tf_jxl_transfer(file.baseAddress, file.count, &transfer) == 0 else { return nil }
+            return transfer == pq ? .init(kind: .pq) : transfer == hlg ? .init(kind: .hlg) : nil
         default:
             return nil
         }

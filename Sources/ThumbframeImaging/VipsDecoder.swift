@@ -45,7 +45,7 @@ package struct VipsDecoder: ImageDecoder {
         }
         guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
         if let transfer = header.toneMappedTransfer {
-            return renderHDR(wanted, transfer: transfer, raw: raw).map { (header, $0) }
+            return renderHDR(wanted, transfer: transfer, jxl: header.format == "jxl", raw: raw, limits: limits).map { (header, $0) }
         }
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
@@ -62,25 +62,34 @@ package struct VipsDecoder: ImageDecoder {
         }
     }
 
-    /// A PQ or HLG still (HEIF, AVIF): libheif decodes it at its own bit depth, the signal is
-    /// resized to the decode box and tone-mapped to SDR sRGB as a video's poster is
-    /// (`tf_heif_decode_hdr`); every thumbnail is resampled from that box. libvips 8.14 would
-    /// read its code values as sRGB (half the luminance, grey).
-    private static func renderHDR(_ request: RenderRequest, transfer: Int, raw: UnsafeRawBufferPointer) -> Result<
-        Rendering, DecodeFailure
-    > {
+    /// A PQ or HLG still (HEIF, AVIF, JPEG XL): libheif or libjxl decodes it at its own bit
+    /// depth, the signal is resized to the decode box and tone-mapped to SDR sRGB as a video's
+    /// poster is (`tf_heif_decode_hdr`, `tf_jxl_decode_hdr`); every thumbnail is resampled from
+    /// that box. libvips 8.14 would read a HEIF's code values as sRGB (half the luminance, grey)
+    /// and take a JPEG XL's through lcms, which cannot apply PQ (near black).
+    /// Neither library can be stopped mid-picture: `--decode-timeout` is checked when it returns.
+    private static func renderHDR(
+        _ request: RenderRequest, transfer: Int, jxl: Bool, raw: UnsafeRawBufferPointer, limits: ResourceLimits
+    ) -> Result<Rendering, DecodeFailure> {
+        let started = DispatchTime.now().uptimeNanoseconds
         let (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
         var pixels: UnsafeMutablePointer<UInt8>?
         var message = [CChar](repeating: 0, count: 256)
+        let decode = jxl ? tf_jxl_decode_hdr : tf_heif_decode_hdr
         guard
-            tf_heif_decode_hdr(
-                raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(Int32.max), &pixels, &message,
-                message.count) == 0, let pixels
+            decode(
+                raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), &pixels,
+                &message, message.count) == 0, let pixels
         else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(DecodeFailure(stage: .decode, reason: "HDR picture: " + reason))
         }
         defer { free(pixels) }
+        if limits.decodeTimeout > 0, Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9 > limits.decodeTimeout,
+            let late = DecodeFailure.stopped(Int32(TF_STOP_DEADLINE.rawValue), limits: limits)
+        {
+            return .failure(late)
+        }
         return step(.decode) { tf_image_from_rgb(pixels, width * height * 3, Int32(width), Int32(height), $0) }
             .flatMap(inMemory).flatMap { finish($0, request) }
     }

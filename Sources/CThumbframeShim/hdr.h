@@ -1,0 +1,15 @@
+/* The step HDR stills share (HEIF in heif.c, JPEG XL in jxl.c): a picture's 16-bit BT.2020 signal
+ * resized and tone-mapped to 8-bit sRGB. Not part of the module's interface. */
+#ifndef TF_HDR_H
+#define TF_HDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* `signal` (`w` x `h` RGB, 16 bits full scale, `transfer` 16 PQ or 18 HLG) resized with Lanczos3
+ * to `width` x `height` and tone-mapped (tfk_tonemap_rgb48) into `*out` (malloc'd). 0, or -1
+ * with a reason in `error`. */
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error,
+    size_t error_length);
+
+#endif

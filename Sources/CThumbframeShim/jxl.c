@@ -1,0 +1,96 @@
+#include "tf_jxl.h"
+
+#include <jxl/decode.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdr.h"
+
+/* A decoder over `data`, subscribed to `events`, its input closed (the file is whole). */
+static JxlDecoder *tf_jxl_open(const void *data, size_t length, int events) {
+    JxlDecoder *decoder = JxlDecoderCreate(NULL);
+    if (!decoder)
+        return NULL;
+    if (JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS ||
+        JxlDecoderSetInput(decoder, data, length) != JXL_DEC_SUCCESS) {
+        JxlDecoderDestroy(decoder);
+        return NULL;
+    }
+    JxlDecoderCloseInput(decoder);
+    return decoder;
+}
+
+int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
+    *transfer = 0;
+    JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_COLOR_ENCODING);
+    if (!decoder)
+        return -1;
+    int result = -1;
+    for (int steps = 0; steps < 16; steps++) {
+        JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
+        if (status == JXL_DEC_COLOR_ENCODING) {
+            JxlColorEncoding encoding;
+            if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) ==
+                JXL_DEC_SUCCESS)
+                *transfer = (int) encoding.transfer_function;
+            result = 0;
+            break;
+        }
+        if (status != JXL_DEC_NEED_MORE_INPUT && status != JXL_DEC_SUCCESS)
+            break;
+        if (status == JXL_DEC_SUCCESS || status == JXL_DEC_NEED_MORE_INPUT)
+            break;
+    }
+    JxlDecoderDestroy(decoder);
+    return result;
+}
+
+int tf_jxl_decode_hdr(
+    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
+    size_t error_length) {
+    *out = NULL;
+    JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
+    if (!decoder) {
+        snprintf(error, error_length, "libjxl cannot start a decoder");
+        return -1;
+    }
+    JxlPixelFormat format = { 3, JXL_TYPE_UINT16, JXL_NATIVE_ENDIAN, 0 };
+    JxlBasicInfo info;
+    uint16_t *signal = NULL;
+    int w = 0, h = 0, result = -1;
+    for (;;) {
+        JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
+        if (status == JXL_DEC_BASIC_INFO) {
+            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS)
+                break;
+            // Oriented as libjxl delivers it: orientations 5-8 swap the sides.
+            int swap = info.orientation >= 5;
+            w = (int) (swap ? info.ysize : info.xsize);
+            h = (int) (swap ? info.xsize : info.ysize);
+            if (w <= 0 || h <= 0 || (long long) w * h > max_pixels) {
+                snprintf(error, error_length, "%dx%d pixels is over --max-pixels %lld", w, h, max_pixels);
+                goto done;
+            }
+        } else if (status == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
+            size_t size = 0;
+            if (JxlDecoderImageOutBufferSize(decoder, &format, &size) != JXL_DEC_SUCCESS || size != (size_t) w * h * 6 ||
+                !(signal = malloc(size)) || JxlDecoderSetImageOutBuffer(decoder, &format, signal, size) != JXL_DEC_SUCCESS) {
+                snprintf(error, error_length, "libjxl: cannot take the picture at 16 bits");
+                goto done;
+            }
+        } else if (status == JXL_DEC_FULL_IMAGE) {
+            result = tf_hdr_box(signal, w, h, transfer, width, height, out, error, error_length);
+            goto done;
+        } else {
+            // An error, input that ends early, or the end without a picture.
+            snprintf(error, error_length, "libjxl: %s", status == JXL_DEC_NEED_MORE_INPUT ? "the file is cut short" : "cannot decode it");
+            goto done;
+        }
+    }
+    snprintf(error, error_length, "libjxl cannot read its header");
+done:
+    free(signal);
+    JxlDecoderDestroy(decoder);
+    return result;
+}
