@@ -25,6 +25,14 @@ package struct VideoDecoder: Sendable {
 
     package init() {}
 
+    /// ISO media brands of sound alone (iTunes' audio files): FFmpeg reads them, and finds no video.
+    static let audioBrands = ["M4A ", "M4B ", "M4P "]
+
+    /// True when the first bytes are ISO media of an audio-only brand (`audioBrands`).
+    package static func hasAudioBrand(_ head: [UInt8]) -> Bool {
+        head.count >= 12 && Array(head[4..<8]) == Array("ftyp".utf8) && audioBrands.contains { Array(head[8..<12]) == Array($0.utf8) }
+    }
+
     /// True when the first bytes are those of a container FFmpeg reads videos from and no image
     /// format claims: ISO media with a video brand, QuickTime, Matroska/WebM, AVI, MPEG-TS/PS,
     /// FLV, ASF.

@@ -51,7 +51,8 @@ enum FileSignature {
         // Sound and sidecars say what they are by name: an `.m4a` is ISO media too.
         if skippedKind(name) != "other" { return false }
         let bytes = head()
-        return looksLikeImage(bytes) || VideoDecoder.recognizes(bytes)
+        // Sound says what it is by its brand too (an `.mp4` of sound is still tried, and fails saying so).
+        return looksLikeImage(bytes) || (VideoDecoder.recognizes(bytes) && !VideoDecoder.hasAudioBrand(bytes))
     }
 
     /// What a file the walk met is when it is not an item: `audio`, `sidecar` (an editor's or
