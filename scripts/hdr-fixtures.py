@@ -7,6 +7,8 @@ Usage: python3 hdr-fixtures.py DIR
   pq-16bit.png, hlg-16bit.png
                        their 16-bit code values, which the tests make HEICs of through libheif's
                        encoder (Debian's heif-enc 1.15 writes no nclx box into a HEIC)
+  pq-cicp.png          the PQ code values as a 16-bit PNG that says PQ by a cICP chunk
+  hlg-icc.png          the HLG ones as a 16-bit PNG whose ICC profile has a cicp tag (ICC.1:2022)
   reference.png        the SDR sRGB rendering of the same scene, written here from the
                        BT.2100 formulas (PQ EOTF; HLG inverse OETF and a 1000 cd/m2 display's
                        OOTF; BT.2020 to BT.709 primaries; reference white 203 cd/m2 to SDR
@@ -15,8 +17,10 @@ The scene: the twelve patches of the pixel tests (4 x 3, 150 x 100 each), as SDR
 placed at reference white, so a correct tone map gives them back.
 """
 import os
+import struct
 import subprocess
 import sys
+import zlib
 
 import imagecodecs
 import numpy as np
@@ -75,6 +79,25 @@ def scene():
     return image
 
 
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def icc_with_cicp(transfer):
+    """lcms' sRGB profile with a `cicp` tag (ICC.1:2022) added: BT.2020 primaries, `transfer`."""
+    from PIL import ImageCms
+    base = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    count = struct.unpack(">I", base[128:132])[0]
+    table = [struct.unpack(">4sII", base[132 + 12 * i:144 + 12 * i]) for i in range(count)]
+    body = base[132 + 12 * count:]
+    shift = 12  # the new table entry
+    entries = [(sig, offset + shift, size) for sig, offset, size in table]
+    tag = b"cicp" + bytes(4) + bytes([9, transfer, 0, 1])
+    entries.append((b"cicp", 132 + 12 * (count + 1) + len(body), len(tag)))
+    profile = base[:128] + struct.pack(">I", count + 1) + b"".join(struct.pack(">4sII", *e) for e in entries) + body + tag
+    return struct.pack(">I", len(profile)) + profile[4:]
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     linear2020 = srgb_to_linear(scene()) @ TO_2020.T  # SDR white = 1.0
@@ -96,6 +119,13 @@ def main(out):
         subprocess.run(["cjxl", png, os.path.join(out, name + ".jxl"), "-d", "0.5", "-x", f"color_space={colour}"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    # The same code values as PNGs that say PQ by a cICP chunk and HLG by an ICC profile's cicp tag.
+    for name, signal, transfer in [("pq-cicp", pq, 16), ("hlg-icc", hlg, 18)]:
+        png = imagecodecs.png_encode(np.round(np.clip(signal, 0, 1) * 65535).astype(np.uint16))
+        extra = chunk(b"cICP", bytes([9, transfer, 0, 1])) if name.endswith("cicp") else chunk(
+            b"iCCP", b"HLG\0\0" + zlib.compress(icc_with_cicp(transfer)))
+        with open(os.path.join(out, name + ".png"), "wb") as f:
+            f.write(png[:33] + extra + png[33:])  # after the signature and IHDR
     # The reference, from the code values as a decoder sees them (10 bits).
     signal = np.round(pq * 1023) / 1023
     display = pq_eotf(signal) / WHITE

@@ -322,6 +322,15 @@ struct TIFFNumbers<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == In
     let bytes: Bytes
     let littleEndian: Bool
 
+    /// Byte orders a structure may be read in without marks of its own.
+    enum ByteOrder { case big, little }
+
+    /// A reader of `bytes` in `byteOrder` (an ICC profile is big-endian throughout).
+    init?(_ bytes: Bytes, byteOrder: ByteOrder) {
+        self.bytes = bytes
+        littleEndian = byteOrder == .little
+    }
+
     /// nil when the two bytes at `offset` are neither `II` nor `MM`.
     init?(_ bytes: Bytes, byteOrderAt offset: Int) {
         guard offset >= 0, offset + 2 <= bytes.count else { return nil }

@@ -10,7 +10,12 @@ enum HDRFacts {
     static let pq = 16
     static let hlg = 18
 
-    static func read(format: String, file: UnsafeRawBufferPointer, xmp: [UInt8]?) -> Manifest.ImageInfo.HDR? {
+    static func read(format: String, file: UnsafeRawBufferPointer, xmp: [UInt8]?, icc: [UInt8]?) -> Manifest.ImageInfo.HDR? {
+        // Any format whose colour is described by H.273 numbers: a PNG's cICP chunk, an ICC
+        // profile's `cicp` tag (ICC.1:2022; libvips and lcms apply neither).
+        if let transfer = (format == "png" ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP) {
+            return transfer == pq ? .init(kind: .pq) : transfer == hlg ? .init(kind: .hlg) : nil
+        }
         switch format {
         case "heic", "heif", "avif":
             var facts = TFHeifFacts()
@@ -27,6 +32,33 @@ enum HDRFacts {
         default:
             return nil
         }
+    }
+
+    /// The transfer of a PNG's `cICP` chunk (before its image data), or nil.
+    static func pngCICP(_ file: UnsafeRawBufferPointer) -> Int? {
+        var at = 8
+        while at <= file.count - 12 {
+            let length = file[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let kind = Array(file[(at + 4)..<(at + 8)])
+            if kind == Array("cICP".utf8) { return length == 4 && at + 12 <= file.count ? Int(file[at + 9]) : nil }
+            if kind == Array("IDAT".utf8) || length > file.count - at - 12 { return nil }
+            at += 12 + length
+        }
+        return nil
+    }
+
+    /// The transfer of an ICC profile's `cicp` tag, or nil (at most 256 tags looked at).
+    static func iccCICP(_ profile: [UInt8]) -> Int? {
+        guard let reader = TIFFNumbers(profile, byteOrder: .big), let count = reader.number(128, 4) else { return nil }
+        for index in 0..<min(count, 256) {
+            let entry = 132 + index * 12
+            guard let signature = reader.number(entry, 4), let offset = reader.number(entry + 4, 4) else { return nil }
+            // 'cicp' then 4 reserved bytes, then primaries, transfer, matrix, range: a byte each.
+            if signature == 0x6369_6370, let transfer = reader.number(offset + 9, 1), reader.number(offset, 4) == 0x6369_6370 {
+                return transfer
+            }
+        }
+        return nil
     }
 
     /// An Ultra HDR JPEG (`hdrgm:Version` in its XMP; its headroom is 2 to the power of

@@ -45,7 +45,7 @@ package struct VipsDecoder: ImageDecoder {
         }
         guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
         if let transfer = header.toneMappedTransfer {
-            return renderHDR(wanted, transfer: transfer, jxl: header.format == "jxl", raw: raw, limits: limits).map { (header, $0) }
+            return renderHDR(wanted, transfer: transfer, format: header.format, raw: raw, limits: limits).map { (header, $0) }
         }
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
@@ -62,25 +62,38 @@ package struct VipsDecoder: ImageDecoder {
         }
     }
 
-    /// A PQ or HLG still (HEIF, AVIF, JPEG XL): libheif or libjxl decodes it at its own bit
-    /// depth, the signal is resized to the decode box and tone-mapped to SDR sRGB as a video's
+    /// A PQ or HLG still (HEIF, AVIF, JPEG XL; a PNG or another format libvips decodes whose cICP
+    /// or ICC `cicp` says so): libheif, libjxl or libvips decodes it at its own bit depth, the signal is resized to the decode box and tone-mapped to SDR sRGB as a video's
     /// poster is (`tf_heif_decode_hdr`, `tf_jxl_decode_hdr`); every thumbnail is resampled from
     /// that box. libvips 8.14 would read a HEIF's code values as sRGB (half the luminance, grey)
     /// and take a JPEG XL's through lcms, which cannot apply PQ (near black).
     /// Neither library can be stopped mid-picture: `--decode-timeout` is checked when it returns.
     private static func renderHDR(
-        _ request: RenderRequest, transfer: Int, jxl: Bool, raw: UnsafeRawBufferPointer, limits: ResourceLimits
+        _ request: RenderRequest, transfer: Int, format: String, raw: UnsafeRawBufferPointer, limits: ResourceLimits
     ) -> Result<Rendering, DecodeFailure> {
         let started = DispatchTime.now().uptimeNanoseconds
         let (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
         var pixels: UnsafeMutablePointer<UInt8>?
         var message = [CChar](repeating: 0, count: 256)
-        let decode = jxl ? tf_jxl_decode_hdr : tf_heif_decode_hdr
-        guard
-            decode(
+        let decoded: Int32
+        switch format {
+        case "jxl", "heic", "heif", "avif":
+            let decode = format == "jxl" ? tf_jxl_decode_hdr : tf_heif_decode_hdr
+            decoded = decode(
                 raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), &pixels,
-                &message, message.count) == 0, let pixels
-        else {
+                &message, message.count)
+        default:
+            // libvips decodes the code values (a PNG or TIFF at 16 bits); no profile is applied.
+            guard
+                let made = Vips.withImage(
+                    raw, failOn: failOn,
+                    { image in
+                        tf_hdr_decode_image(image.pointer, Int32(transfer), Int32(width), Int32(height), &pixels, &message, message.count)
+                    })
+            else { return .failure(.vips(.decode)) }
+            decoded = made
+        }
+        guard decoded == 0, let pixels else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(DecodeFailure(stage: .decode, reason: "HDR picture: " + reason))
         }

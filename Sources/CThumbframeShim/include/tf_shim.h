@@ -125,6 +125,12 @@ int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent);
 /// probe, copied out while the header image was alive.
 int tf_with_profile(VipsImage *in, VipsImage **out, const void *profile, size_t length);
 
+/// The colour channels of a decoded HDR picture (PNG, TIFF, JPEG... whose cICP or ICC `cicp`
+/// says PQ or HLG: `transfer` 16 or 18), taken as BT.2020 code values without any profile,
+/// resized (Lanczos3) to `width` x `height` and tone-mapped to 8-bit sRGB as HEIF and video
+/// are: `*out` (`width` * `height` * 3 bytes, freed with free()). 0, or -1 with a reason.
+int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length);
+
 /// Flattens an alpha channel onto white (for formats without alpha).
 int tf_flatten_white(VipsImage *in, VipsImage **out);
 

@@ -1,0 +1,74 @@
+/* The step HDR stills share: their 16-bit BT.2020 signal resized and tone-mapped to 8-bit sRGB. */
+#include "hdr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tf_kernels.h"
+#include "tf_shim.h"
+
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error,
+    size_t error_length) {
+    *out = NULL;
+    VipsImage *t[2] = { NULL };
+    uint16_t *box = NULL;
+    int result = -1;
+    // Resized in the signal (Lanczos3), then mapped: one curve evaluation a pixel of the box.
+    if (!(t[0] = vips_image_new_from_memory(signal, (size_t) w * h * 3 * 2, w, h, 3, VIPS_FORMAT_USHORT)) ||
+        vips_resize(t[0], &t[1], (double) width / w, "vscale", (double) height / h, NULL)) {
+        snprintf(error, error_length, "cannot resize the HDR picture: %s", vips_error_buffer());
+        vips_error_clear();
+        goto done;
+    }
+    size_t size = 0;
+    box = vips_image_write_to_memory(t[1], &size);
+    if (!box || size != (size_t) width * height * 6) {
+        snprintf(error, error_length, "the HDR picture came out %dx%d, not %dx%d", t[1]->Xsize, t[1]->Ysize, width, height);
+        goto done;
+    }
+    if (!(*out = malloc((size_t) width * height * 3))) {
+        snprintf(error, error_length, "out of memory");
+        goto done;
+    }
+    tfk_tonemap_rgb48(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, *out);
+    result = 0;
+done:
+    g_free(box);
+    for (int i = 1; i >= 0; i--)
+        if (t[i])
+            g_object_unref(t[i]);
+    return result;
+}
+
+int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length) {
+    *out = NULL;
+    VipsImage *t[3] = { NULL };
+    uint16_t *signal = NULL;
+    int result = -1;
+    // The colour bands' code values at 16 bits, full scale (an 8-bit file's 255 is 65535); no
+    // profile is applied: the transfer says what they are.
+    if (in->Bands < 3 || vips_extract_band(in, &t[0], 0, "n", 3, NULL)) {
+        snprintf(error, error_length, "an HDR picture needs three colour channels");
+        goto done;
+    }
+    if (t[0]->BandFmt == VIPS_FORMAT_UCHAR) {
+        if (vips_linear1(t[0], &t[1], 257.0, 0.0, "uchar", FALSE, NULL) || vips_cast_ushort(t[1], &t[2], NULL))
+            goto failed;
+    } else if (vips_cast_ushort(t[0], &t[2], NULL)) {
+        goto failed;
+    }
+    size_t size = 0;
+    if (!(signal = vips_image_write_to_memory(t[2], &size)) || size != (size_t) t[2]->Xsize * t[2]->Ysize * 6)
+        goto failed;
+    result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, width, height, out, error, error_length);
+    goto done;
+failed:
+    snprintf(error, error_length, "cannot read the HDR picture: %s", vips_error_buffer());
+    vips_error_clear();
+done:
+    g_free(signal);
+    for (int i = 2; i >= 0; i--)
+        if (t[i])
+            g_object_unref(t[i]);
+    return result;
+}
