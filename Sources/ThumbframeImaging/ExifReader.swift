@@ -11,6 +11,8 @@ struct ExifFacts: Equatable {
     var info = Manifest.ExifInfo()
     /// Apple's content identifier from the MakerNote: what pairs a Live Photo with its MOV.
     var contentIdentifier: String?
+    /// The HDR headroom Apple's MakerNote gives a photo with a gain map (`AppleMakerNote.headroom`).
+    var appleHeadroom: Double?
 }
 
 /// Reads EXIF blocks with libexif. The only file that touches libexif.
@@ -58,8 +60,9 @@ enum ExifReader {
         facts.info.make = ascii(exif, EXIF_IFD_0, EXIF_TAG_MAKE).flatMap(ExifText.label)
         facts.info.model = ascii(exif, EXIF_IFD_0, EXIF_TAG_MODEL).flatMap(ExifText.label)
         if let entry = tf_exif_entry(exif, EXIF_IFD_EXIF, EXIF_TAG_MAKER_NOTE), let data = entry.pointee.data, entry.pointee.size > 0 {
-            facts.contentIdentifier = AppleMakerNote.contentIdentifier(
-                Array(UnsafeBufferPointer(start: data, count: Int(entry.pointee.size))))
+            let note = Array(UnsafeBufferPointer(start: data, count: Int(entry.pointee.size)))
+            facts.contentIdentifier = AppleMakerNote.contentIdentifier(note)
+            facts.appleHeadroom = AppleMakerNote.headroom(note)
         }
         return facts
     }
@@ -299,6 +302,37 @@ enum TIFFCompressions {
 /// read (exiftool calls it MediaGroupUUID): the content identifier a Live Photo's MOV carries
 /// too, as its QuickTime key `com.apple.quicktime.content.identifier`.
 enum AppleMakerNote {
+    /// The headroom of an iPhone photo's HDR gain map: Apple's formula ("Applying Apple HDR effect
+    /// to your photos") over MakerNote tags 0x0021 (exiftool's HDRHeadroom) and 0x0030 (HDRGain):
+    /// stops of headroom, as a factor over SDR white (at least 1). nil without both tags.
+    static func headroom(_ note: [UInt8]) -> Double? {
+        guard let maker33 = rational(note, tag: 0x0021), let maker48 = rational(note, tag: 0x0030),
+            maker33.isFinite, maker48.isFinite
+        else { return nil }
+        let stops =
+            maker33 < 1
+            ? (maker48 <= 0.01 ? -20 * maker48 + 1.8 : -0.101 * maker48 + 1.601)
+            : (maker48 <= 0.01 ? -70 * maker48 + 3 : -0.303 * maker48 + 2.303)
+        return (pow(2, min(16, max(0, stops))) * 1000).rounded() / 1000
+    }
+
+    /// A (signed) rational entry of the MakerNote's directory, as a number.
+    static func rational(_ note: [UInt8], tag wanted: Int) -> Double? {
+        guard note.count > 16, note.starts(with: Array("Apple iOS\0".utf8)), let reader = TIFFNumbers(note, byteOrderAt: 12),
+            let count = reader.number(14, 2), count <= 512
+        else { return nil }
+        for index in 0..<count {
+            let entry = 16 + index * 12
+            guard let tag = reader.number(entry, 2), let type = reader.number(entry + 2, 2) else { return nil }
+            guard tag == wanted, type == 5 || type == 10, let offset = reader.number(entry + 8, 4),
+                let numerator = reader.number(offset, 4), let denominator = reader.number(offset + 4, 4), denominator != 0
+            else { continue }
+            let signed = { (value: Int) in type == 10 ? Double(Int32(truncatingIfNeeded: value)) : Double(value) }
+            return signed(numerator) / signed(denominator)
+        }
+        return nil
+    }
+
     static func contentIdentifier(_ note: [UInt8]) -> String? {
         let signature = Array("Apple iOS\0".utf8)
         guard note.count > 16, note.starts(with: signature), let reader = TIFFNumbers(note, byteOrderAt: 12) else { return nil }

@@ -127,6 +127,7 @@ package struct ImageHeader: Sendable, Equatable {
         exifOrientation = facts.orientation
         exif = facts.info
         hdr = HDRFacts.read(format: format, file: fileBytes, xmp: image.blob("xmp-data"), icc: image.blob("icc-profile-data"))
+        if hdr?.kind == .gainMap, hdr?.headroom == nil { hdr?.headroom = facts.appleHeadroom }
         contentIdentifier = facts.contentIdentifier
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
     }

@@ -103,6 +103,53 @@ struct CorpusTests {
         }
     }
 
+    /// What exiftool says of a HEIF's HDR: Apple's gain-map auxiliary image and MakerNote values,
+    /// the nclx transfer.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    struct HDROracle: Decodable {
+        var SourceFile: String
+        var AuxiliaryImageType: String?
+        var HDRHeadroom: Double?
+        var HDRGain: Double?
+        var TransferCharacteristics: Int?
+    }
+
+    @Test(
+        "every phone HEIC's hdr is what exiftool finds: an Apple gain map with the headroom of Apple's formula over its MakerNote, PQ or HLG by its nclx, else none",
+        .enabled(if: available, "needs ../shared/corpus/exif-samples, exiftool and vips (scripts/bootstrap --test)"))
+    func heifHDRMatchesExiftool() async throws {
+        try await Fixtures.withTemporaryDirectory { out in
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: Self.corpus + "/heic", output: out))
+            let json = try await Processes.run(
+                Processes.tool("exiftool")!,
+                [
+                    "-n", "-json", "-r", "-QuickTime:AuxiliaryImageType", "-Apple:HDRHeadroom", "-Apple:HDRGain",
+                    "-TransferCharacteristics", Self.corpus + "/heic",
+                ]
+            ).stdout
+            let oracles = try JSONDecoder().decode([HDROracle].self, from: Data(json.utf8))
+            #expect(oracles.count == manifest.items.count && oracles.contains { $0.AuxiliaryImageType != nil })
+            for oracle in oracles {
+                let path = String(oracle.SourceFile.dropFirst(Self.corpus.count + "/heic/".count))
+                let item = try #require(manifest.items.first { $0.path == path }, "\(path)")
+                var expected: Manifest.ImageInfo.HDR?
+                if oracle.AuxiliaryImageType?.hasSuffix(":hdrgainmap") == true {
+                    // Apple's formula, from its documentation, over exiftool's reading of the MakerNote.
+                    let (headroom, gain) = (oracle.HDRHeadroom ?? 0, oracle.HDRGain ?? 0)
+                    let stops =
+                        headroom < 1
+                        ? (gain <= 0.01 ? -20 * gain + 1.8 : -0.101 * gain + 1.601)
+                        : (gain <= 0.01 ? -70 * gain + 3 : -0.303 * gain + 2.303)
+                    expected = .init(kind: .gainMap, headroom: pow(2, max(0, stops)))
+                } else if oracle.TransferCharacteristics == 16 || oracle.TransferCharacteristics == 18 {
+                    expected = .init(kind: oracle.TransferCharacteristics == 16 ? .pq : .hlg)
+                }
+                #expect(item.image.hdr?.kind == expected?.kind, "\(path): \(String(describing: item.image.hdr))")
+                #expect(abs((item.image.hdr?.headroom ?? 0) - (expected?.headroom ?? 0)) < 0.01, "\(path)")
+            }
+        }
+    }
+
     /// ../shared/SPEC.md §4: the orientation comes from libexif, and libvips' own reading must agree.
     static func expectReadersAgree(_ file: String, path: String) throws {
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
