@@ -45,7 +45,7 @@ package struct VipsDecoder: ImageDecoder {
         }
         guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
         if let transfer = header.toneMappedTransfer {
-            return renderHDR(wanted, transfer: transfer, format: header.format, raw: raw, limits: limits).map { (header, $0) }
+            return renderHDR(wanted, transfer: transfer, header: header, raw: raw, limits: limits).map { (header, $0) }
         }
         return render(wanted, header: header, raw: raw, limits: limits, cancellation: cancellation).map { (header, $0) }
     }
@@ -62,28 +62,33 @@ package struct VipsDecoder: ImageDecoder {
         }
     }
 
-    /// A PQ or HLG still (HEIF, AVIF, JPEG XL; a PNG or another format libvips decodes whose cICP
-    /// or ICC `cicp` says so): libheif, libjxl or libvips decodes it at its own bit depth, the signal is resized to the decode box and tone-mapped to SDR sRGB as a video's
-    /// poster is (`tf_heif_decode_hdr`, `tf_jxl_decode_hdr`); every thumbnail is resampled from
-    /// that box. libvips 8.14 would read a HEIF's code values as sRGB (half the luminance, grey)
-    /// and take a JPEG XL's through lcms, which cannot apply PQ (near black).
-    /// Neither library can be stopped mid-picture: `--decode-timeout` is checked when it returns.
+    /// A PQ or HLG still: libheif (HEIF, AVIF), libjxl (JPEG XL) or libvips (a PNG or TIFF whose
+    /// cICP or ICC `cicp` says so, its profile not applied) decodes it at its own bit depth; the
+    /// signal is resized to the decode box and tone-mapped to SDR sRGB as a video's poster is
+    /// (`tf_hdr_box`), and every thumbnail is resampled from that box. libvips 8.14 would read a
+    /// HEIF's code values as sRGB (grey, half as bright) and take a JPEG XL's through lcms, which
+    /// cannot apply PQ (near black). libheif and libjxl turn the picture upright themselves; a
+    /// libvips decode is turned by the header's orientation. Neither library can be stopped
+    /// mid-picture: `--decode-timeout` is checked when it returns.
     private static func renderHDR(
-        _ request: RenderRequest, transfer: Int, format: String, raw: UnsafeRawBufferPointer, limits: ResourceLimits
+        _ request: RenderRequest, transfer: Int, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits
     ) -> Result<Rendering, DecodeFailure> {
         let started = DispatchTime.now().uptimeNanoseconds
-        let (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
+        var (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
+        var orientation: Int32 = 1
         var pixels: UnsafeMutablePointer<UInt8>?
         var message = [CChar](repeating: 0, count: 256)
         let decoded: Int32
-        switch format {
+        switch header.format {
         case "jxl", "heic", "heif", "avif":
-            let decode = format == "jxl" ? tf_jxl_decode_hdr : tf_heif_decode_hdr
+            let decode = header.format == "jxl" ? tf_jxl_decode_hdr : tf_heif_decode_hdr
             decoded = decode(
                 raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), &pixels,
                 &message, message.count)
         default:
-            // libvips decodes the code values (a PNG or TIFF at 16 bits); no profile is applied.
+            // libvips decodes the code values (a PNG or TIFF at 16 bits) as stored; no profile is applied.
+            orientation = Int32(header.orientation)
+            if Orientation.swapsAxes(header.orientation) { (width, height) = (height, width) }
             guard
                 let made = Vips.withImage(
                     raw, failOn: failOn,
@@ -104,6 +109,7 @@ package struct VipsDecoder: ImageDecoder {
             return .failure(late)
         }
         return step(.decode) { tf_image_from_rgb(pixels, width * height * 3, Int32(width), Int32(height), $0) }
+            .flatMap { box in orientation == 1 ? .success(box) : step(.decode) { tf_autorot(box.pointer, $0, orientation) } }
             .flatMap(inMemory).flatMap { finish($0, request) }
     }
 

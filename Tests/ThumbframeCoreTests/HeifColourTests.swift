@@ -183,4 +183,42 @@ struct HeifColourTests {
             #expect(previews["ultra.jpg"] == previews["plain.jpg"] && previews["iso.jpg"] == previews["plain.jpg"])
         }
     }
+
+    @Test(
+        "an HDR PNG turned by its EXIF orientation (eXIf, 6) is tone-mapped and turned upright",
+        .enabled(if: Processes.tool("avifenc") != nil && Processes.tool("cjxl") != nil, "needs avifenc and cjxl (scripts/bootstrap --test)")
+    )
+    func hdrTurned() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let made = try await Processes.run(
+                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
+            #expect(made.status == 0, "\(made.stderr)")
+            try Fixtures.makeDirectory(root + "/lib")
+            // An eXIf chunk after IHDR: a big-endian TIFF whose IFD0 holds Orientation 6.
+            let tiff: [UInt8] = Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]
+            let png = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/made/pq-cicp.png")))
+            let kind = Array("eXIf".utf8)
+            var crc = Data(kind + tiff).withUnsafeBytes { UInt32(truncatingIfNeeded: Self.crc32($0)) }
+            let chunk = [0, 0, 0, UInt8(tiff.count)] + kind + tiff + withUnsafeBytes(of: &crc) { Array($0.reversed()) }
+            try Fixtures.write(Array(png.prefix(33)) + chunk + png.dropFirst(33), to: root + "/lib/turned.png")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 1))
+            let item = try #require(manifest.items.first, "\(manifest.failures)")
+            #expect(item.image.hdr?.kind == .pq && item.image.orientation == 6 && (item.image.width, item.image.height) == (300, 600))
+            let preview = try Fixtures.decode(root + "/out/" + (item.thumbnails["preview"]?.path ?? ""))
+            // Turned a quarter clockwise: the stored first column of patches is the top row, right to
+            // left — (200, 40, 40) at the right, the grey (128) in the middle.
+            #expect(preview.colour(x: 249, y: 75).isNear(Fixtures.Colour(r: 200, g: 40, b: 40)), "\(preview.colour(x: 249, y: 75))")
+            #expect(preview.colour(x: 149, y: 75).isNear(Fixtures.Colour(r: 128, g: 128, b: 128)), "\(preview.colour(x: 149, y: 75))")
+        }
+    }
+
+    /// zlib's CRC-32 (PNG's chunk checksum).
+    static func crc32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
 }
