@@ -113,6 +113,13 @@ struct HeifColourTests {
         }
     }
 
+    /// scripts/hdr-fixtures.py's files in `root`/made, and an empty `root`/lib.
+    static func makeHDRFixtures(_ root: String) async throws {
+        let made = try await Processes.run("/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
+        #expect(made.status == 0, "\(made.stderr)")
+        try Fixtures.makeDirectory(root + "/lib")
+    }
+
     @Test(
         "PQ and HLG stills (AVIF, HEIC, 16-bit JPEG XL, PNG by cICP or an ICC cicp tag) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/hdr-fixtures.py writes, and say hdr",
         .enabled(
@@ -121,10 +128,7 @@ struct HeifColourTests {
     )
     func hdrStillsToneMapped() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let made = try await Processes.run(
-                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
-            #expect(made.status == 0, "\(made.stderr)")
-            try Fixtures.makeDirectory(root + "/lib")
+            try await Self.makeHDRFixtures(root)
             for name in ["pq", "hlg"] {
                 try FileManager.default.copyItem(atPath: "\(root)/made/\(name).avif", toPath: "\(root)/lib/\(name).avif")
                 try FileManager.default.copyItem(atPath: "\(root)/made/\(name).jxl", toPath: "\(root)/lib/\(name).jxl")
@@ -190,10 +194,7 @@ struct HeifColourTests {
     )
     func hdrTurned() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let made = try await Processes.run(
-                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
-            #expect(made.status == 0, "\(made.stderr)")
-            try Fixtures.makeDirectory(root + "/lib")
+            try await Self.makeHDRFixtures(root)
             // An eXIf chunk after IHDR: a big-endian TIFF whose IFD0 holds Orientation 6.
             let tiff: [UInt8] = Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]
             let png = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/made/pq-cicp.png")))
