@@ -28,7 +28,9 @@ package struct ResourceLimits: Sendable, Equatable {
         if pixels.overflow || pixels.partialValue > maxPixels {
             return "\(header.storedWidth)×\(header.storedHeight) pixels is over --max-pixels \(maxPixels)"
         }
-        if let (bytes, what) = Self.decoderBytes(header, pixels: pixels.partialValue, bands: bands, bytesPerBand: bytesPerBand),
+        // A GIF's frames may lie outside its logical screen: the canvas they need is counted.
+        let counted = header.format == "gif" ? max(pixels.partialValue, GIFBlocks.canvasPixels(file) ?? 0) : pixels.partialValue
+        if let (bytes, what) = Self.decoderBytes(header, pixels: counted, bands: bands, bytesPerBand: bytesPerBand),
             bytes > maxDecodeBytes
         {
             return "decoding \(header.storedWidth)×\(header.storedHeight) pixels would hold about \(Self.mebibytes(bytes)) "
@@ -60,7 +62,9 @@ package struct ResourceLimits: Sendable, Equatable {
             guard header.interlaced else { return nil }
             (bytesPerPixel, what) = (bands * bytesPerBand, "interlaced PNG")
         case "gif":
-            (bytesPerPixel, what) = (4, "GIF frame buffer")
+            // libnsgif's canvas and previous frame, libvips' copy and the thumbnail's working
+            // copies: 16 bytes a canvas pixel measured (RSS over canvases of 5 to 21 MP).
+            (bytesPerPixel, what) = (16, "GIF canvas and frame buffers")
         case "webp":
             guard header.pages > 1 else { return nil }
             (bytesPerPixel, what) = (4, "animated WebP canvas")
@@ -120,6 +124,18 @@ enum GIFBlocks {
     /// data sub-blocks; nil when the data is not a GIF. A file cut short counts the frames whose
     /// descriptor it reached. (libvips 8.14's GIF loader stops counting at 4 097.)
     static func frameCount(_ data: UnsafeRawBufferPointer) -> Int? {
+        scan(data)?.frames
+    }
+
+    /// The canvas a GIF's first frame needs: its logical screen grown to hold the frame's
+    /// rectangle, as libnsgif grows it (a first frame at x = 65 280 makes a 64-pixel-wide GIF
+    /// 65 344 wide; a later frame outside the screen does not grow it).
+    static func canvasPixels(_ data: UnsafeRawBufferPointer) -> Int? {
+        scan(data).map { $0.width * $0.height }
+    }
+
+    /// Frames, and the canvas's width and height (see `canvasPixels`), walking the blocks.
+    private static func scan(_ data: UnsafeRawBufferPointer) -> (frames: Int, width: Int, height: Int)? {
         let count = data.count
         guard count >= 13, data[0] == 0x47, data[1] == 0x49, data[2] == 0x46 else { return nil }  // "GIF"
         var index = 13  // header (6) + logical screen descriptor (7)
@@ -135,22 +151,28 @@ enum GIFBlocks {
             }
             return at
         }
+        func u16(_ at: Int) -> Int { Int(data[at]) | Int(data[at + 1]) << 8 }
         var frames = 0
+        var (width, height) = (u16(6), u16(8))
         while index < count {
             switch data[index] {
             case 0x21:  // extension: label, then sub-blocks
                 index = skipSubBlocks(index + 2)
             case 0x2C:  // image descriptor
                 frames += 1
-                guard index + 10 <= count else { return frames }
+                guard index + 10 <= count else { return (frames, width, height) }
+                if frames == 1 {
+                    width = max(width, u16(index + 1) + u16(index + 5))
+                    height = max(height, u16(index + 3) + u16(index + 7))
+                }
                 let local = data[index + 9]
                 index += 10
                 if local & 0x80 != 0 { index += 3 << (Int(local & 0x07) + 1) }  // local colour table
                 index = skipSubBlocks(index + 1)  // LZW minimum code size, then image data
             default:  // 0x3B trailer, or garbage after the last frame
-                return frames
+                return (frames, width, height)
             }
         }
-        return frames
+        return (frames, width, height)
     }
 }

@@ -130,6 +130,31 @@ struct HostileInputTests {
         }
     }
 
+    @Test(
+        "a GIF whose first frame lies far outside its screen is counted by the canvas it grows: 16 bytes a pixel, as measured, not 4"
+    )
+    func gifCanvas() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            // 64 × 319 on screen, its first frame at x = 65 280: libnsgif grows the canvas to 65 344 × 319.
+            func u16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+            let frame: [UInt8] =
+                [0x21, 0xF9, 4, 4, 10, 0, 0, 0, 0x2C] + u16(65_280) + u16(0) + u16(64) + u16(319) + [0, 2, 2, 0x44, 0x01, 0]
+            let gif =
+                Array("GIF89a".utf8) + u16(64) + u16(319) + [0x80, 0, 0, 0, 0, 0, 255, 255, 255] + frame + frame + [0x3B]
+            try Fixtures.write(gif, to: root + "/lib/wide.gif")
+            #expect(gif.count < 100)
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.limits.maxDecodeBytes = 300 << 20
+            let report = try await Builder(options: options).run()
+            #expect(
+                report.failures.first?.reason
+                    == "decoding 65344×319 pixels would hold about 318 MiB (GIF canvas and frame buffers), over --max-decode-bytes 300 MiB")
+            // Under the default 512 MiB it is built (about 300 MB measured for it).
+            let built = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/out2")).run()
+            #expect(built.failures.isEmpty && built.items == 1)
+        }
+    }
+
     @Test("a file that vanishes between the walk and its turn is a read failure")
     func vanished() async throws {
         try await Fixtures.withTemporaryDirectory { root in
