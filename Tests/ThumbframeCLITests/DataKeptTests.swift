@@ -287,12 +287,14 @@ struct DataKeptTests {
     func fullDiskKeepsTheIndex() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, small) = (root + "/lib", root + "/small")
-            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 320) {
+            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 1024) {
                 print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
                 return
             }
             defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
-            try Fixtures.makeLibrary(lib, Fixtures.photos(40, width: 600, height: 450))
+            // Enough files that the disk fills after the index's first commits (a quarter of a second
+            // apart): at 320 KB it could fill before the first one on an idle machine.
+            try Fixtures.makeLibrary(lib, Fixtures.photos(160, width: 600, height: 450))
             let out = small + "/out"
             let full = try await CLITests.run(["build", lib, "--out", out, "--jobs", "1"])
             #expect(full.status == 73, "\(full.stderr)")
@@ -325,14 +327,14 @@ struct DataKeptTests {
                 [out + "/.thumbframe-state.sqlite"])
             let counts = count.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             let recorded = try #require(counts.first, "\(count.stderr)")
-            #expect(recorded > 0 && recorded < 40, "the disk filled up midway: \(recorded) of 40 recorded")
+            #expect(recorded > 0 && recorded < 160, "the disk filled up midway: \(recorded) of 160 recorded")
             #expect(counts.last == 0, "no file was recorded as failed because the disk was full")
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.status == 0, "\(again.stderr)")
             #expect(!again.stderr.contains("rebuilding"), "\(again.stderr)")
             let summary = try #require(ConventionTests.lines(again.stderr).first { $0["event"] as? String == "summary" })
             #expect(summary["reused"] as? Int == recorded, "\(summary)")
-            #expect(summary["items"] as? Int == 40)
+            #expect(summary["items"] as? Int == 160)
             #expect(try await CLITests.run(["validate", out + "/manifest.json"]).status == 0)
         }
     }

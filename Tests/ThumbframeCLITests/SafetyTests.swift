@@ -270,7 +270,7 @@ struct SafetyTests {
             #expect(manifest.items.map(\.path) == ["small.gif"])
             #expect(
                 manifest.failures.map(\.reason) == [
-                    "decoding 1200×1200 pixels would hold about 5 MiB (GIF frame buffer), over --max-decode-bytes 2 MiB"
+                    "decoding 1200×1200 pixels would hold about 21 MiB (GIF canvas and frame buffers), over --max-decode-bytes 2 MiB"
                 ])
         }
     }
