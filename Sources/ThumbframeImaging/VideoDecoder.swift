@@ -105,12 +105,36 @@ package struct VideoDecoder: Sendable {
         }
     }
 
+    /// Why FFmpeg may not read this MP4 or QuickTime file's index: its tracks claim more samples
+    /// than `--max-decode-bytes` holds at `ISOMediaIndex.bytesPerSample` each. nil otherwise (or
+    /// when it is no ISO media, or its `moov` cannot be found: FFmpeg then says what it finds).
+    static func indexRefusal(fd: Int32, offset: Int, size: Int, limits: ResourceLimits) -> String? {
+        func read(_ at: Int, _ length: Int) -> [UInt8] {
+            guard at >= 0, length > 0, at < size else { return [] }
+            var bytes = [UInt8](repeating: 0, count: min(length, size - at))
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + at)) }
+            return got > 0 ? Array(bytes.prefix(got)) : []
+        }
+        let head = read(0, 12)
+        guard head.count == 12, ["ftyp", "moov", "mdat", "wide", "free"].contains(String(decoding: head[4..<8], as: UTF8.self)),
+            let samples = ISOMediaIndex.claimedSamples(size: size, moovLimit: limits.maxDecodeBytes, read: read)
+        else { return nil }
+        let bytes = samples.multipliedReportingOverflow(by: ISOMediaIndex.bytesPerSample)
+        guard bytes.overflow || bytes.partialValue > limits.maxDecodeBytes else { return nil }
+        let claimed = samples == Int.max ? "a moov box larger than that" : "\(samples) samples"
+        return
+            "its index claims \(claimed) (about \(bytes.overflow ? "more than " + ResourceLimits.mebibytes(limits.maxDecodeBytes) : ResourceLimits.mebibytes(bytes.partialValue)) for FFmpeg to hold), over --max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes))"
+    }
+
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
     /// while the container is open.
     private static func open<T>(
         fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
         _ body: (OpaquePointer, Probe) -> Result<T, DecodeFailure>
     ) -> Result<T, DecodeFailure> {
+        if let refusal = indexRefusal(fd: fd, offset: offset, size: size, limits: limits) {
+            return .failure(DecodeFailure(stage: .probe, reason: refusal))
+        }
         var stopped: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
         let opened = tf_video_open(

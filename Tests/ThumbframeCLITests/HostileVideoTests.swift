@@ -61,6 +61,57 @@ struct HostileVideoTests {
         }
     }
 
+    /// Rewrites an MP4's sample tables (`stsz` a constant size, `stts` one entry) to claim
+    /// `samples` samples: a file of a few KB that FFmpeg would index sample by sample.
+    static let claimSamples = """
+        import struct, sys
+        CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl"}
+        def parse(buf):
+            out, i = [], 0
+            while i + 8 <= len(buf):
+                size, kind = struct.unpack(">I4s", buf[i:i + 8])
+                if size < 8: break
+                body = buf[i + 8:i + size]
+                out.append([kind, parse(body) if kind in CONTAINERS else body])
+                i += size
+            return out
+        def build(boxes):
+            out = b""
+            for kind, body in boxes:
+                data = build(body) if isinstance(body, list) else body
+                out += struct.pack(">I4s", 8 + len(data), kind) + data
+            return out
+        def claim(boxes, n):
+            for box in boxes:
+                if isinstance(box[1], list): claim(box[1], n)
+                elif box[0] == b"stsz": box[1] = box[1][:4] + struct.pack(">II", 1, n)
+                elif box[0] == b"stts": box[1] = box[1][:4] + struct.pack(">III", 1, n, 1)
+        boxes = parse(open(sys.argv[1], "rb").read())
+        claim(boxes, int(sys.argv[3]))
+        open(sys.argv[2], "wb").write(build(boxes))
+        """
+
+    @Test(
+        "an MP4 whose sample tables claim 30 million samples is refused from its boxes, before FFmpeg indexes them; a real one of the same file is built",
+        .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make fixtures")
+    )
+    func claimedIndex() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            try await Fixtures.makeVideos(lib, [("real.mp4", VideoFixture().with { ($0.width, $0.height, $0.seconds) = (64, 48, 1) })])
+            let made = try await Processes.run(
+                "/usr/bin/env", ["python3", "-c", Self.claimSamples, lib + "/real.mp4", lib + "/claims.mp4", "30000000"])
+            #expect(made.status == 0, "\(made.stderr)")
+            let run = try await CLITests.run(["build", lib, "--out", root + "/out", "--max-decode-bytes", "\(64 << 20)"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.map(\.path) == ["real.mp4"])
+            #expect(
+                manifest.failures.first?.reason
+                    == "its index claims 30000000 samples (about 1144 MiB for FFmpeg to hold), over --max-decode-bytes 64 MiB")
+        }
+    }
+
     @Test("a video over --max-pixels or past --decode-timeout is a failure naming the limit; the photo beside it is built")
     func limits() async throws {
         try await Fixtures.withTemporaryDirectory { root in

@@ -133,4 +133,24 @@ struct ParserBoundsTests {
         let right = ftyp + Self.be32(12) + Array("free".utf8) + [0, 0, 0, 0] + mpvd
         #expect(right.withUnsafeBytes { MotionPhoto.locateInHEIF($0) } == (right.count - Self.mp4.count)..<right.count)
     }
+
+    @Test("MP4 sample tables: box sizes and sample counts at every extreme are counted without overflow or found absent", arguments: words)
+    func sampleTables(_ word: UInt32) {
+        func box(_ kind: String, _ body: [UInt8]) -> [UInt8] { Self.be32(UInt32(8 + body.count)) + Array(kind.utf8) + body }
+        let stbl =
+            box("stsz", [0, 0, 0, 0] + Self.be32(1) + Self.be32(word))
+            + box("stts", [0, 0, 0, 0] + Self.be32(2) + Self.be32(word) + Self.be32(1) + Self.be32(word) + Self.be32(1))
+        let moov = box("moov", box("trak", box("mdia", box("minf", box("stbl", stbl)))))
+        let file = Self.mp4 + moov
+        let read = { (at: Int, length: Int) -> [UInt8] in at < file.count ? Array(file[at..<min(file.count, at + length)]) : [] }
+        let samples = ISOMediaIndex.claimedSamples(size: file.count, moovLimit: 1 << 20, read: read)
+        // stts adds two counts of `word`; stsz says `word`: the larger, never a trap.
+        #expect(samples == max(Int(word), 2 * Int(word)))
+        // A top-level box whose size runs past the end, and a moov larger than the limit.
+        let broken = Self.be32(word | 0x100) + Array("free".utf8) + moov
+        let readBroken = { (at: Int, length: Int) -> [UInt8] in at < broken.count ? Array(broken[at..<min(broken.count, at + length)]) : []
+        }
+        #expect(ISOMediaIndex.claimedSamples(size: broken.count, moovLimit: 1 << 20, read: readBroken) == nil || word == 0)
+        #expect(ISOMediaIndex.claimedSamples(size: file.count, moovLimit: 8, read: read) == Int.max)
+    }
 }
