@@ -26,21 +26,13 @@ int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
     JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_COLOR_ENCODING);
     if (!decoder)
         return -1;
+    // Subscribed to the colour encoding alone, the decoder returns it or an error (the input is whole).
     int result = -1;
-    for (int steps = 0; steps < 16; steps++) {
-        JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
-        if (status == JXL_DEC_COLOR_ENCODING) {
-            JxlColorEncoding encoding;
-            if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) ==
-                JXL_DEC_SUCCESS)
-                *transfer = (int) encoding.transfer_function;
-            result = 0;
-            break;
-        }
-        if (status != JXL_DEC_NEED_MORE_INPUT && status != JXL_DEC_SUCCESS)
-            break;
-        if (status == JXL_DEC_SUCCESS || status == JXL_DEC_NEED_MORE_INPUT)
-            break;
+    if (JxlDecoderProcessInput(decoder) == JXL_DEC_COLOR_ENCODING) {
+        JxlColorEncoding encoding;
+        if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS)
+            *transfer = (int) encoding.transfer_function;
+        result = 0;
     }
     JxlDecoderDestroy(decoder);
     return result;

@@ -10,7 +10,10 @@ enum HDRFacts {
     static let pq = 16
     static let hlg = 18
 
-    static func read(format: String, file: UnsafeRawBufferPointer, xmp: [UInt8]?, icc: [UInt8]?) -> Manifest.ImageInfo.HDR? {
+    /// `appleHeadroom`: the headroom an iPhone's MakerNote gives its gain map (`AppleMakerNote.headroom`).
+    static func read(format: String, file: UnsafeRawBufferPointer, xmp: [UInt8]?, icc: [UInt8]?, appleHeadroom: Double?)
+        -> Manifest.ImageInfo.HDR?
+    {
         // Any format whose colour is described by H.273 numbers: a PNG's cICP chunk, an ICC
         // profile's `cicp` tag (ICC.1:2022; libvips and lcms apply neither).
         if let transfer = (format == "png" ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP) {
@@ -22,7 +25,7 @@ enum HDRFacts {
             guard tf_heif_facts(file.baseAddress, file.count, &facts) == 0 else { return nil }
             if facts.nclx != 0, facts.transfer == pq { return .init(kind: .pq) }
             if facts.nclx != 0, facts.transfer == hlg { return .init(kind: .hlg) }
-            return facts.gain_map != 0 ? .init(kind: .gainMap) : nil
+            return facts.gain_map != 0 ? .init(kind: .gainMap, headroom: appleHeadroom) : nil
         case "jpeg":
             return jpegGainMap(file, xmp: xmp)
         case "jxl":
@@ -71,12 +74,7 @@ enum HDRFacts {
             return .init(kind: .gainMap, headroom: headroom.map { ($0 * 1000).rounded() / 1000 })
         }
         let iso = Array("urn:iso:std:iso:ts:21496:-1".utf8)
-        let head = UnsafeRawBufferPointer(rebasing: file.prefix(1 << 16))
-        guard head.count >= iso.count else { return nil }
-        for start in 0...(head.count - iso.count) where head[start] == iso[0] {
-            if head[start..<(start + iso.count)].elementsEqual(iso) { return .init(kind: .gainMap) }
-        }
-        return nil
+        return ByteSearch.find(iso, in: UnsafeRawBufferPointer(rebasing: file.prefix(1 << 16))) == nil ? nil : .init(kind: .gainMap)
     }
 
     /// An XMP attribute's value (`name="value"`, or the element `<name>value</name>`), at most 32 characters.

@@ -34,6 +34,9 @@ package struct ImageHeader: Sendable, Equatable {
     /// (`tf_with_profile` says why).
     var iccProfile: [UInt8]?
 
+    /// A GIF's canvas as its first frame grows it (`GIFBlocks.scan`), which the decode holds.
+    var gifCanvasPixels: Int?
+
     /// The picture is HDR: PQ or HLG code values (tone-mapped by the decode), or an SDR picture
     /// with a gain map (`HDRFacts`).
     package var hdr: Manifest.ImageInfo.HDR?
@@ -100,8 +103,9 @@ package struct ImageHeader: Sendable, Equatable {
         storedWidth = image.width
         storedHeight = image.height
         pages = max(1, image.int("n-pages") ?? 1)
-        if format == "gif", let frames = GIFBlocks.frameCount(fileBytes), frames > 0 {
-            pages = frames
+        if format == "gif", let gif = GIFBlocks.scan(fileBytes), gif.frames > 0 {
+            pages = gif.frames
+            gifCanvasPixels = gif.width * gif.height
         } else if format == "tiff", pages > 1, Self.isPagePyramid(fileBytes, pages: pages, width: storedWidth, height: storedHeight) {
             // The other pages are smaller copies of the first (a page-based pyramid), not pages.
             pages = 1
@@ -126,8 +130,9 @@ package struct ImageHeader: Sendable, Equatable {
         }
         exifOrientation = facts.orientation
         exif = facts.info
-        hdr = HDRFacts.read(format: format, file: fileBytes, xmp: image.blob("xmp-data"), icc: image.blob("icc-profile-data"))
-        if hdr?.kind == .gainMap, hdr?.headroom == nil { hdr?.headroom = facts.appleHeadroom }
+        hdr = HDRFacts.read(
+            format: format, file: fileBytes, xmp: image.blob("xmp-data"), icc: image.blob("icc-profile-data"),
+            appleHeadroom: facts.appleHeadroom)
         contentIdentifier = facts.contentIdentifier
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
     }

@@ -29,7 +29,7 @@ package struct ResourceLimits: Sendable, Equatable {
             return "\(header.storedWidth)×\(header.storedHeight) pixels is over --max-pixels \(maxPixels)"
         }
         // A GIF's frames may lie outside its logical screen: the canvas they need is counted.
-        let counted = header.format == "gif" ? max(pixels.partialValue, GIFBlocks.canvasPixels(file) ?? 0) : pixels.partialValue
+        let counted = max(pixels.partialValue, header.gifCanvasPixels ?? 0)
         if let (bytes, what) = Self.decoderBytes(header, pixels: counted, bands: bands, bytesPerBand: bytesPerBand),
             bytes > maxDecodeBytes
         {
@@ -120,22 +120,13 @@ enum JPEGMarkers {
 
 /// GIF blocks, read without decoding.
 enum GIFBlocks {
-    /// The number of frames (image descriptors) in a GIF, walking its blocks and skipping their
-    /// data sub-blocks; nil when the data is not a GIF. A file cut short counts the frames whose
-    /// descriptor it reached. (libvips 8.14's GIF loader stops counting at 4 097.)
-    static func frameCount(_ data: UnsafeRawBufferPointer) -> Int? {
-        scan(data)?.frames
-    }
-
-    /// The canvas a GIF's first frame needs: its logical screen grown to hold the frame's
-    /// rectangle, as libnsgif grows it (a first frame at x = 65 280 makes a 64-pixel-wide GIF
-    /// 65 344 wide; a later frame outside the screen does not grow it).
-    static func canvasPixels(_ data: UnsafeRawBufferPointer) -> Int? {
-        scan(data).map { $0.width * $0.height }
-    }
-
-    /// Frames, and the canvas's width and height (see `canvasPixels`), walking the blocks.
-    private static func scan(_ data: UnsafeRawBufferPointer) -> (frames: Int, width: Int, height: Int)? {
+    /// The number of frames (image descriptors) in a GIF and the canvas they are drawn on, walking
+    /// its blocks and skipping their data sub-blocks; nil when the data is not a GIF. A file cut
+    /// short counts the frames whose descriptor it reached. (libvips 8.14's GIF loader stops
+    /// counting at 4 097.) The first frame's rectangle grows the canvas as libnsgif grows it (a first frame at
+    /// x = 65 280 makes a 64-pixel-wide GIF 65 344 wide; a later frame outside the screen does
+    /// not grow it).
+    static func scan(_ data: UnsafeRawBufferPointer) -> (frames: Int, width: Int, height: Int)? {
         let count = data.count
         guard count >= 13, data[0] == 0x47, data[1] == 0x49, data[2] == 0x46 else { return nil }  // "GIF"
         var index = 13  // header (6) + logical screen descriptor (7)

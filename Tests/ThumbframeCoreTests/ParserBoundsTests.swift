@@ -99,7 +99,7 @@ struct ParserBoundsTests {
         #expect(jpeg.withUnsafeBytes { JPEGMarkers.scanCount($0, stoppingAfter: 1000) } <= 2)
         let gif: [UInt8] =
             Array("GIF89a".utf8) + Self.be16(length) + Self.be16(length) + [0xFF, 0, 0] + [0x2C] + [UInt8](repeating: 0xFF, count: 9)
-        #expect((gif.withUnsafeBytes { GIFBlocks.frameCount($0) } ?? 0) <= 1)
+        #expect((gif.withUnsafeBytes { GIFBlocks.scan($0)?.frames } ?? 0) <= 1)
     }
 
     @Test("DeepZoom: sizes, tile sizes and overlaps of any text parse or not, and a pyramid of them never traps", arguments: texts)

@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 
 /// Google and Samsung Motion Photos: a JPEG with a short MP4 appended, announced in its XMP
 /// (`GCamera:MotionPhoto` or the older `GCamera:MicroVideo`). The MP4 is found where the XMP
@@ -112,23 +113,11 @@ enum MotionPhoto {
         return found
     }
 
-    /// The first index at or after `from` where `needle` starts in `haystack` (memmem).
     private static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer, from: Int = 0) -> Int? {
-        guard !needle.isEmpty, from >= 0, from < haystack.count, let base = haystack.baseAddress else { return nil }
-        // memchr to each candidate first byte, memcmp for the rest (memmem is a GNU extension).
-        return needle.withUnsafeBytes { pattern -> Int? in
-            var index = from
-            while index + needle.count <= haystack.count {
-                guard let hit = memchr(base + index, Int32(needle[0]), haystack.count - needle.count + 1 - index) else { return nil }
-                let position = base.distance(to: UnsafeRawPointer(hit))
-                if memcmp(base + position, pattern.baseAddress!, needle.count) == 0 { return position }
-                index = position + 1
-            }
-            return nil
-        }
+        ByteSearch.find(needle, in: haystack, from: from)
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int = 0) -> Int? {
-        haystack.withUnsafeBytes { find(needle, in: $0, from: from) }
+        haystack.withUnsafeBytes { ByteSearch.find(needle, in: $0, from: from) }
     }
 }
