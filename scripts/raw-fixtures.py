@@ -89,7 +89,10 @@ def write_maker_tiff(path, make, model, orientation=1, preview=True):
         tif.write(mosaic(picture), photometric=32803, subfiletype=0, extratags=RAW_TAGS[:2])
 
 
-if __name__ == "__main__" and sys.argv[1] == "--bench":
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help")):
+    print(__doc__)
+    sys.exit(0 if len(sys.argv) == 2 else 64)
+elif __name__ == "__main__" and sys.argv[1] == "--bench":
     count, WIDTH, HEIGHT, out = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     NOISE = True
     np.random.seed(1)
