@@ -64,11 +64,33 @@ static __thread int tf_av_bound_hit;
 #define TF_AV_STREAMS 1
 #define TF_AV_INDEX 2
 
+// The last picture size a decoder refused on this thread for its max_pixels (tf_video_limit_frames).
+static __thread unsigned tf_av_refused_width, tf_av_refused_height;
+
 static void tf_av_log(void *context, int level, const char *format, va_list arguments) {
-    (void)context, (void)arguments;
+    (void)context;
     if (level > AV_LOG_ERROR || !format) return;
     if (strstr(format, "max_streams")) tf_av_bound_hit |= TF_AV_STREAMS;
     if (strstr(format, "max_index_size") || strstr(format, "index")) tf_av_bound_hit |= TF_AV_INDEX;
+    // av_image_check_size2: "Picture size %ux%u exceeds specified max pixel count %"PRId64...
+    if (strstr(format, "exceeds specified max pixel count")) {
+        va_list copy;
+        va_copy(copy, arguments);
+        tf_av_refused_width = va_arg(copy, unsigned);
+        tf_av_refused_height = va_arg(copy, unsigned);
+        va_end(copy);
+    }
+}
+
+void tf_video_limit_frames(AVCodecContext *context, int64_t max_pixels) {
+    context->max_pixels = max_pixels;
+    tf_av_refused_width = tf_av_refused_height = 0;
+}
+
+int tf_video_refused_size(int *width, int *height) {
+    *width = (int)tf_av_refused_width;
+    *height = (int)tf_av_refused_height;
+    return tf_av_refused_width > 0 && tf_av_refused_height > 0;
 }
 
 static void tf_av_log_install(void) { av_log_set_callback(tf_av_log); }

@@ -46,6 +46,8 @@ extension VideoDecoder {
             // hold a frame per thread before the first one came out.
             context.pointee.thread_count = 1
             context.pointee.pkt_timebase = stream.pointee.time_base
+            // Every frame, not the header alone: a stream may change size midway.
+            tf_video_limit_frames(context, Int64(probe.framePixels(limits)))
             let opened = avcodec_open2(context, codec, nil)
             guard opened >= 0 else {
                 return .failure(
@@ -56,6 +58,7 @@ extension VideoDecoder {
             }
             let search = Search(
                 video: video, container: container, stream: stream, context: context, limits: limits, cancellation: cancellation)
+            search.probe = probe
             let duration = probe.info.duration
             var candidates = [duration > 0 ? min(max(1, duration / 10), duration / 2) : 0]
             if duration > 0, duration / 2 > candidates[0] { candidates.append(duration / 2) }
@@ -158,6 +161,8 @@ extension VideoDecoder {
         var limits: ResourceLimits
         var cancellation: CancellationFlag?
         var started: UInt64
+        /// What the header said, for the bound on each frame.
+        var probe: Probe?
         private(set) var best: (frame: UnsafeMutablePointer<AVFrame>, time: Double, luma: Double)?
         var lastError: String?
 
@@ -223,11 +228,13 @@ extension VideoDecoder {
                         defer { av_packet_unref(packet) }
                         guard packet.pointee.stream_index == stream.pointee.index else { continue }
                         let sent = avcodec_send_packet(context, packet)
+                        if let problem = oversized() { return .failure(problem) }
                         if sent < 0, sent != tf_averror_eagain() { lastError = "the video's data is damaged: \(ffmpegErrorText(sent))" }
                     }
                 }
                 while true {
                     let received = avcodec_receive_frame(context, frame)
+                    if let problem = oversized(frame) { return .failure(problem) }
                     if received == tf_averror_eof() { return .success(false) }
                     guard received >= 0 else {
                         if received != tf_averror_eagain() { lastError = "the video's data is damaged: \(ffmpegErrorText(received))" }
@@ -255,6 +262,21 @@ extension VideoDecoder {
                 if ended { return .success(false) }
             }
             return .success(false)
+        }
+
+        /// A frame (the one just decoded, or one the decoder refused to allocate) larger than
+        /// the limits allow: the video fails whatever size its header gave.
+        func oversized(_ frame: UnsafeMutablePointer<AVFrame>? = nil) -> DecodeFailure? {
+            guard let probe else { return nil }
+            var (width, height): (Int32, Int32) = (0, 0)
+            if tf_video_refused_size(&width, &height) == 0 {
+                guard let frame, Int(frame.pointee.width) * Int(frame.pointee.height) > probe.framePixels(limits) else { return nil }
+                (width, height) = (frame.pointee.width, frame.pointee.height)
+            }
+            return DecodeFailure(
+                stage: .decode,
+                reason: "a frame of \(width)×\(height) pixels in a video of \(probe.codedWidth)×\(probe.codedHeight) is over "
+                    + "--max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes)) or --max-pixels \(limits.maxPixels)")
         }
 
         /// The deadline passed or the build was cancelled.

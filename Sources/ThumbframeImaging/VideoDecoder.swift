@@ -287,6 +287,17 @@ extension VideoDecoder {
             }
         }
 
+        /// The largest picture a frame of this video may have: `--max-pixels`, and no more than
+        /// `--max-decode-bytes` holds in the frames a decoder keeps (`refusal`).
+        func framePixels(_ limits: ResourceLimits) -> Int {
+            min(limits.maxPixels, limits.maxDecodeBytes / Self.frameBytesPerPixel(bitsPerSample))
+        }
+
+        /// Up to 8 reference and output pictures of 4:2:0 samples.
+        static func frameBytesPerPixel(_ bitsPerSample: Int) -> Int {
+            3 * (bitsPerSample > 8 ? 2 : 1) * 8 / 2
+        }
+
         /// Why this video may not be decoded: its picture is over `--max-pixels`, or the frames
         /// a decoder keeps (up to 8 reference and output pictures) are over `--max-decode-bytes`.
         func refusal(_ limits: ResourceLimits) -> String? {
@@ -294,8 +305,7 @@ extension VideoDecoder {
             if pixels.overflow || pixels.partialValue > limits.maxPixels {
                 return "\(codedWidth)×\(codedHeight) pixels is over --max-pixels \(limits.maxPixels)"
             }
-            let bytesPerSample = bitsPerSample > 8 ? 2 : 1
-            let frames = pixels.partialValue.multipliedReportingOverflow(by: 3 * bytesPerSample * 8 / 2)
+            let frames = pixels.partialValue.multipliedReportingOverflow(by: Self.frameBytesPerPixel(bitsPerSample))
             if frames.overflow || frames.partialValue > limits.maxDecodeBytes {
                 return "decoding \(codedWidth)×\(codedHeight) video would hold about "
                     + "\(ResourceLimits.mebibytes(frames.overflow ? Int.max : frames.partialValue)) (reference frames), "

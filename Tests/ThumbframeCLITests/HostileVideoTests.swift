@@ -112,6 +112,48 @@ struct HostileVideoTests {
         }
     }
 
+    @Test(
+        "a video whose frames grow past its header (H.264 in MP4, MJPEG in AVI: 320×240, then 4000×4000) fails at the first large frame",
+        .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make fixtures")
+    )
+    func growingFrames() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            try await Fixtures.makeVideos(lib, [("good.mp4", VideoFixture().with { ($0.width, $0.height, $0.seconds) = (64, 48, 1) })])
+            let ffmpeg = try #require(Fixtures.ffmpeg)
+            func make(_ arguments: String) async throws {
+                let made = try await Processes.run(ffmpeg, ["-v", "error", "-y"] + arguments.split(separator: " ").map(String.init))
+                #expect(made.status == 0, "ffmpeg \(arguments): \(made.stderr)")
+            }
+            // Two H.264 streams in Annex B, one after the other: the second's parameter sets
+            // come in band, so the MP4's header (its avcC) is the first's, 320×240.
+            try await make("-f lavfi -i color=c=gray:s=320x240:r=10:d=0.2 -c:v libx264 -preset ultrafast -f h264 \(root)/small.h264")
+            try await make("-f lavfi -i testsrc=s=4000x4000:r=10:d=0.4 -c:v libx264 -preset ultrafast -f h264 \(root)/big.h264")
+            let stream =
+                try Data(contentsOf: URL(fileURLWithPath: root + "/small.h264"))
+                + Data(contentsOf: URL(fileURLWithPath: root + "/big.h264"))
+            try stream.write(to: URL(fileURLWithPath: root + "/grow.h264"))
+            try await make("-r 10 -i \(root)/grow.h264 -c copy \(lib)/grow.mp4")
+            // MJPEG pictures of both sizes in one AVI, whose header says 320×240.
+            try await make("-f lavfi -i color=c=gray:s=320x240:r=10:d=0.2 -c:v mjpeg -f avi \(root)/small.avi")
+            try await make("-f lavfi -i testsrc=s=4000x4000:r=10:d=0.4 -c:v mjpeg -f avi \(root)/big.avi")
+            try "file '\(root)/small.avi'\nfile '\(root)/big.avi'\n".write(toFile: root + "/list.txt", atomically: true, encoding: .utf8)
+            try await make("-f concat -safe 0 -i \(root)/list.txt -c copy \(lib)/grow.avi")
+            let run = try await CLITests.run(["build", lib, "--out", root + "/out", "--max-decode-bytes", "\(64 << 20)"])
+            #expect(run.status == 1, "\(run.stderr)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.map(\.path) == ["good.mp4"])
+            #expect(manifest.failures.map(\.path) == ["grow.avi", "grow.mp4"])
+            // (H.264's frame is refused at its allocation, 4 032 wide: a row is padded to FFmpeg's alignment.)
+            #expect(
+                manifest.failures.allSatisfy {
+                    $0.reason.hasPrefix("a frame of 40")
+                        && $0.reason.hasSuffix(
+                            "×4000 pixels in a video of 320×240 is over --max-decode-bytes 64 MiB or --max-pixels 268402689")
+                }, "\(manifest.failures.map(\.reason))")
+        }
+    }
+
     @Test("a video over --max-pixels or past --decode-timeout is a failure naming the limit; the photo beside it is built")
     func limits() async throws {
         try await Fixtures.withTemporaryDirectory { root in

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 
 /// An open container: the format context and what its callbacks read.
@@ -30,6 +31,14 @@ AVFormatContext *tf_video_format(TFVideo *video);
 
 /// Why the last interrupted call stopped: 0 none, 1 the deadline, 2 the stop flag.
 int tf_video_stopped(TFVideo *video);
+
+/// Bounds every picture `context` decodes to `max_pixels` (FFmpeg's max_pixels, checked whenever a
+/// stream changes size, before the decoder allocates for it), and forgets any size refused before.
+void tf_video_limit_frames(AVCodecContext *context, int64_t max_pixels);
+
+/// Whether a decoder on this thread refused a picture for tf_video_limit_frames' bound since it
+/// was set, and its size.
+int tf_video_refused_size(int *width, int *height);
 
 /// Closes the container and frees everything tf_video_open made.
 void tf_video_close(TFVideo *video);
