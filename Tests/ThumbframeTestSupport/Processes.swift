@@ -38,8 +38,12 @@ public enum Processes {
     ) async -> Bool {
         await withCheckedContinuation { continuation in
             let thread = Thread {
-                for _ in 0..<attempts where !condition() { usleep(microseconds) }
-                let held = condition()
+                // (Until it holds: a `for … where` would go on asking to the last attempt.)
+                var (held, tries) = (condition(), 0)
+                while !held && tries < attempts {
+                    usleep(microseconds)
+                    (held, tries) = (condition(), tries + 1)
+                }
                 action()
                 continuation.resume(returning: held)
             }
