@@ -76,10 +76,12 @@ let package = Package(
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
         // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
-        // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument functions.
+        // atomics, libexif's macros, FFmpeg's custom I/O and interrupt callbacks, as fixed-argument
+        // functions; and the decode workers' sandbox (libseccomp, Landlock's system calls).
         .target(
             name: "CThumbframeShim", dependencies: ["CVips", "CExif", "CFFmpeg", "CLibRaw", "CHeif", "CJxl", "CThumbframeKernels"],
-            cSettings: [.define("THUMBFRAME_IMAGING")], linkerSettings: [.linkedLibrary("jpeg")]
+            cSettings: [.define("THUMBFRAME_IMAGING")],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("seccomp", .when(platforms: [.linux]))]
         ),
         // The only Swift code that touches libvips, libexif, FFmpeg or the shim: decoders with Swift
         // values in and out (the build checks that no other target imports them: scripts/swiftpm.sh).

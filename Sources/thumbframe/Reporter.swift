@@ -80,8 +80,10 @@ final class Reporter: @unchecked Sendable {
                 "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
                 "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed, "skipped": report.skipped,
+                "failed": FailureCause.counts(report.failures),
             ],
-            text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed, "
+            text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed"
+                + FailureCause.text(FailureCause.counts(report.failures)) + ", "
                 + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
                 + "manifest \(report.manifestWritten ? "written" : "unchanged")")

@@ -25,6 +25,8 @@ struct Thumbframe: AsyncParsableCommand {
 
     /// ArgumentParser's entry point, after the process is made safe to run unattended.
     static func main() async {
+        // A build's decode worker (`thumbframe __decode-worker`, started by the build itself).
+        if DecodeWorker.isRequested(CommandLine.arguments) { DecodeWorker.main() }
         ProcessHygiene.prepare()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {

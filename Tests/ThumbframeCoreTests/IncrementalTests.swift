@@ -467,7 +467,7 @@ struct PlanChunkTests {
                     + plan.work.map { "work \($0.file.relativePath) \($0.known) \($0.wasItem) \($0.placeholder != nil)" }
                     + plan.missing.map { "missing \(String(decoding: $0.path, as: UTF8.self)) \($0.wasItem)" }
                     + plan.missingThumbnails.map { "thumbnails \($0)" }
-                    + plan.recordedThumbnails.keys.sorted()
+                    + plan.work.flatMap(\.recorded.keys).sorted()
             }
             let whole = try plan(4096)
             #expect(whole.contains("reused 16") && whole.contains("failures 1"), "\(whole)")

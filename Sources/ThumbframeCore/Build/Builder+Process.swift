@@ -22,7 +22,7 @@ extension Builder {
     ) async throws(ThumbframeError) -> Tally {
         let context = ProcessingContext(
             recipes: options.thumbnails, settings: options.settings, source: site.source, output: output, limits: options.limits,
-            overwrite: options.force, recorded: plan.recordedThumbnails, cancellation: cancellation)
+            overwrite: options.force, cancellation: cancellation)
         let cancellation = cancellation
         var tally = Tally()
         var newlyFailed = Set<Int>()
@@ -96,10 +96,15 @@ extension Builder {
         let cancellation = cancellation
         var done = 0
         events(.progress(done: 0, total: work.count))
+        let workers = work.isEmpty ? nil : decodeWorkers(context)
+        defer { workers?.stop() }
         let results = WorkerPool.run(
             count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
             work: { index in
-                ItemProcessor.timed(
+                if let workers { return workers.process(work[index], cancellation: cancellation) }
+                var context = context
+                context.recorded = work[index].recorded
+                return ItemProcessor.timed(
                     work[index].file, context: context, previous: work[index].previous,
                     previousIdentifier: work[index].previousIdentifier, known: work[index].placeholder)
             })
@@ -108,6 +113,24 @@ extension Builder {
             done += 1
             events(.progress(done: done, total: work.count))
         }
+    }
+
+    /// The pool of decode workers for this run; nil (files made in this process) only where no
+    /// thumbframe executable can be found (a library's caller without one).
+    private func decodeWorkers(_ context: ProcessingContext) -> DecodeWorkers? {
+        guard let executable = DecodeWorkers.executable() else { return nil }
+        let ladderSide = options.settings.ladder?.renditions.map { max($0.width, $0.height) }.max() ?? 0
+        let largest = max(context.recipes.map { $0.width * $0.height }.max() ?? 0, ladderSide * ladderSide)
+        var memory = context.limits.workerMemoryBytes(largestOutputPixels: largest)
+        // THUMBFRAME_WORKER_MEMORY: a tighter cap than the limits make (a small machine; the tests).
+        if let text = ProcessInfo.processInfo.environment["THUMBFRAME_WORKER_MEMORY"], let bytes = Int(text), bytes > 0 {
+            memory = min(memory, bytes)
+        }
+        let setup = WorkerProtocol.Setup(
+            recipes: context.recipes, settings: context.settings, limits: context.limits, overwrite: context.overwrite,
+            threadsPerImage: Self.threadsPerImage(jobs: options.jobs), sourcePath: context.source.path,
+            outputPath: context.output.path, memoryLimit: memory)
+        return DecodeWorkers(executable: executable, setup: setup, source: context.source, output: context.output, events: events)
     }
 
     /// The first error that stops a run between files (OUT_DIR or its index cannot take a

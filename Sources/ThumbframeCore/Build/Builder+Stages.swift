@@ -9,15 +9,20 @@ extension Builder {
     /// file per core fastest (thumbnails are mostly serial JPEG decoding).
     /// THUMBFRAME_VIPS_THREADS overrides it, for that measurement only.
     static func startDecoders(jobs: Int) throws(ThumbframeError) {
-        var threads = max(1, ProcessInfo.processInfo.activeProcessorCount / jobs)
-        if let text = ProcessInfo.processInfo.environment["THUMBFRAME_VIPS_THREADS"], let value = Int(text), value > 0 {
-            threads = value
-        }
         do {
-            try Decoders.start(threadsPerImage: threads)
+            try Decoders.start(threadsPerImage: threadsPerImage(jobs: jobs))
         } catch {
             throw .vipsStart(error.reason)
         }
+    }
+
+    /// libvips' threads for one image: the cores shared among the jobs (THUMBFRAME_VIPS_THREADS
+    /// sets it, for benchmarks).
+    static func threadsPerImage(jobs: Int) -> Int {
+        if let text = ProcessInfo.processInfo.environment["THUMBFRAME_VIPS_THREADS"], let value = Int(text), value > 0 {
+            return value
+        }
+        return max(1, ProcessInfo.processInfo.activeProcessorCount / jobs)
     }
 
     /// What makes every row of the index: this thumbframe and libvips, and the recipes.

@@ -22,6 +22,11 @@ final class Directory: @unchecked Sendable {
         close(fd)
     }
 
+    /// A directory descriptor this process was handed (a decode worker's source and OUT_DIR), now owned.
+    static func adopt(fd: Int32, path: String) -> Directory {
+        Directory(fd: fd, path: path)
+    }
+
     /// Opens `path`, following symbolic links in it (the user named it), or throws with the
     /// errno of the failing call.
     static func open(_ path: String) throws(FileSystemError) -> Directory {

@@ -19,6 +19,9 @@ final class OutputDirectory: @unchecked Sendable {
     private let lock = NSLock()
     private var fanouts: [String: Directory] = [:]
     private var journal: Int32 = -1
+    /// Where a decode worker's journal lines go instead of the file: to the build's process,
+    /// which alone writes the journal, and which answers once they are on disk.
+    private let journalSink: (@Sendable ([String]) throws(FileSystemError) -> Void)?
 
     static let manifestName = "manifest.json"
     static let lockName = ".thumbframe.lock"
@@ -47,6 +50,7 @@ final class OutputDirectory: @unchecked Sendable {
         }
         thumbs = try area("thumbs")
         pages = try area("pages")
+        journalSink = nil
         // thumbframe's own bookkeeping files are plain files; anything else at their names (a
         // FIFO would hold every build forever, a link would lead a write elsewhere) stops here.
         for name in [Self.journalName, Self.ledgerName] {
@@ -56,6 +60,17 @@ final class OutputDirectory: @unchecked Sendable {
                     path: path + "/" + name, reason: "not a plain file of thumbframe's (a link, FIFO or other kind); remove it")
             }
         }
+    }
+
+    /// OUT_DIR as a decode worker sees it: the descriptor the build handed it, `thumbs/` (which
+    /// the build made), and its journal kept by the build through `journalSink`.
+    init(worker root: Directory, journalSink: @escaping @Sendable ([String]) throws(FileSystemError) -> Void)
+        throws(FileSystemError)
+    {
+        self.root = root
+        thumbs = try root.subdirectory(Array("thumbs".utf8))
+        pages = nil
+        self.journalSink = journalSink
     }
 
     private func area(_ name: OutputName) -> Directory? {
@@ -145,6 +160,7 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     private func appendToJournal(_ paths: [String]) throws(FileSystemError) {
+        if let journalSink { return try journalSink(paths) }
         lock.lock()
         defer { lock.unlock() }
         if journal < 0 {

@@ -15,19 +15,23 @@ struct ReusePlan {
         var known = false
         /// That row was an item (so failing now drops it from the manifest).
         var wasItem = false
-        /// `previous` and `placeholder` live on the heap: a cold build holds a Work per file,
-        /// and a `Manifest.Item` inline is 750 bytes.
-        private var stored: Boxed<(Manifest.Item?, KnownPlaceholder?)>?
+        /// `previous`, `placeholder` and `recorded` live on the heap: a cold build holds a Work
+        /// per file, and a `Manifest.Item` inline is 750 bytes.
+        private var stored: Boxed<(Manifest.Item?, KnownPlaceholder?, [String: Int])>?
 
         init(
             file: SourceFile, previous: Manifest.Item? = nil, known: Bool = false, wasItem: Bool = false,
-            placeholder: KnownPlaceholder? = nil
+            placeholder: KnownPlaceholder? = nil, recorded: [String: Int] = [:]
         ) {
             self.file = file
             self.known = known
             self.wasItem = wasItem
-            if previous != nil || placeholder != nil { stored = Boxed((previous, placeholder)) }
+            if previous != nil || placeholder != nil || !recorded.isEmpty { stored = Boxed((previous, placeholder, recorded)) }
         }
+
+        /// The byte sizes the index recorded of the row's thumbnails, by path: an existing file is
+        /// reused only when it still has its recorded size.
+        var recorded: [String: Int] { stored?.value.2 ?? [:] }
 
         /// With `--verify`, the stored item, re-hashed rather than processed.
         var previous: Manifest.Item? { stored?.value.0 }
@@ -42,7 +46,7 @@ struct ReusePlan {
         init(_ value: Value) { self.value = value }
     }
 
-    struct KnownPlaceholder: Sendable {
+    struct KnownPlaceholder: Sendable, Codable {
         var sha256: String
         var placeholder: Manifest.Placeholder
     }
@@ -54,8 +58,6 @@ struct ReusePlan {
     var work: [Work] = []
     /// Unchanged files whose thumbnails have gone missing or changed size.
     var missingThumbnails: [String] = []
-    /// The recorded byte sizes of the thumbnails of files in `work`, by path.
-    var recordedThumbnails: [String: Int] = [:]
 
     /// Indexed files the walk did not find, and whether each was an item.
     var missing: [(path: [UInt8], wasItem: Bool)] = []
@@ -119,8 +121,9 @@ struct ReusePlan {
             let file = files[position]
             let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedKey
             func redo(previous: Manifest.Item? = nil, wasItem: Bool, placeholder: KnownPlaceholder? = nil) {
-                work.append(Work(file: file, previous: previous, known: true, wasItem: wasItem, placeholder: placeholder))
-                for thumbnail in row.thumbnails { recordedThumbnails[thumbnail.path] = thumbnail.bytes }
+                let recorded = Dictionary(row.thumbnails.map { ($0.path, $0.bytes) }, uniquingKeysWith: { $1 })
+                work.append(
+                    Work(file: file, previous: previous, known: true, wasItem: wasItem, placeholder: placeholder, recorded: recorded))
             }
             if unchanged && !row.failed {
                 if !complete[offset] {

@@ -39,6 +39,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var missingThumbnails: Int
     /// Every failure of the build.
     package var failures: [Manifest.Failure]
+    /// Failures by what stopped their decode (`FailureCause`: crash, memory, time); others not counted.
+    package var failureCauses: [String: Int] = [:]
     /// Files the build met that are neither items nor failures, by kind (empty when none).
     package var skipped: [String: Int] = [:]
     /// The zoom ladder's rendition names (`settings.ladder`; empty without one): their bytes are
@@ -100,6 +102,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         tileFiles = counts.tileFiles ?? 0
         missingThumbnails = 0
         self.failures = failures
+        failureCauses = FailureCause.counts(failures)
     }
 
     /// Adds an item's thumbnail files on disk to `thumbnailBytes`, or to `missingThumbnails`.
@@ -155,7 +158,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             lines.append(
                 "deep zoom     \(pyramids) pyramid\(pyramids == 1 ? "" : "s"), \(tileFiles) tiles, \(added([Manifest.tilesName]))")
         }
-        lines.append("failures      \(failures.count)")
+        lines.append("failures      \(failures.count)\(FailureCause.text(failureCauses))")
         for failure in failures {
             lines.append("  \(failure.path)  [\(failure.stage)] \(failure.reason)")
         }

@@ -1,3 +1,5 @@
+package import ThumbframeManifest
+
 /// Where a file failed, as written in `failures[].stage`.
 enum FailureStage: String {
     case read, probe, decode, encode, write
@@ -10,5 +12,39 @@ enum FailureStage: String {
         case .probe, .decode: false
         case .read, .encode, .write: true
         }
+    }
+}
+
+/// Why a file's decode was stopped from outside the decoder, as the build and `inspect` count
+/// failures apart: `crash` (its worker died: a signal, a trap, an abort), `memory` (its worker hit
+/// the memory cap the kernel enforces, or `--max-decode-bytes` refused it from its header),
+/// `time` (`--decode-timeout`, kept by the worker or its kill). nil for every other failure (the
+/// file itself is unreadable, damaged or refused).
+package enum FailureCause: String, CaseIterable, Sendable {
+    case crash, memory, time
+
+    package init?(reason: String) {
+        if reason.hasPrefix("decoder crashed") || reason.hasPrefix("decoder exited") {
+            self = .crash
+        } else if reason.hasPrefix("over the memory limit") || reason.contains("over --max-decode-bytes") {
+            self = .memory
+        } else if reason.hasPrefix("timed out after") || reason.contains("(--decode-timeout)") {
+            self = .time
+        } else {
+            return nil
+        }
+    }
+
+    /// Failures by cause, those of none left out.
+    package static func counts(_ failures: [Manifest.Failure]) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for failure in failures { if let cause = FailureCause(reason: failure.reason) { counts[cause.rawValue, default: 0] += 1 } }
+        return counts
+    }
+
+    /// ` (1 crash, 2 time)`, nothing when no failure has a cause.
+    package static func text(_ counts: [String: Int], separator: String = " ") -> String {
+        let parts = allCases.compactMap { cause in counts[cause.rawValue].map { "\(cause.rawValue)\(separator)\($0)" } }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
     }
 }

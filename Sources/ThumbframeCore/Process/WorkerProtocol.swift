@@ -1,0 +1,146 @@
+import Foundation
+import ThumbframeImaging
+import ThumbframeManifest
+
+/// What a build and its decode workers say to each other (`DecodeWorkers`, `DecodeWorker`):
+/// JSON messages, each after its length (4 bytes, big-endian), over one socket pair. Facts only:
+/// a worker writes its thumbnails, posters, tiles and motion into OUT_DIR itself, and no pixel
+/// crosses the socket.
+///
+/// The worker is the same executable started with `argument`; it finds the socket at descriptor
+/// `channelFD`, the source directory at `sourceFD` and OUT_DIR at `outputFD`.
+enum WorkerProtocol {
+    static let argument = "__decode-worker"
+    static let channelFD: Int32 = 3
+    static let sourceFD: Int32 = 4
+    static let outputFD: Int32 = 5
+    /// A longer message is a worker gone wrong (an item's facts are a few kilobytes).
+    static let maximumMessageBytes = 16 << 20
+
+    /// Sent once, before any job.
+    struct Setup: Codable {
+        var recipes: [ThumbnailRecipe]
+        var settings: Manifest.Settings?
+        var limits: ResourceLimits
+        /// `--force`: thumbnails are written again even where their content address exists.
+        var overwrite: Bool
+        var threadsPerImage: Int
+        var sourcePath: String
+        var outputPath: String
+        /// The worker's data limit in bytes (`RLIMIT_DATA`).
+        var memoryLimit: Int
+        /// Apply seccomp and Landlock (always, but for the tests that show what they deny).
+        var sandbox = true
+    }
+
+    /// One file to make into an item (`ReusePlan.Work`).
+    struct Job: Codable {
+        var rawPath: [UInt8]
+        var openPath: [UInt8]
+        var stat: FileStat
+        var previous: Manifest.Item?
+        var previousIdentifier: String?
+        var known: ReusePlan.KnownPlaceholder?
+        var recorded: [String: Int]
+
+        var source: SourceFile {
+            var file = SourceFile(path: rawPath)
+            file.openPath = openPath
+            file.stat = stat
+            return file
+        }
+    }
+
+    /// A job's outcome: the item's facts (its source is the build's), or the failure.
+    struct Done: Codable {
+        struct Item: Codable {
+            var file: Manifest.FileInfo
+            var media: Manifest.Media
+            var image: Manifest.ImageInfo
+            var exif: Manifest.ExifInfo?
+            var thumbnails: [String: Manifest.Thumbnail]
+            var placeholder: Manifest.Placeholder?
+            var contentIdentifier: String?
+            var thumbnailsWritten: Int
+        }
+        var item: Item?
+        var failure: Manifest.Failure?
+        var fromVips = false
+        var outputUnwritable: String?
+    }
+
+    enum ToWorker: Codable {
+        case setup(Setup)
+        case job(Job)
+        /// The journal lines a worker sent are on disk (nil), or why not.
+        case journaled(FileSystemError?)
+        /// Try what the sandbox denies: open a socket, and read `path` (the tests' view of it).
+        case probe(path: String)
+    }
+
+    enum FromWorker: Codable {
+        /// Set up: what of the sandbox and the memory limit holds (nil: it does), or why not.
+        case ready(sandbox: WorkerSandbox.Status, memory: String?)
+        /// Names to record in OUT_DIR's journal before their files are created.
+        case journal([String])
+        case done(Done)
+        /// What `probe` met: nil where the operation succeeded, else its error.
+        case probed(socket: String?, read: String?)
+    }
+
+    /// `value` as one message: its length, then its JSON.
+    static func frame(_ value: some Encodable) -> [UInt8] {
+        let body = (try? JSONEncoder().encode(value)).map(Array.init) ?? []
+        let count = UInt32(body.count)
+        return [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + body
+    }
+
+    /// Sends all of `bytes` on the socket; false when the other end is gone.
+    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent < 0, errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// Messages as bytes arrive, in order.
+    struct Inbox {
+        private var buffer: [UInt8] = []
+        /// More than `maximumMessageBytes` was announced.
+        private(set) var overflowed = false
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+
+        /// The next whole message's JSON, or nil until it has arrived.
+        mutating func next() -> [UInt8]? {
+            guard buffer.count >= 4 else { return nil }
+            let length = buffer[0..<4].reduce(0) { $0 << 8 | Int($1) }
+            guard length <= WorkerProtocol.maximumMessageBytes else {
+                overflowed = true
+                return nil
+            }
+            guard buffer.count >= 4 + length else { return nil }
+            let body = Array(buffer[4..<(4 + length)])
+            buffer.removeFirst(4 + length)
+            return body
+        }
+    }
+
+    /// Reads until one whole message of `type` arrived (blocking); nil at the end of the stream
+    /// or on a message that is not one.
+    static func receive<Message: Decodable>(_ fd: Int32, _ inbox: inout Inbox, as type: Message.Type) -> Message? {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            if let body = inbox.next() { return try? JSONDecoder().decode(type, from: Data(body)) }
+            if inbox.overflowed { return nil }
+            let got = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            chunk.withUnsafeBytes { inbox.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+        }
+    }
+}
