@@ -11,9 +11,6 @@ package enum WorkerSandbox {
     package struct Status: Codable, Sendable, Equatable {
         package var seccomp: String?
         package var landlock: String?
-        /// The kernel's Landlock ABI (0: none).
-        package var landlockABI = 0
-
         package init(seccomp: String? = nil, landlock: String? = nil) {
             self.seccomp = seccomp
             self.landlock = landlock
@@ -52,7 +49,6 @@ package enum WorkerSandbox {
                 tf_sandbox_landlock(reads.baseAddress, Int32(reads.count), writes.baseAddress, Int32(writes.count), &abi)
             }
         }
-        status.landlockABI = Int(abi)
         if landlock != 0 { status.landlock = String(cString: strerror(landlock)) }
         return status
     }

@@ -74,16 +74,17 @@ final class Reporter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !quiet else { return }
+        let causes = FailureCause.counts(report.failures)
         emit(
             json: [
                 "event": "summary", "manifest": report.manifestPath, "items": report.items, "sections": report.sections,
                 "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
                 "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed, "skipped": report.skipped,
-                "failed": FailureCause.counts(report.failures),
+                "failed": causes,
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed"
-                + FailureCause.text(FailureCause.counts(report.failures)) + ", "
+                + FailureCause.text(causes) + ", "
                 + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
                 + "manifest \(report.manifestWritten ? "written" : "unchanged")")

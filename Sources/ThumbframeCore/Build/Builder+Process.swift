@@ -73,6 +73,8 @@ extension Builder {
         for position in rediagnosed {
             // Decoded once more from a clear buffer while this build runs nothing else.
             Decoders.clearMessages()
+            var context = context
+            context.recorded = plan.work[position].recorded
             let outcome = ItemProcessor.process(plan.work[position].file, context: context)
             if case .item(let item) = outcome {
                 tally.thumbnailsWritten += item.thumbnailsWritten

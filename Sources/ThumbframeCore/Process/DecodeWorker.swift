@@ -80,8 +80,9 @@ package enum DecodeWorker {
             done.item = .init(
                 file: item.file, media: item.media, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
                 placeholder: item.placeholder, contentIdentifier: item.contentIdentifier, thumbnailsWritten: item.thumbnailsWritten)
-        case .failed(let failure, let fromVips):
-            (done.failure, done.fromVips) = (failure, fromVips)
+        case .failed(let failure, _):
+            // One file at a time in a worker: libvips' message is this file's own.
+            done.failure = failure
         }
         return done
     }

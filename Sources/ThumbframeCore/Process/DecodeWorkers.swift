@@ -9,7 +9,7 @@ import ThumbframeManifest
 /// (a signal, a trap, an abort, its memory cap) or outlives the file's deadline (killed) fails
 /// that file alone with a sentence, and the next file gets a new worker.
 ///
-/// `@unchecked Sendable`: `idle`, `running` and `reported` are only touched while `lock` is held;
+/// `@unchecked Sendable`: `idle` and `reported` are only touched while `lock` is held;
 /// a `Worker` belongs to the one thread that took it.
 final class DecodeWorkers: @unchecked Sendable {
     let executable: String
@@ -20,7 +20,6 @@ final class DecodeWorkers: @unchecked Sendable {
     private let events: @Sendable (BuildEvent) -> Void
     private let lock = NSLock()
     private var idle: [Worker] = []
-    private var running: Set<pid_t> = []
     private var reported = false
     /// Workers are started from one thread that lives as long as the pool: a worker dies with the
     /// thread that started it (`PR_SET_PDEATHSIG`), and the pool's threads end as the files run out.
@@ -102,13 +101,6 @@ final class DecodeWorkers: @unchecked Sendable {
         return (socket, read)
     }
 
-    /// The pids of the workers now making a file (for the tests that kill one).
-    var runningProcesses: Set<pid_t> {
-        lock.lock()
-        defer { lock.unlock() }
-        return running
-    }
-
     /// Closes every idle worker's socket and waits for it to exit.
     func stop() {
         lock.lock()
@@ -178,7 +170,6 @@ final class DecodeWorkers: @unchecked Sendable {
             if WorkerEnd.isAllocationFailure(failure.reason) {
                 failure.reason = String((WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason).prefix(300))
             }
-            // One file at a time in a worker: libvips' message is this file's own.
             timed.outcome = .failed(failure)
         }
         return timed
@@ -189,17 +180,11 @@ final class DecodeWorkers: @unchecked Sendable {
     /// A started worker, or why none could start.
     private func take() throws(WorkerStartError) -> Worker {
         lock.lock()
-        if let worker = idle.popLast() {
-            running.insert(worker.pid)
-            lock.unlock()
-            return worker
-        }
+        let reused = idle.popLast()
         lock.unlock()
+        if let reused { return reused }
         let (executable, source, output) = (executable, source.directory.fd, output.root.fd)
         let worker = try spawner.run { () throws(WorkerStartError) in try Worker.spawn(executable, source: source, output: output) }.get()
-        lock.lock()
-        running.insert(worker.pid)
-        lock.unlock()
         guard WorkerProtocol.send(worker.channel, WorkerProtocol.frame(WorkerProtocol.ToWorker.setup(setup))),
             case .message(.ready(let sandbox, let memory)) = worker.next(until: Worker.now() + 60, cancellation: nil)
         else {
@@ -213,7 +198,6 @@ final class DecodeWorkers: @unchecked Sendable {
     private func give(back worker: Worker) {
         lock.lock()
         defer { lock.unlock() }
-        running.remove(worker.pid)
         idle.append(worker)
     }
 
@@ -223,9 +207,6 @@ final class DecodeWorkers: @unchecked Sendable {
         if killing { kill(worker.pid, SIGKILL) }
         close(worker.channel)
         let status = worker.reap()
-        lock.lock()
-        running.remove(worker.pid)
-        lock.unlock()
         return reason ?? WorkerEnd.reason(status: status, lastWords: worker.lastWords, memoryLimit: setup.memoryLimit)
     }
 

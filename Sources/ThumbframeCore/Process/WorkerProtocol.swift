@@ -65,7 +65,6 @@ enum WorkerProtocol {
         }
         var item: Item?
         var failure: Manifest.Failure?
-        var fromVips = false
         var outputUnwritable: String?
     }
 

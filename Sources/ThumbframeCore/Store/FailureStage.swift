@@ -42,9 +42,9 @@ package enum FailureCause: String, CaseIterable, Sendable {
         return counts
     }
 
-    /// ` (1 crash, 2 time)`, nothing when no failure has a cause.
-    package static func text(_ counts: [String: Int], separator: String = " ") -> String {
-        let parts = allCases.compactMap { cause in counts[cause.rawValue].map { "\(cause.rawValue)\(separator)\($0)" } }
+    /// ` (crash 1, time 2)`, nothing when no failure has a cause.
+    package static func text(_ counts: [String: Int]) -> String {
+        let parts = allCases.compactMap { cause in counts[cause.rawValue].map { "\(cause.rawValue) \($0)" } }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
     }
 }
