@@ -52,12 +52,13 @@ struct WorkerTests {
         }
     }
 
-    /// Three quick photos and `slow.jpg`, a 5000×5000 progressive JPEG of noise (a second or so
-    /// of decoding: long enough to be caught in the act).
+    /// Four quick photos and `slow.jpg`, a 5000×5000 progressive JPEG of noise (a second or so
+    /// of decoding: long enough to be caught in the act). `z.jpg` comes after it: at `--jobs 1` the
+    /// build hands it to slow.jpg's worker ahead, and it must be made again when that one dies.
     static func library(_ root: String) throws -> String {
         let source = root + "/src"
         try Fixtures.makeDirectory(source)
-        for name in ["a", "b", "c"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 320, height: 240) }
+        for name in ["a", "b", "c", "z"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 320, height: 240) }
         try Fixtures.writeNoise(to: root + "/noise.jpg", width: 5000, height: 5000)
         try Fixtures.reencode(root + "/noise.jpg", to: source + "/slow.jpg", options: "[interlace,Q=95]")
         return source
@@ -83,14 +84,14 @@ struct WorkerTests {
             #expect(caught, "a worker decoded slow.jpg")
             #expect(run.status == 1, "\(run.stderr)")
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
-            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg"])
+            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: decoder crashed (SIGSEGV)"])
             #expect(run.summary["failed"] as? [String: Int] == ["crash": 1], "\(run.summary)")
             let inspect = try await CLITests.run(["inspect", root + "/out/manifest.json"])
             #expect(inspect.stdout.contains("failures      1 (crash 1)"), "\(inspect.stdout)")
             // A failure like any other: retried when the file changes, not before.
             let again = try await CLITests.run(["build", source, "--out", root + "/out", "--log-format", "json"])
-            #expect(again.summary["reused"] as? Int == 3 && again.summary["failures"] as? Int == 1, "\(again.stderr)")
+            #expect(again.summary["reused"] as? Int == 4 && again.summary["failures"] as? Int == 1, "\(again.stderr)")
         }
     }
 
@@ -102,7 +103,7 @@ struct WorkerTests {
             #expect(caught, "a worker decoded slow.jpg")
             #expect(run.status == 1, "\(run.stderr)")
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
-            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg"])
+            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(
                 manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: timed out after 5 s (--decode-timeout), killed"])
             #expect(run.summary["failed"] as? [String: Int] == ["time": 1], "\(run.summary)")
@@ -124,7 +125,7 @@ struct WorkerTests {
                 ])
             #expect(run.status == 1, "\(run.stderr)")
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
-            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg"])
+            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(manifest.failures.map(\.path) == ["slow.jpg"])
             #expect(manifest.failures.first?.reason.hasPrefix("over the memory limit (160 MiB)") == true, "\(manifest.failures)")
             #expect(run.summary["failed"] as? [String: Int] == ["memory": 1], "\(run.summary)")

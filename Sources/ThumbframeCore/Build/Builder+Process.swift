@@ -34,7 +34,7 @@ extension Builder {
         // run stops with 73, keeping every row it committed before (a full disk is no reason to
         // lose a night's work, nor to publish every later file as a failure).
         let halt = Halt()
-        await processAll(plan.work, context: context, halt: halt) { position, timed in
+        processAll(plan.work, context: context, halt: halt) { position, timed in
             // Once stopped, an outcome may be the stop itself ("stopped by a signal"): not a fact to keep.
             guard cancellation?.signal == nil, !halt.isSet else { return }
             if let reason = timed.outputUnwritable {
@@ -43,8 +43,8 @@ extension Builder {
             }
             let unit = plan.work[position]
             switch timed.outcome {
-            case .item(let item):
-                tally.thumbnailsWritten += item.thumbnailsWritten
+            case .item, .encoded:
+                tally.thumbnailsWritten += timed.outcome.thumbnailsWritten
                 if let window = timed.window, timed.leftMessage {
                     ErrorWindows.shared.record(build: build, position: nil, window: window)
                 }
@@ -76,8 +76,8 @@ extension Builder {
             var context = context
             context.recorded = plan.work[position].recorded
             let outcome = ItemProcessor.process(plan.work[position].file, context: context)
-            if case .item(let item) = outcome {
-                tally.thumbnailsWritten += item.thumbnailsWritten
+            if case .item = outcome {
+                tally.thumbnailsWritten += outcome.thumbnailsWritten
                 if plan.work[position].wasItem { tally.droppedByFailure -= 1 }
                 newlyFailed.remove(position)
             }
@@ -90,31 +90,33 @@ extension Builder {
     }
 
     /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to
-    /// `onResult` with its position in `work` as it arrives, and is not kept. A cancellation
-    /// stops taking files; the decodes in flight are killed.
+    /// `onResult` with its position in `work` as it arrives, on the thread that made it, one at a
+    /// time, and is not kept. A cancellation stops taking files; the decodes in flight are killed.
     private func processAll(
         _ work: [ReusePlan.Work], context: ProcessingContext, halt: Halt, onResult: (Int, ItemProcessor.Timed) -> Void
-    ) async {
+    ) {
         let cancellation = cancellation
         var done = 0
         events(.progress(done: 0, total: work.count))
         let workers = work.isEmpty ? nil : decodeWorkers(context)
         defer { workers?.stop() }
-        let results = WorkerPool.run(
+        WorkerPool.run(
             count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
-            work: { index in
-                if let workers { return workers.process(work[index], cancellation: cancellation) }
+            work: { index, upcoming in
+                if let workers {
+                    return workers.process(index, work[index], upcoming: upcoming.map { ($0, work[$0]) }, cancellation: cancellation)
+                }
                 var context = context
                 context.recorded = work[index].recorded
                 return ItemProcessor.timed(
                     work[index].file, context: context, previous: work[index].previous,
                     previousIdentifier: work[index].previousIdentifier, known: work[index].placeholder)
+            },
+            handle: { index, timed in
+                onResult(index, timed)
+                done += 1
+                events(.progress(done: done, total: work.count))
             })
-        for await (index, timed) in results {
-            onResult(index, timed)
-            done += 1
-            events(.progress(done: done, total: work.count))
-        }
     }
 
     /// The pool of decode workers for this run; nil (files made in this process) only where no
@@ -162,7 +164,17 @@ extension FileOutcome {
     var entry: StateIndex.Entry {
         switch self {
         case .item(let item): .item(item.stored, captured: item.captureTime)
+        case .encoded(let item, _): .encoded(item)
         case .failed(let failure, _): .failure(failure)
+        }
+    }
+
+    /// Thumbnails encoded by this run for it.
+    var thumbnailsWritten: Int {
+        switch self {
+        case .item(let item): item.thumbnailsWritten
+        case .encoded(_, let written): written
+        case .failed: 0
         }
     }
 }

@@ -19,9 +19,6 @@ final class OutputDirectory: @unchecked Sendable {
     private let lock = NSLock()
     private var fanouts: [String: Directory] = [:]
     private var journal: Int32 = -1
-    /// Where a decode worker's journal lines go instead of the file: to the build's process,
-    /// which alone writes the journal, and which answers once they are on disk.
-    private let journalSink: (@Sendable ([String]) throws(FileSystemError) -> Void)?
 
     static let manifestName = "manifest.json"
     static let lockName = ".thumbframe.lock"
@@ -50,7 +47,6 @@ final class OutputDirectory: @unchecked Sendable {
         }
         thumbs = try area("thumbs")
         pages = try area("pages")
-        journalSink = nil
         // thumbframe's own bookkeeping files are plain files; anything else at their names (a
         // FIFO would hold every build forever, a link would lead a write elsewhere) stops here.
         for name in [Self.journalName, Self.ledgerName] {
@@ -62,15 +58,14 @@ final class OutputDirectory: @unchecked Sendable {
         }
     }
 
-    /// OUT_DIR as a decode worker sees it: the descriptor the build handed it, `thumbs/` (which
-    /// the build made), and its journal kept by the build through `journalSink`.
-    init(worker root: Directory, journalSink: @escaping @Sendable ([String]) throws(FileSystemError) -> Void)
-        throws(FileSystemError)
-    {
+    /// OUT_DIR as a decode worker sees it: the descriptor the build handed it and `thumbs/`
+    /// (which the build made, as it checked the journal's kind). The worker appends its outputs'
+    /// names to the journal itself, each in one write with `O_APPEND`, as the build does: lines
+    /// never interleave, and no round trip to the build comes between a file and its name.
+    init(worker root: Directory) throws(FileSystemError) {
         self.root = root
         thumbs = try root.subdirectory(Array("thumbs".utf8))
         pages = nil
-        self.journalSink = journalSink
     }
 
     private func area(_ name: OutputName) -> Directory? {
@@ -160,7 +155,6 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     private func appendToJournal(_ paths: [String]) throws(FileSystemError) {
-        if let journalSink { return try journalSink(paths) }
         lock.lock()
         defer { lock.unlock() }
         if journal < 0 {

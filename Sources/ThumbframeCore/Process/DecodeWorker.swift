@@ -24,7 +24,10 @@ package enum DecodeWorker {
         let prepared = WorkerSandbox.prepare(parent: Int32(CommandLine.arguments[2]) ?? -1)
         let channel = WorkerProtocol.channelFD
         var inbox = WorkerProtocol.Inbox()
-        guard case .setup(let setup)? = WorkerProtocol.receive(channel, &inbox, as: WorkerProtocol.ToWorker.self) else { exit(0) }
+        func next() -> WorkerProtocol.ToWorker? {
+            WorkerProtocol.receive(channel, &inbox).flatMap { try? WorkerProtocol.ToWorker(wire: $0) }
+        }
+        guard case .setup(let setup)? = next() else { exit(0) }
         let memory = WorkerSandbox.limitMemory(bytes: setup.memoryLimit)
         // Before the sandbox: libvips loads its modules as it starts.
         do {
@@ -33,12 +36,9 @@ package enum DecodeWorker {
             exit(70)
         }
         let source = SourceRoot(path: setup.sourcePath, directory: .adopt(fd: WorkerProtocol.sourceFD, path: setup.sourcePath))
-        let journal = JournalClient(channel: channel, inbox: inbox)
         let output: OutputDirectory
         do {
-            output = try OutputDirectory(worker: .adopt(fd: WorkerProtocol.outputFD, path: setup.outputPath)) {
-                (paths) throws(FileSystemError) in try journal.record(paths)
-            }
+            output = try OutputDirectory(worker: .adopt(fd: WorkerProtocol.outputFD, path: setup.outputPath))
         } catch {
             exit(73)
         }
@@ -51,19 +51,18 @@ package enum DecodeWorker {
             if usr >= 0 { close(usr) }
             if let prepared { sandbox.seccomp = sandbox.seccomp ?? prepared }
         }
-        guard WorkerProtocol.send(channel, WorkerProtocol.frame(WorkerProtocol.FromWorker.ready(sandbox: sandbox, memory: memory)))
-        else { exit(0) }
+        guard WorkerProtocol.send(channel, WorkerProtocol.FromWorker.ready(sandbox: sandbox, memory: memory).wire) else { exit(0) }
         let context = ProcessingContext(
             recipes: setup.recipes, settings: setup.settings, source: source, output: output, limits: setup.limits,
             overwrite: setup.overwrite)
-        while let message = journal.next() {
+        while let message = next() {
             let answer: WorkerProtocol.FromWorker
             switch message {
             case .job(let job): answer = .done(make(job, context: context))
             case .probe(let path): answer = probe(path)
-            case .setup, .journaled: exit(0)
+            case .setup: exit(0)
             }
-            guard WorkerProtocol.send(channel, WorkerProtocol.frame(answer)) else { break }
+            guard WorkerProtocol.send(channel, answer.wire) else { break }
         }
         exit(0)
     }
@@ -74,17 +73,22 @@ package enum DecodeWorker {
         context.recorded = job.recorded
         let timed = ItemProcessor.timed(
             job.source, context: context, previous: job.previous, previousIdentifier: job.previousIdentifier, known: job.known)
-        var done = WorkerProtocol.Done(outputUnwritable: timed.outputUnwritable)
+        let outcome: WorkerProtocol.Done.Outcome
         switch timed.outcome {
         case .item(let item):
-            done.item = .init(
-                file: item.file, media: item.media, image: item.image, exif: item.exif, thumbnails: item.thumbnails,
-                placeholder: item.placeholder, contentIdentifier: item.contentIdentifier, thumbnailsWritten: item.thumbnailsWritten)
+            do {
+                outcome = .item(
+                    try StateIndex.EncodedItem(item.stored, captured: item.captureTime), thumbnailsWritten: item.thumbnailsWritten)
+            } catch {
+                outcome = .failed(ItemProcessor.failure(job.source, .encode, "cannot encode its facts: \(error)"))
+            }
+        case .encoded(let item, let written):
+            outcome = .item(item, thumbnailsWritten: written)
         case .failed(let failure, _):
             // One file at a time in a worker: libvips' message is this file's own.
-            done.failure = failure
+            outcome = .failed(failure)
         }
-        return done
+        return .init(outcome: outcome, outputUnwritable: timed.outputUnwritable)
     }
 
     /// Opens a socket and reads a file, as a decoder gone wrong might: what the sandbox lets through.
@@ -100,30 +104,5 @@ package enum DecodeWorker {
             let stream = SOCK_STREAM
         #endif
         return .probed(socket: outcome(socket(AF_INET, stream, 0)), read: outcome(Foundation.open(path, O_RDONLY | O_CLOEXEC)))
-    }
-
-    /// The worker's end of the socket once set up: jobs in, and journal lines out, which the build
-    /// answers once they are on disk. `@unchecked Sendable`: one job runs at a time, on the
-    /// worker's one calling thread.
-    private final class JournalClient: @unchecked Sendable {
-        let channel: Int32
-        var inbox: WorkerProtocol.Inbox
-
-        init(channel: Int32, inbox: WorkerProtocol.Inbox) {
-            self.channel = channel
-            self.inbox = inbox
-        }
-
-        func record(_ paths: [String]) throws(FileSystemError) {
-            guard WorkerProtocol.send(channel, WorkerProtocol.frame(WorkerProtocol.FromWorker.journal(paths))),
-                case .journaled(let problem)? = WorkerProtocol.receive(channel, &inbox, as: WorkerProtocol.ToWorker.self)
-            else { exit(0) }
-            if let problem { throw problem }
-        }
-
-        /// The build's next message; nil once it closed the socket.
-        func next() -> WorkerProtocol.ToWorker? {
-            WorkerProtocol.receive(channel, &inbox, as: WorkerProtocol.ToWorker.self)
-        }
     }
 }

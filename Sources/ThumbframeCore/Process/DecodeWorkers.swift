@@ -9,8 +9,9 @@ import ThumbframeManifest
 /// (a signal, a trap, an abort, its memory cap) or outlives the file's deadline (killed) fails
 /// that file alone with a sentence, and the next file gets a new worker.
 ///
-/// `@unchecked Sendable`: `idle` and `reported` are only touched while `lock` is held;
-/// a `Worker` belongs to the one thread that took it.
+/// `@unchecked Sendable`: `idle`, `handed` and `reported` are only touched while `lock` is held;
+/// a `Worker` belongs to the one thread that took it (or, handed a file ahead, to the one that
+/// processes that file next).
 final class DecodeWorkers: @unchecked Sendable {
     let executable: String
     private let setup: WorkerProtocol.Setup
@@ -20,6 +21,8 @@ final class DecodeWorkers: @unchecked Sendable {
     private let events: @Sendable (BuildEvent) -> Void
     private let lock = NSLock()
     private var idle: [Worker] = []
+    /// Workers handed a file ahead (`process`'s `upcoming`), by the file's index in the plan.
+    private var handed: [Int: Worker] = [:]
     private var reported = false
     /// Workers are started from one thread that lives as long as the pool: a worker dies with the
     /// thread that started it (`PR_SET_PDEATHSIG`), and the pool's threads end as the files run out.
@@ -63,51 +66,77 @@ final class DecodeWorkers: @unchecked Sendable {
         return timeout + min(max(timeout, 5), 30) + Double(bytes) / Double(256 << 20)
     }
 
-    /// Makes `work` into an item in a worker.
-    func process(_ work: ReusePlan.Work, cancellation: CancellationFlag?) -> ItemProcessor.Timed {
+    /// Makes `work` (the plan's file at `index`) into an item in a worker. `upcoming`, the file
+    /// this thread makes next, is handed to the same worker now, so it finds its next job waiting
+    /// when it sends this one's facts rather than sleeping until the build wakes to send it (on a
+    /// library of small files, that was two processes woken a file instead of one).
+    func process(
+        _ index: Int, _ work: ReusePlan.Work, upcoming: (index: Int, work: ReusePlan.Work)?, cancellation: CancellationFlag?
+    ) -> ItemProcessor.Timed {
         let file = work.file
         func failed(_ reason: String) -> ItemProcessor.Timed {
             ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, .decode, reason)))
         }
+        lock.lock()
+        let ahead = handed.removeValue(forKey: index)
+        lock.unlock()
         let worker: Worker
-        do {
-            worker = try take()
-        } catch {
-            return failed(error.reason)
+        if let ahead {
+            worker = ahead
+        } else {
+            do {
+                worker = try take()
+            } catch {
+                return failed(error.reason)
+            }
+            guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.job(.init(work)).wire) else {
+                return failed(end(worker, killing: true, reason: nil))
+            }
         }
-        let job = WorkerProtocol.Job(
-            rawPath: file.rawPath, openPath: file.openPath, stat: file.stat, previous: work.previous,
-            previousIdentifier: work.previousIdentifier, known: work.placeholder, recorded: work.recorded)
+        var handedOn = false
+        if let upcoming, WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.job(.init(upcoming.work)).wire) {
+            lock.lock()
+            handed[upcoming.index] = worker
+            lock.unlock()
+            handedOn = true
+        }
         let deadline = Self.hardDeadline(limits: setup.limits, bytes: file.stat.size).map { Worker.now() + $0 }
-        switch converse(worker, .job(job), deadline: deadline, cancellation: cancellation) {
-        case .answer(.done(let done)):
-            give(back: worker)
+        let answer = wait(worker, deadline: deadline, cancellation: cancellation)
+        if case .answer(.done(let done)) = answer {
+            if !handedOn { give(back: worker) }
             return timed(done, file)
-        case .answer:
-            return failed(end(worker, killing: true, reason: "decoder sent an unexpected message"))
-        case .ended(let reason):
-            return failed(reason)
+        }
+        if handedOn, let upcoming {
+            // The worker is gone: the next file starts over in another.
+            lock.lock()
+            handed[upcoming.index] = nil
+            lock.unlock()
+        }
+        switch answer {
+        case .answer: return failed(end(worker, killing: true, reason: "decoder sent an unexpected message"))
+        case .ended(let reason): return failed(reason)
         }
     }
 
     /// What a worker's sandbox lets through (`WorkerProtocol.ToWorker.probe`).
     func probe(path: String) -> (socket: String?, read: String?)? {
         guard let worker = try? take() else { return nil }
-        guard
-            case .answer(.probed(let socket, let read)) = converse(
-                worker, .probe(path: path), deadline: Worker.now() + 30, cancellation: nil)
+        guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.probe(path: path).wire),
+            case .answer(.probed(let socket, let read)) = wait(worker, deadline: Worker.now() + 30, cancellation: nil)
         else { return nil }
         give(back: worker)
         return (socket, read)
     }
 
-    /// Closes every idle worker's socket and waits for it to exit.
+    /// Closes every idle worker's socket and waits for it to exit; kills those handed a file no
+    /// thread will ask for (the run stopped).
     func stop() {
         lock.lock()
-        let workers = idle
-        idle = []
+        let (workers, abandoned) = (idle, Array(handed.values))
+        (idle, handed) = ([], [:])
         lock.unlock()
         for worker in workers { _ = end(worker, killing: false, reason: "") }
+        for worker in abandoned { _ = end(worker, killing: true, reason: "") }
         spawner.stop()
     }
 
@@ -118,60 +147,39 @@ final class DecodeWorkers: @unchecked Sendable {
         case ended(String)
     }
 
-    /// Sends `message` and serves the worker's journal requests until it answers, dies, or the
-    /// deadline or a stop comes (then it is killed).
-    private func converse(
-        _ worker: Worker, _ message: WorkerProtocol.ToWorker, deadline: Double?, cancellation: CancellationFlag?
-    ) -> Ending {
-        guard WorkerProtocol.send(worker.channel, WorkerProtocol.frame(message)) else {
-            return .ended(end(worker, killing: true, reason: nil))
-        }
-        while true {
-            switch worker.next(until: deadline, cancellation: cancellation) {
-            case .message(.journal(let paths)):
-                var problem: FileSystemError?
-                do {
-                    try output.journal(paths)
-                } catch {
-                    problem = error
-                }
-                guard WorkerProtocol.send(worker.channel, WorkerProtocol.frame(WorkerProtocol.ToWorker.journaled(problem))) else {
-                    return .ended(end(worker, killing: true, reason: nil))
-                }
-            case .message(let answer):
-                return .answer(answer)
-            case .garbled:
-                return .ended(end(worker, killing: true, reason: "decoder sent a malformed message"))
-            case .closed:
-                return .ended(end(worker, killing: false, reason: nil))
-            case .deadline:
-                return .ended(
-                    end(
-                        worker, killing: true,
-                        reason: "timed out after \(ResourceLimits.seconds(setup.limits.decodeTimeout)) (--decode-timeout), killed"))
-            case .cancelled:
-                return .ended(end(worker, killing: true, reason: "stopped by a signal"))
-            }
+    /// Waits until the worker answers, dies, or the deadline or a stop comes (then it is killed).
+    private func wait(_ worker: Worker, deadline: Double?, cancellation: CancellationFlag?) -> Ending {
+        switch worker.next(until: deadline, cancellation: cancellation) {
+        case .message(let answer):
+            return .answer(answer)
+        case .garbled:
+            return .ended(end(worker, killing: true, reason: "decoder sent a malformed message"))
+        case .closed:
+            return .ended(end(worker, killing: false, reason: nil))
+        case .deadline:
+            return .ended(
+                end(
+                    worker, killing: true,
+                    reason: "timed out after \(ResourceLimits.seconds(setup.limits.decodeTimeout)) (--decode-timeout), killed"))
+        case .cancelled:
+            return .ended(end(worker, killing: true, reason: "stopped by a signal"))
         }
     }
 
     /// A finished job as the build's outcome. A failure that an allocation past the worker's
     /// memory cap caused says so.
     private func timed(_ done: WorkerProtocol.Done, _ file: SourceFile) -> ItemProcessor.Timed {
-        var timed = ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, .decode, "")))
-        timed.outputUnwritable = done.outputUnwritable
-        if let item = done.item {
-            timed.outcome = .item(
-                ProcessedItem(
-                    source: file, file: item.file, media: item.media, image: item.image, exif: item.exif,
-                    thumbnails: item.thumbnails, placeholder: item.placeholder, contentIdentifier: item.contentIdentifier,
-                    thumbnailsWritten: item.thumbnailsWritten))
-        } else if var failure = done.failure {
+        var timed: ItemProcessor.Timed
+        switch done.outcome {
+        case .item(let item, let written):
+            timed = ItemProcessor.Timed(outcome: .encoded(item, thumbnailsWritten: written))
+        case .failed(var failure):
             if WorkerEnd.isAllocationFailure(failure.reason) {
                 failure.reason = String((WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason).prefix(300))
             }
-            timed.outcome = .failed(failure)
+            timed = ItemProcessor.Timed(outcome: .failed(failure))
         }
+        timed.outputUnwritable = done.outputUnwritable
         return timed
     }
 
@@ -185,7 +193,7 @@ final class DecodeWorkers: @unchecked Sendable {
         if let reused { return reused }
         let (executable, source, output) = (executable, source.directory.fd, output.root.fd)
         let worker = try spawner.run { () throws(WorkerStartError) in try Worker.spawn(executable, source: source, output: output) }.get()
-        guard WorkerProtocol.send(worker.channel, WorkerProtocol.frame(WorkerProtocol.ToWorker.setup(setup))),
+        guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.setup(setup).wire),
             case .message(.ready(let sandbox, let memory)) = worker.next(until: Worker.now() + 60, cancellation: nil)
         else {
             let reason = end(worker, killing: true, reason: nil)
@@ -320,6 +328,8 @@ final class Worker {
     private let errors: Int32
     private var errorsOpen = true
     private var inbox = WorkerProtocol.Inbox()
+    /// Where reads land (kept: a cold build of small files reads twice a file).
+    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
     /// The last 4 KiB of what the worker wrote on stderr (a crash's last words).
     private var tail: [UInt8] = []
 
@@ -343,10 +353,9 @@ final class Worker {
     /// The worker's next message, or what came first: its socket closed (it died), the deadline,
     /// a stop. Its stderr is read meanwhile, so it never blocks on a full pipe.
     func next(until deadline: Double?, cancellation: CancellationFlag?) -> Event {
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
             if let body = inbox.next() {
-                guard let message = try? JSONDecoder().decode(WorkerProtocol.FromWorker.self, from: Data(body)) else { return .garbled }
+                guard let message = try? WorkerProtocol.FromWorker(wire: body) else { return .garbled }
                 return .message(message)
             }
             if inbox.overflowed { return .garbled }

@@ -96,6 +96,8 @@ extension ProcessedItem {
 /// ordinary outcome of a batch, not a thrown error.)
 enum FileOutcome: Sendable, Equatable {
     case item(ProcessedItem)
+    /// An item a decode worker made, as the state index stores it.
+    case encoded(StateIndex.EncodedItem, thumbnailsWritten: Int)
     /// `fromVips`: the reason is libvips' error buffer, which parallel decodes can mix.
     case failed(Manifest.Failure, fromVips: Bool = false)
 }

@@ -3,9 +3,9 @@ import ThumbframeImaging
 import ThumbframeManifest
 
 /// What a build and its decode workers say to each other (`DecodeWorkers`, `DecodeWorker`):
-/// JSON messages, each after its length (4 bytes, big-endian), over one socket pair. Facts only:
-/// a worker writes its thumbnails, posters, tiles and motion into OUT_DIR itself, and no pixel
-/// crosses the socket.
+/// messages, each after its length (4 bytes, big-endian), over one socket pair, in the fixed
+/// layout of `WireWriter`. Facts only: a worker writes its thumbnails, posters, tiles and motion
+/// into OUT_DIR itself (their names into OUT_DIR's journal first), and no pixel crosses the socket.
 ///
 /// The worker is the same executable started with `argument`; it finds the socket at descriptor
 /// `channelFD`, the source directory at `sourceFD` and OUT_DIR at `outputFD`.
@@ -34,7 +34,7 @@ enum WorkerProtocol {
     }
 
     /// One file to make into an item (`ReusePlan.Work`).
-    struct Job: Codable {
+    struct Job {
         var rawPath: [UInt8]
         var openPath: [UInt8]
         var stat: FileStat
@@ -42,6 +42,11 @@ enum WorkerProtocol {
         var previousIdentifier: String?
         var known: ReusePlan.KnownPlaceholder?
         var recorded: [String: Int]
+
+        init(_ work: ReusePlan.Work) {
+            (rawPath, openPath, stat) = (work.file.rawPath, work.file.openPath, work.file.stat)
+            (previous, previousIdentifier, known, recorded) = (work.previous, work.previousIdentifier, work.placeholder, work.recorded)
+        }
 
         var source: SourceFile {
             var file = SourceFile(path: rawPath)
@@ -51,47 +56,29 @@ enum WorkerProtocol {
         }
     }
 
-    /// A job's outcome: the item's facts (its source is the build's), or the failure.
-    struct Done: Codable {
-        struct Item: Codable {
-            var file: Manifest.FileInfo
-            var media: Manifest.Media
-            var image: Manifest.ImageInfo
-            var exif: Manifest.ExifInfo?
-            var thumbnails: [String: Manifest.Thumbnail]
-            var placeholder: Manifest.Placeholder?
-            var contentIdentifier: String?
-            var thumbnailsWritten: Int
+    /// A job's outcome: the item as the build's state index stores it, or the failure.
+    struct Done {
+        enum Outcome {
+            case item(StateIndex.EncodedItem, thumbnailsWritten: Int)
+            case failed(Manifest.Failure)
         }
-        var item: Item?
-        var failure: Manifest.Failure?
+        var outcome: Outcome
         var outputUnwritable: String?
     }
 
-    enum ToWorker: Codable {
+    enum ToWorker {
         case setup(Setup)
         case job(Job)
-        /// The journal lines a worker sent are on disk (nil), or why not.
-        case journaled(FileSystemError?)
         /// Try what the sandbox denies: open a socket, and read `path` (the tests' view of it).
         case probe(path: String)
     }
 
-    enum FromWorker: Codable {
+    enum FromWorker {
         /// Set up: what of the sandbox and the memory limit holds (nil: it does), or why not.
         case ready(sandbox: WorkerSandbox.Status, memory: String?)
-        /// Names to record in OUT_DIR's journal before their files are created.
-        case journal([String])
         case done(Done)
         /// What `probe` met: nil where the operation succeeded, else its error.
         case probed(socket: String?, read: String?)
-    }
-
-    /// `value` as one message: its length, then its JSON.
-    static func frame(_ value: some Encodable) -> [UInt8] {
-        let body = (try? JSONEncoder().encode(value)).map(Array.init) ?? []
-        let count = UInt32(body.count)
-        return [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)] + body
     }
 
     /// Sends all of `bytes` on the socket; false when the other end is gone.
@@ -129,12 +116,12 @@ enum WorkerProtocol {
         }
     }
 
-    /// Reads until one whole message of `type` arrived (blocking); nil at the end of the stream
-    /// or on a message that is not one.
-    static func receive<Message: Decodable>(_ fd: Int32, _ inbox: inout Inbox, as type: Message.Type) -> Message? {
+    /// Reads until one whole message arrived (blocking) and returns it; nil at the end of the
+    /// stream or past `maximumMessageBytes`.
+    static func receive(_ fd: Int32, _ inbox: inout Inbox) -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            if let body = inbox.next() { return try? JSONDecoder().decode(type, from: Data(body)) }
+            if let body = inbox.next() { return body }
             if inbox.overflowed { return nil }
             let got = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
             if got < 0, errno == EINTR { continue }

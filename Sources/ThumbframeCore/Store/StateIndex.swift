@@ -203,9 +203,9 @@ final class StateIndex {
 
         /// The files in OUT_DIR the item names, with their sizes (-1: unknown): its thumbnails,
         /// and a Motion Photo's extracted MP4.
-        var files: [(path: String, bytes: Int)] {
-            var files = thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
-            if let motion = media?.motion, let path = motion.path { files.append((path, motion.bytes)) }
+        var files: [EncodedItem.OwnedFile] {
+            var files = thumbnails.values.map { EncodedItem.OwnedFile(path: $0.path, bytes: $0.bytes ?? -1) }
+            if let motion = media?.motion, let path = motion.path { files.append(.init(path: path, bytes: motion.bytes)) }
             return files
         }
 
@@ -221,28 +221,60 @@ final class StateIndex {
         }
     }
 
+    /// An item encoded as the index stores it, where it was made (a decode worker), with the
+    /// columns the index keeps beside it.
+    struct EncodedItem: Sendable, Equatable {
+        /// A file in OUT_DIR the item names, with its size (-1: unknown).
+        struct OwnedFile: Sendable, Equatable {
+            var path: String
+            var bytes: Int
+        }
+        /// The `StoredItem`'s JSON.
+        var json: [UInt8]
+        /// The capture time that orders it (`YYYY-MM-DDTHH:MM:SS`).
+        var captured: String
+        var pair: String?
+        var files: [OwnedFile]
+
+        init(json: [UInt8], captured: String, pair: String?, files: [OwnedFile]) {
+            self.json = json
+            self.captured = captured
+            self.pair = pair
+            self.files = files
+        }
+
+        init(_ item: StoredItem, captured: String) throws {
+            self.init(
+                json: Array(try JSONEncoder().encode(item)), captured: captured, pair: item.pair, files: item.files)
+        }
+    }
+
     /// What becomes of a file in the index.
     enum Entry {
         /// An item, with the capture time that orders it (`YYYY-MM-DDTHH:MM:SS`).
         case item(StoredItem, captured: String)
+        /// An item a decode worker encoded.
+        case encoded(EncodedItem)
         case failure(Manifest.Failure)
     }
 
     /// Records a file's item or failure, and commits.
     func record(_ source: SourceFile, _ entry: Entry) throws(SQLiteError) {
         guard let upsert else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
-        let json: Data
-        var item: StoredItem?
+        let json: [UInt8]
+        var item: EncodedItem?
         var failure: Manifest.Failure?
-        var captured = ""
         do {
             switch entry {
             case .item(let stored, let time):
-                (item, captured) = (stored, time)
-                json = try JSONEncoder().encode(stored)
+                item = try EncodedItem(stored, captured: time)
+                json = item?.json ?? []
+            case .encoded(let encoded):
+                item = encoded
+                json = encoded.json
             case .failure(let failed):
                 failure = failed
-                json = try JSONEncoder().encode(failed)
+                json = Array(try JSONEncoder().encode(failed))
             }
         } catch {
             throw SQLiteError(code: 1, message: "cannot encode: \(error)")
@@ -253,21 +285,21 @@ final class StateIndex {
         upsert.bind(3, source.stat.modifiedKey)
         upsert.bind(4, item == nil ? 1 : 0)
         upsert.bind(5, failure?.stage)
-        upsert.bind(6, captured)
+        upsert.bind(6, item?.captured ?? "")
         upsert.bind(7, item?.pair)
         try upsert.run()
         guard let deleteThumbnails, let insertThumbnail else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         deleteThumbnails.bind(1, source.rawPath)
         try deleteThumbnails.run()
-        for (path, bytes) in item?.files ?? [] {
+        for file in item?.files ?? [] {
             insertThumbnail.bind(1, source.rawPath)
-            insertThumbnail.bind(2, path)
-            insertThumbnail.bind(3, bytes)
+            insertThumbnail.bind(2, file.path)
+            insertThumbnail.bind(3, file.bytes)
             try insertThumbnail.run()
         }
         guard let upsertEntry else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         upsertEntry.bind(1, source.rawPath)
-        upsertEntry.bind(2, Array(json))
+        upsertEntry.bind(2, json)
         try upsertEntry.run()
         // A build killed at any moment has recorded every file it finished but the last
         // quarter of a second's; the caller commits the rest when it is done.

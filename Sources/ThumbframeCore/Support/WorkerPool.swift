@@ -4,9 +4,9 @@ import Foundation
 /// own (never Swift's cooperative pool: the work blocks in libvips and file I/O), each taking
 /// the next index in order under one condition lock.
 ///
-/// - `run`: the per-file work of a build, `jobs` threads, the results handed to the caller as an
-///   async sequence as they arrive. At most `jobs × 4` results wait for the caller, so memory
-///   stays bounded by `jobs` however slow the caller is.
+/// - `run`: the per-file work of a build, `jobs` threads, each with its next index taken ahead,
+///   each result handled (recorded) on the thread that made it, one at a time: at most `jobs`
+///   results exist at once, so memory stays bounded by `jobs`.
 /// - `forEach`: a short fan-out whose results land in slots of their own (the walk's
 ///   directories, the plan's thumbnail stats); the calling thread takes part, and it returns
 ///   when every index is done.
@@ -20,15 +20,15 @@ enum WorkerPool {
             // The threads reach `body` through the box, emptied once every one of them is done
             // (a finished `Thread` may keep its block a while longer; never `body` itself).
             let work = Borrowed(body)
-            let state = State(count: count, threads: threads, pending: Int.max)
+            let state = State(count: count, threads: threads)
             for _ in 1..<threads {
                 start {
                     while let index = state.next(stop: { false }) { work.body?(index) }
-                    _ = state.threadDone()
+                    state.threadDone()
                 }
             }
             while let index = state.next(stop: { false }) { work.body?(index) }
-            _ = state.threadDone()
+            state.threadDone()
             state.waitForThreads()
             work.body = nil
         }
@@ -48,94 +48,88 @@ enum WorkerPool {
         thread.start()
     }
 
-    /// Runs `work(index)` for every index below `count`, `jobs` at a time, until `stop()` holds
-    /// (checked before each index: work in flight finishes). Results arrive in completion order.
-    static func run<Output: Sendable>(
-        count: Int, jobs: Int, stop: @escaping @Sendable () -> Bool, work: @escaping @Sendable (Int) -> Output
-    ) -> Results<Output> {
-        let state = State(count: count, threads: max(1, min(jobs, count)), pending: max(1, jobs) * 4)
-        let (stream, continuation) = AsyncStream.makeStream(of: (Int, Output).self)
-        guard count > 0 else {
-            continuation.finish()
-            return Results(stream: stream, state: state)
-        }
-        for _ in 0..<state.threads {
-            start {
-                while let index = state.next(stop: stop) {
-                    continuation.yield((index, work(index)))
+    /// Runs `work(index, upcoming)` for every index below `count` on `jobs` threads, until
+    /// `stop()` holds (checked before each index: work in flight finishes), and hands each
+    /// result to `handle` on the thread that made it, one at a time, in completion order; returns
+    /// when every thread is done. `upcoming` is the index the same thread runs next, already
+    /// taken (nil: none), so `work` can pass it on before it waits (a decode worker gets its next
+    /// file while it makes this one). Nothing waits between a result and its handling: no queue
+    /// to bound, and no thread to wake for it.
+    static func run<Output>(
+        count: Int, jobs: Int, stop: @escaping @Sendable () -> Bool, work: @escaping @Sendable (Int, Int?) -> Output,
+        handle: (Int, Output) -> Void
+    ) {
+        guard count > 0 else { return }
+        withoutActuallyEscaping(handle) { handle in
+            let handler = Serialized(handle)
+            let state = State(count: count, threads: max(1, min(jobs, count)))
+            for _ in 0..<state.threads {
+                start {
+                    var upcoming = state.next(stop: stop)
+                    while let index = upcoming {
+                        upcoming = state.next(stop: stop)
+                        handler.call(index, work(index, upcoming))
+                        if stop() { break }
+                    }
+                    state.threadDone()
                 }
-                if state.threadDone() { continuation.finish() }
             }
+            state.waitForThreads()
+            handler.release()
         }
-        return Results(stream: stream, state: state)
     }
 
-    /// The results, in completion order; each one taken frees room for the next.
-    struct Results<Output: Sendable>: AsyncSequence, Sendable {
-        typealias Element = (Int, Output)
-        let stream: AsyncStream<(Int, Output)>
-        let state: State
+    /// `run`'s handler, lent to its threads and called by one at a time. `@unchecked Sendable`:
+    /// `body` is called and emptied only while `lock` is held, and emptied after the last thread
+    /// is done, so what it captures is never touched by two threads at once.
+    private final class Serialized<Output>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var body: ((Int, Output) -> Void)?
+        init(_ body: @escaping (Int, Output) -> Void) { self.body = body }
 
-        struct AsyncIterator: AsyncIteratorProtocol {
-            var base: AsyncStream<(Int, Output)>.AsyncIterator
-            let state: State
-
-            mutating func next() async -> (Int, Output)? {
-                guard let element = await base.next() else { return nil }
-                state.taken()
-                return element
-            }
+        func call(_ index: Int, _ output: Output) {
+            lock.lock()
+            defer { lock.unlock() }
+            body?(index, output)
         }
 
-        func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: stream.makeAsyncIterator(), state: state)
+        func release() {
+            lock.lock()
+            defer { lock.unlock() }
+            body = nil
         }
     }
 
     /// The pool's shared counters, under one condition lock.
-    final class State: @unchecked Sendable {
+    private final class State: @unchecked Sendable {
         // @unchecked: every field is read and written with `condition` held.
         private let condition = NSCondition()
         private let count: Int
         let threads: Int
         private var nextIndex = 0
         private var running: Int
-        private var room: Int
 
-        init(count: Int, threads: Int, pending: Int) {
+        init(count: Int, threads: Int) {
             self.count = count
             self.threads = threads
             running = threads
-            room = pending
         }
 
-        /// The next index to work on, once there is room for its result; nil when all are
-        /// taken or `stop()` holds.
+        /// The next index to work on; nil when all are taken or `stop()` holds.
         func next(stop: () -> Bool) -> Int? {
             condition.lock()
             defer { condition.unlock() }
-            while room == 0 { condition.wait() }
             guard nextIndex < count, !stop() else { return nil }
-            room -= 1
             nextIndex += 1
             return nextIndex - 1
         }
 
-        /// The caller took a result: room for one more.
-        func taken() {
-            condition.lock()
-            room += 1
-            condition.signal()
-            condition.unlock()
-        }
-
-        /// A thread has no more work; true for the last one.
-        func threadDone() -> Bool {
+        /// A thread has no more work.
+        func threadDone() {
             condition.lock()
             defer { condition.unlock() }
             running -= 1
             condition.broadcast()
-            return running == 0
         }
 
         /// Returns once every thread has said it is done.
