@@ -132,3 +132,42 @@ struct WorkerTests {
         }
     }
 }
+
+extension WorkerTests {
+    /// Runs what follows under a seccomp profile like a container's that predates Landlock and
+    /// forbids nested filters: Landlock's calls and `seccomp` answer ENOSYS, `prctl(PR_SET_SECCOMP)`
+    /// EINVAL (Debian's python3-seccomp, the libseccomp binding).
+    static let refusingProfile = """
+        import errno, os, sys, seccomp
+        profile = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+        for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self", "seccomp"):
+            profile.add_rule(seccomp.ERRNO(errno.ENOSYS), name)
+        profile.add_rule(seccomp.ERRNO(errno.EINVAL), "prctl", seccomp.Arg(0, seccomp.EQ, 22))
+        profile.load()
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
+
+    @Test("where the kernel or a container refuses seccomp and Landlock, the build says so once and builds every file")
+    func refusedSandbox() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/src"
+            try Fixtures.makeDirectory(source)
+            for name in ["a", "b", "c", "d", "e"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 320, height: 240) }
+            let run = try await Processes.run(
+                "/usr/bin/python3",
+                ["-c", Self.refusingProfile, CLITests.executable, "build", source, "--out", root + "/out", "--jobs", "2"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let warnings = run.stderr.split(separator: "\n").filter { $0.contains("decode workers run isolated without") }
+            #expect(
+                warnings.map(String.init) == [
+                    "decode workers run isolated without seccomp (Invalid argument), Landlock (Function not implemented): "
+                        + "the kernel refused it"
+                ], "\(run.stderr)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg"] && manifest.failures.isEmpty)
+            // Without the profile, the same build says nothing of the sandbox.
+            let plain = try await CLITests.run(["build", source, "--out", root + "/plain", "--jobs", "2"])
+            #expect(plain.status == 0 && !plain.stderr.contains("isolated without"), "\(plain.stderr)")
+        }
+    }
+}
