@@ -195,7 +195,7 @@ struct BuildCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let reporter = Reporter(format: logFormat, quiet: quiet, progress: progress)
+        let reporter = Reporter(format: logFormat, quiet: quiet, progress: progress, deciding: failOn)
         let cancellation = CancellationFlag()
         let signals = SignalTrap(cancellation: cancellation, reporter: reporter)
         let report: BuildReport
@@ -239,6 +239,15 @@ enum FailOn: String, ExpressibleByArgument, CaseIterable {
     case new
     /// None: failures are listed in the manifest, the exit code is 0.
     case never
+
+    /// Whether a failure (new to this run or not) is one that makes the build exit 1.
+    func counts(new: Bool) -> Bool {
+        switch self {
+        case .any: true
+        case .new: new
+        case .never: false
+        }
+    }
 
     func fails(_ report: BuildReport) -> Bool {
         switch self {

@@ -18,15 +18,19 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
 final class Reporter: @unchecked Sendable {
     let format: LogFormat
     let quiet: Bool
+    /// The failures that decide the exit code (`--fail-on`): printed even when quiet, so cron,
+    /// which mails what a job prints, mails exactly when the exit code says something is wrong.
+    let deciding: FailOn
     let showProgress: Bool
     private let lock = NSLock()
     private let started = Date()
     private var lastDrawn = Date.distantPast
     private var lineOnScreen = false
 
-    init(format: LogFormat, quiet: Bool, progress: Bool?) {
+    init(format: LogFormat, quiet: Bool, progress: Bool?, deciding: FailOn = .any) {
         self.format = format
         self.quiet = quiet
+        self.deciding = deciding
         // Progress: never when quiet; when neither asked nor refused, only on a terminal.
         self.showProgress = !quiet && (progress ?? (isatty(STDERR_FILENO) == 1))
     }
@@ -35,10 +39,10 @@ final class Reporter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         switch event {
-        case .failure(let failure):
-            guard !quiet else { return }
+        case .failure(let failure, let new):
+            guard !quiet || deciding.counts(new: new) else { return }
             emit(
-                json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason],
+                json: ["event": "failure", "path": failure.path, "stage": failure.stage, "reason": failure.reason, "new": new],
                 text: TerminalText.safe(event.description))
         case .warning(let message):
             guard !quiet else { return }
@@ -78,16 +82,23 @@ final class Reporter: @unchecked Sendable {
         emit(
             json: [
                 "event": "summary", "manifest": report.manifestPath, "items": report.items, "sections": report.sections,
-                "failures": report.failures.count, "reused": report.reused, "thumbnailsWritten": report.thumbnailsWritten,
+                "failures": report.failures.count, "newFailures": report.newFailures, "reused": report.reused,
+                "thumbnailsWritten": report.thumbnailsWritten,
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
                 "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed, "skipped": report.skipped,
                 "failed": causes,
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed"
-                + FailureCause.text(causes) + ", "
+                + Self.failedText(new: report.newFailures, causes: FailureCause.text(causes)) + ", "
                 + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
                 + "manifest \(report.manifestWritten ? "written" : "unchanged")")
+    }
+
+    /// What follows `N failed`: ` (1 new; crash 1)`, ` (1 new)`, ` (crash 1)` or nothing.
+    static func failedText(new: Int, causes: String) -> String {
+        guard new > 0 else { return causes }
+        return causes.isEmpty ? " (\(new) new)" : " (\(new) new; " + causes.dropFirst(2)
     }
 
     /// `3 skipped (2 video, 1 sidecar), ` — nothing when nothing was skipped.

@@ -12,8 +12,9 @@ extension Builder {
         var thumbnailsWritten = 0
         /// Items that now fail (a disk that went unreadable): dropped from the manifest.
         var droppedByFailure = 0
-        /// Files that fail now but had not failed before (for `--fail-on new`).
-        var newFailures = 0
+        /// Files that fail now but had not failed before (for `--fail-on new`), by their path as
+        /// the manifest gives it.
+        var newFailures: Set<String> = []
         var rediagnosed = 0
     }
 
@@ -84,7 +85,7 @@ extension Builder {
             try index.stopping { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
         }
         try index.stopping { () throws(SQLiteError) in try index.commit() }
-        tally.newFailures = newlyFailed.count
+        tally.newFailures = Set(newlyFailed.map { plan.work[$0].file.manifestRawPath ?? plan.work[$0].file.relativePath })
         tally.rediagnosed = rediagnosed.count
         return tally
     }

@@ -21,11 +21,12 @@ extension Builder {
             counts = try index.rowCounts()
         }
         let publisher = Publisher(
-            index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle, events: events)
+            index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
+            newFailures: NewFailures(paths: tally.newFailures), events: events)
         let failures = try publisher.reportFailures(SourceWalker.Result())
         return BuildReport(
             manifestPath: output.path + "/" + OutputDirectory.manifestName, items: counts.items, sections: 0,
             failures: failures, thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: false, reused: reused,
-            skipped: walk.skipped)
+            newFailures: tally.newFailures.count, skipped: walk.skipped)
     }
 }

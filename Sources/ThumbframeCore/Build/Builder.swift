@@ -73,7 +73,8 @@ package struct Builder: Sendable {
         HeapTrim.now()
         let publisher = Publisher(
             index: index, output: output, settings: options.settings, sourceTitle: options.sourceTitle,
-            verify: options.verify, jobs: options.jobs, events: events)
+            verify: options.verify, jobs: options.jobs,
+            newFailures: NewFailures(paths: tally.newFailures, walk: !walkFailuresKnown), events: events)
         let written = try publisher.publish(walk: walk, published: site.published, unchanged: unchanged, changed: changed)
         let prune = try Pruner(output: output).prune(after: written, by: publisher, published: site.published)
         if options.viewer {
@@ -84,7 +85,7 @@ package struct Builder: Sendable {
             manifestPath: site.manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reused,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
-            newFailures: tally.newFailures + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed,
+            newFailures: tally.newFailures.count + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed,
             skipped: walk.skipped)
     }
 }

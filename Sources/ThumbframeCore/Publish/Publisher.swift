@@ -16,6 +16,8 @@ struct Publisher {
     var verify = false
     /// Threads that assemble pages (`--jobs`): the manifest of a large library is written in parallel.
     var jobs = 1
+    /// Which failures are new, for their report.
+    var newFailures = NewFailures()
     var events: @Sendable (BuildEvent) -> Void
 
     /// What a run published (or found already published).
@@ -285,7 +287,11 @@ struct Publisher {
             }
         }
         failures = Manifest.Failure.ordered(failures)
-        for failure in failures { events(.failure(failure)) }
+        let fromWalk = Set(walk.failures.map(NewFailures.key))
+        for failure in failures {
+            let key = NewFailures.key(failure)
+            events(.failure(failure, new: fromWalk.contains(key) ? newFailures.walk : newFailures.paths.contains(key)))
+        }
         return failures
     }
 

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import ThumbframeTestSupport
+
+/// A build as cron runs it: cron mails whatever a job prints, so `-q` prints exactly the failures
+/// that decide the exit code, and every failure says whether it is new (issue 37, item 1).
+@Suite("Cron: quiet unless something is new")
+struct CronTests {
+    static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+    static func writeBroken(_ path: String) throws {
+        try Fixtures.write(Array("not a JPEG, whatever its name says".utf8), to: path)
+    }
+
+    @Test("-q prints the failures --fail-on counts, no others; text and JSON mark new failures; the summary counts them")
+    func quietPrintsWhatDecides() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try Fixtures.makeDirectory(source)
+            try Fixtures.writeImage(to: source + "/a.jpg", width: 64, height: 48)
+            try Self.writeBroken(source + "/broken.jpg")
+            func build(_ extra: [String]) async throws -> Processes.Output {
+                try await CLITests.run(["build", source, "--out", out] + extra)
+            }
+
+            // The first night: the broken file is new, said so, and counted.
+            let first = try await build([])
+            #expect(first.status == 1)
+            #expect(Self.lines(first.stderr).contains { $0.hasPrefix("new failure: broken.jpg: probe: ") }, "\(first.stderr)")
+            #expect(first.stderr.contains(" 1 failed (1 new), "), "\(first.stderr)")
+
+            // Known now: --fail-on new is silent and content; the default still counts it, and -q
+            // prints it (not as new); --fail-on never prints nothing.
+            let known = try await build(["-q", "--fail-on", "new"])
+            #expect(known.status == 0 && known.stderr.isEmpty, "\(known.stderr)")
+            let any = try await build(["-q"])
+            #expect(any.status == 1)
+            #expect(Self.lines(any.stderr).count == 1 && any.stderr.hasPrefix("broken.jpg: probe: "), "\(any.stderr)")
+            let never = try await build(["-q", "--fail-on", "never"])
+            #expect(never.status == 0 && never.stderr.isEmpty, "\(never.stderr)")
+            let plain = try await build(["--fail-on", "new"])
+            #expect(plain.stderr.contains(" 1 failed, ") && !plain.stderr.contains("new failure"), "\(plain.stderr)")
+
+            // Another broken file: -q --fail-on new prints it alone, and exits 1.
+            try Self.writeBroken(source + "/broken2.jpg")
+            let second = try await build(["-q", "--fail-on", "new"])
+            #expect(second.status == 1)
+            #expect(Self.lines(second.stderr).map { String($0.prefix(32)) } == ["new failure: broken2.jpg: probe:"], "\(second.stderr)")
+
+            // JSON lines: each failure's `new`, and the summary's count.
+            try Self.writeBroken(source + "/broken3.jpg")
+            let json = try await build(["--log-format", "json", "--fail-on", "new"])
+            #expect(json.status == 1)
+            let events = Self.lines(json.stderr).compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let failures = events.filter { $0["event"] as? String == "failure" }
+            #expect(
+                failures.map { "\($0["path"] as? String ?? "") \(($0["new"] as? Bool).map(String.init) ?? "none")" } == [
+                    "broken.jpg false", "broken2.jpg false", "broken3.jpg true",
+                ],
+                "\(json.stderr)")
+            #expect(json.summary["failures"] as? Int == 3 && json.summary["newFailures"] as? Int == 1, "\(json.summary)")
+        }
+    }
+}
