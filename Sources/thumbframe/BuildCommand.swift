@@ -143,6 +143,13 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Write nothing: print what a build would change on stdout and exit 1, or exit 0 when up to date.")
     var check = false
 
+    @Flag(
+        help: """
+            With --check: one JSON document on stdout (upToDate, manifest, added, changed, removed, \
+            thumbnails, failing) instead of lines.
+            """)
+    var json = false
+
     @Option(
         name: .customLong("fail-on"),
         help:
@@ -162,6 +169,7 @@ struct BuildCommand: AsyncParsableCommand {
     var logFormat: LogFormat = .text
 
     func validate() throws {
+        if json && !check { throw ValidationError("--json goes with --check (a build's own output is the manifest)") }
         do {
             try options().validate()
         } catch {
@@ -211,7 +219,11 @@ struct BuildCommand: AsyncParsableCommand {
         reporter.finish()
         withExtendedLifetime(signals) {}
         if check {
-            for line in report.stale { print(TerminalText.safe(line)) }
+            if json {
+                try emit(CheckDocument(report), json: true) { "" }
+            } else {
+                for line in report.stale { print(TerminalText.safe(line)) }
+            }
             reporter.note(report.stale.isEmpty ? "up to date" : "stale")
             if !report.stale.isEmpty { throw ExitCode(1) }
             return
@@ -288,5 +300,27 @@ final class SignalTrap {
 
     deinit {
         for source in sources { source.cancel() }
+    }
+}
+
+/// `build --check --json`: what a build would change, one document for scripts.
+struct CheckDocument: Encodable {
+    var upToDate: Bool
+    /// Why the whole manifest would be written again; absent when it would not be.
+    var manifest: String?
+    var added: [String]
+    var changed: [String]
+    var removed: [String]
+    var thumbnails: [String]
+    /// The files that fail, as the manifest lists them (a failure alone does not make a build stale).
+    var failing: [Manifest.Failure]
+
+    init(_ report: BuildReport) {
+        let staleness = report.staleness
+        upToDate = report.stale.isEmpty
+        (manifest, added, changed, removed, thumbnails) = (
+            staleness.manifest, staleness.added, staleness.changed, staleness.removed, staleness.thumbnails
+        )
+        failing = report.failures
     }
 }

@@ -25,7 +25,7 @@ enum ConfigFile {
         "exclude": .values,
         "jobs": .value,
         "max-pixels": .value, "max-file-bytes": .value, "max-decode-bytes": .value, "decode-timeout": .value,
-        "allow-shrink": .flag, "follow-symlinks": .flag, "force": .flag, "verify": .flag, "check": .flag,
+        "allow-shrink": .flag, "follow-symlinks": .flag, "force": .flag, "verify": .flag, "check": .flag, "json": .flag,
         "fail-on": .value, "quiet": .flag, "progress": .invertibleFlag, "log-format": .value,
     ]
 

@@ -64,3 +64,47 @@ struct CronTests {
         }
     }
 }
+
+extension CronTests {
+    /// stdout of `build --check --json`, parsed.
+    static func document(_ run: Processes.Output) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+    }
+
+    @Test("--check --json: one document of what a build would change, by kind; --json without --check is a usage error")
+    func checkJSON() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try Fixtures.makeDirectory(source)
+            for name in ["a", "b", "c"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 64, height: 48) }
+            try Self.writeBroken(source + "/broken.jpg")
+            let check = ["build", source, "--out", out, "--check", "--json"]
+
+            let none = try await CLITests.run(check)
+            #expect(none.status == 1)
+            let empty = try Self.document(none)
+            #expect(empty["upToDate"] as? Bool == false && empty["manifest"] as? String == "no manifest.json yet", "\(empty)")
+
+            _ = try await CLITests.run(["build", source, "--out", out])
+            let fresh = try await CLITests.run(check)
+            #expect(fresh.status == 0, "\(fresh.stdout)")
+            let current = try Self.document(fresh)
+            #expect(current["upToDate"] as? Bool == true && current["manifest"] == nil, "\(current)")
+            #expect((current["failing"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == ["broken.jpg"], "\(current)")
+            for kind in ["added", "changed", "removed", "thumbnails"] { #expect((current[kind] as? [String])?.isEmpty == true) }
+
+            try Fixtures.writeImage(to: source + "/b.jpg", width: 80, height: 60)
+            try Fixtures.writeImage(to: source + "/d.jpg", width: 64, height: 48)
+            try FileManager.default.removeItem(atPath: source + "/c.jpg")
+            let changed = try await CLITests.run(check)
+            #expect(changed.status == 1)
+            let stale = try Self.document(changed)
+            #expect(stale["upToDate"] as? Bool == false && stale["manifest"] == nil, "\(stale)")
+            #expect(stale["added"] as? [String] == ["d.jpg"] && stale["changed"] as? [String] == ["b.jpg"], "\(stale)")
+            #expect(stale["removed"] as? [String] == ["c.jpg"], "\(stale)")
+
+            let alone = try await CLITests.run(["build", source, "--out", out, "--json"])
+            #expect(alone.status == 64, "\(alone.stderr)")
+        }
+    }
+}

@@ -166,6 +166,22 @@ package struct BuildReport: Sendable, Equatable {
     package var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     package var stale: [String] = []
+    /// With `check`: the same by kind, for `--check --json`.
+    package var staleness = Staleness()
     /// Files the walk met that are neither items nor failures, by kind (video, audio, sidecar, other).
     package var skipped: [String: Int] = [:]
+}
+
+extension BuildReport {
+    /// What `--check` found a build would change, by kind; paths as the manifest gives them.
+    package struct Staleness: Sendable, Encodable, Equatable {
+        /// Why the manifest as a whole would be written again (none yet, other settings or
+        /// another thumbframe, a manifest changed outside it), or nil.
+        package var manifest: String?
+        package var added: [String] = []
+        package var changed: [String] = []
+        package var removed: [String] = []
+        /// Items whose thumbnails are missing or no longer hold their recorded bytes.
+        package var thumbnails: [String] = []
+    }
 }

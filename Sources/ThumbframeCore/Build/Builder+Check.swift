@@ -9,13 +9,15 @@ extension Builder {
         let (index, problem, published) = (itemsMatch ? site.index : nil, site.problem, site.published)
         let (source, output, hasManifest) = (site.source, site.output, site.hasManifest)
         var stale: [String] = []
+        var staleness = BuildReport.Staleness()
         if let problem {
-            stale.append(problem)
+            staleness.manifest = problem
         } else if !hasManifest {
-            stale.append("no manifest.json yet")
+            staleness.manifest = "no manifest.json yet"
         } else if index == nil {
-            stale.append("settings or thumbframe version changed: every item would be rebuilt")
+            staleness.manifest = "settings or thumbframe version changed: every item would be rebuilt"
         }
+        if let reason = staleness.manifest { stale.append(reason) }
         var failures = walk.failures
         var reused = 0
         if let index, let output, stale.isEmpty {
@@ -34,15 +36,19 @@ extension Builder {
                             reused += 1
                         } else {
                             stale.append("thumbnails changed for \(path)")
+                            staleness.thumbnails.append(path)
                         }
                         continue
                     }
                     stale.append(unit.known ? "changed \(path)" : "added \(path)")
+                    if unit.known { staleness.changed.append(path) } else { staleness.added.append(path) }
                 }
                 // The scan that made the plan ran in path byte order.
-                stale += plan.missing.map { "removed \(String(decoding: $0.path, as: UTF8.self))" }
+                staleness.removed = plan.missing.map { String(decoding: $0.path, as: UTF8.self) }
+                stale += staleness.removed.map { "removed \($0)" }
                 let gone = Set(plan.missing.map(\.path))
                 stale += plan.missingThumbnails.map { "thumbnails missing or changed for \($0)" }
+                staleness.thumbnails += plan.missingThumbnails
                 try index.forEachEntry(failed: true) { path, stored in
                     if !gone.contains(path), let failure = stored.failure() { failures.append(failure) }
                 }
@@ -57,12 +63,13 @@ extension Builder {
                     || published.skipped ?? [:] != walk.skipped
                     || !published.clean || !publisher.manifestIntact(published)
             {
+                staleness.manifest = "manifest.json differs from what a build would write"
                 stale.append("manifest.json differs from what a build would write")
             }
         }
         return BuildReport(
             manifestPath: site.manifestPath, items: stale.isEmpty ? published.items : 0,
             sections: stale.isEmpty ? published.sections : 0, failures: Manifest.Failure.ordered(failures), thumbnailsWritten: 0,
-            manifestWritten: false, reused: reused, stale: stale, skipped: walk.skipped)
+            manifestWritten: false, reused: reused, stale: stale, staleness: staleness, skipped: walk.skipped)
     }
 }
