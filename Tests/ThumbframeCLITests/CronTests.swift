@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ThumbframeCore
+import ThumbframeManifest
 import ThumbframeTestSupport
 
 /// A build as cron runs it: cron mails whatever a job prints, so `-q` prints exactly the failures
@@ -105,6 +107,54 @@ extension CronTests {
 
             let alone = try await CLITests.run(["build", source, "--out", out, "--json"])
             #expect(alone.status == 64, "\(alone.stderr)")
+        }
+    }
+}
+
+extension CronTests {
+    /// Every file under `out` (dot files aside) with its inode and modification time.
+    static func published(_ out: String) throws -> [String: String] {
+        var files: [String: String] = [:]
+        let enumerator = try #require(FileManager.default.enumerator(atPath: out))
+        for case let path as String in enumerator where !path.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+            var info = stat()
+            guard lstat(out + "/" + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            files[path] = "\(info.st_ino) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+        return files
+    }
+
+    @Test("a checkout (same bytes, new file times) is no change: --check --verify exits 0, a build rewrites no published file")
+    func checkoutIsNoChange() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (source, out) = (root + "/src", root + "/out")
+            try Fixtures.makeDirectory(source + "/2024")
+            for (number, name) in ["a", "b", "2024/c"].enumerated() {
+                try Fixtures.writeImage(to: source + "/\(name).jpg", width: 96 + number, height: 64)
+            }
+            let first = try await CLITests.run(["build", source, "--out", out])
+            #expect(first.status == 0, "\(first.stderr)")
+            let before = try Self.published(out)
+            let items = try ManifestFile.load(out + "/manifest.json").items
+            #expect(before.keys.contains("manifest.json") && before.keys.contains { $0.hasPrefix("pages/") }, "\(before.keys.sorted())")
+            #expect(before.keys.count { $0.hasPrefix("thumbs/") } >= 3, "\(before.keys.sorted())")
+
+            // What a fresh clone does: the same bytes, every file time new.
+            for name in ["a", "b", "2024/c"] {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSinceNow: 3_600)], ofItemAtPath: source + "/\(name).jpg")
+            }
+            let plainCheck = try await CLITests.run(["build", source, "--out", out, "--check"])
+            #expect(plainCheck.status == 1 && plainCheck.stdout.contains("changed a.jpg"), "without --verify, times are all it reads")
+            let verified = try await CLITests.run(["build", source, "--out", out, "--check", "--verify"])
+            #expect(verified.status == 0, "\(verified.stdout)")
+
+            let rebuilt = try await CLITests.run(["build", source, "--out", out])
+            #expect(rebuilt.status == 0 && rebuilt.stderr.contains("manifest unchanged"), "\(rebuilt.stderr)")
+            #expect(try Self.published(out) == before, "no published file was written again")
+            #expect(try ManifestFile.load(out + "/manifest.json").items == items)
+            let after = try await CLITests.run(["build", source, "--out", out, "--check"])
+            #expect(after.status == 0, "the new times are recorded: \(after.stdout)")
         }
     }
 }

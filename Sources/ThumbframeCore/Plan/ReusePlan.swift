@@ -6,7 +6,8 @@ import ThumbframeManifest
 /// and every thumbnail file still there with its recorded size. Those are reused without
 /// opening them (nor decoding their stored entries); the rest is work.
 struct ReusePlan {
-    /// A file to open: processed in full, or with `previous` (`--verify`) only re-hashed.
+    /// A file to open: processed in full, or with `previous` (`--verify`, a touched file) only
+    /// re-hashed.
     struct Work {
         var file: SourceFile
         /// `previous`'s content identifier (a Live Photo half's), which `Manifest.Item` does not carry.
@@ -33,7 +34,8 @@ struct ReusePlan {
         /// reused only when it still has its recorded size.
         var recorded: [String: Int] { stored?.value.2 ?? [:] }
 
-        /// With `--verify`, the stored item, re-hashed rather than processed.
+        /// The stored item, re-hashed rather than processed: with `--verify`, and for a file touched
+        /// (same size, another modification time).
         var previous: Manifest.Item? { stored?.value.0 }
         /// For a file touched but of the same size: the recorded placeholder, good while the
         /// bytes hash the same (a placeholder is a function of the pixels).
@@ -140,12 +142,14 @@ struct ReusePlan {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
-            } else if !row.failed, row.size == file.stat.size, !check,
-                let stored = try index.entry(file.rawPath)?.item(), let placeholder = stored.placeholder
-            {
-                // Touched (a copy, a restore, a sync that rewrote it): likely the same bytes, then
-                // nothing to decode when its thumbnails exist.
-                redo(wasItem: true, placeholder: KnownPlaceholder(sha256: stored.file.sha256, placeholder: placeholder))
+            } else if !row.failed, row.size == file.stat.size, !check || verify, let stored = try index.entry(file.rawPath)?.item() {
+                // Touched (a checkout, a copy, a restore, a sync that rewrote it): likely the same
+                // bytes. Hashed as under --verify: the same bytes with their thumbnails intact are
+                // the stored item as it was, `file.modified` included, so no published file
+                // changes; else, with the recorded placeholder, nothing to decode but what is missing.
+                let placeholder = stored.placeholder.map { KnownPlaceholder(sha256: stored.file.sha256, placeholder: $0) }
+                redo(previous: Self.item(stored, file), wasItem: true, placeholder: placeholder)
+                work[work.count - 1].previousIdentifier = stored.contentIdentifier
             } else {
                 redo(wasItem: !row.failed)
             }
