@@ -158,3 +158,40 @@ extension CronTests {
         }
     }
 }
+
+extension CronTests {
+    /// A process's parent (`/proc/PID/stat`, the field after the state).
+    static func parent(of pid: pid_t) -> pid_t? {
+        let stat = WorkerTests.read("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? pid_t(fields[1]) : nil
+    }
+
+    @Test("a --force killed midway (SIGTERM) leaves the next run nothing to redo; --check never calls a published item added")
+    func killedForce() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try WorkerTests.library(root)
+            let out = root + "/out"
+            let first = try await CLITests.run(["build", source, "--out", out])
+            #expect(first.status == 0, "\(first.stderr)")
+            // --jobs 1: a, b and c are made again, then SIGTERM while slow.jpg decodes; z.jpg
+            // is never reached.
+            async let forced = CLITests.run(["build", source, "--out", out, "--force", "--jobs", "1"])
+            let caught = await Processes.poll(
+                every: 1000, attempts: 60_000, until: { WorkerTests.slowWorker(of: source) != nil },
+                then: {
+                    if let worker = WorkerTests.slowWorker(of: source), let build = Self.parent(of: worker) { kill(build, SIGTERM) }
+                })
+            let stopped = try await forced
+            #expect(caught && stopped.status == 143, "\(stopped.stderr)")
+
+            let check = try await CLITests.run(["build", source, "--out", out, "--check"])
+            #expect(!check.stdout.contains("added"), "\(check.stdout)")
+            let next = try await CLITests.run(["build", source, "--out", out, "--log-format", "json"])
+            #expect(next.status == 0, "\(next.stderr)")
+            #expect(next.summary["reused"] as? Int == 5 && next.summary["thumbnailsWritten"] as? Int == 0, "\(next.summary)")
+            #expect(try ManifestFile.load(out + "/manifest.json").items.count == 5)
+        }
+    }
+}

@@ -64,12 +64,14 @@ extension Builder {
         }
     }
 
-    /// Rows of other recipes or another thumbframe go (`--force`: every row); and once a row is
-    /// to change, the index is dirty until a manifest is written from it (a run stopped in
-    /// between leaves the next run something to write even when no file changed again).
+    /// Rows of other recipes or another thumbframe go; and once a row is to change, the index is
+    /// dirty until a manifest is written from it (a run stopped in between leaves the next run
+    /// something to write even when no file changed again). `--force` keeps the rows: each is
+    /// replaced as its file is made again, so a forced run killed midway leaves the next one the
+    /// files it had not reached as they were published, not to make again.
     func prepare(_ index: StateIndex, itemsMatch: Bool, changing: Bool) throws(ThumbframeError) {
         try index.stopping { () throws(SQLiteError) in
-            if !itemsMatch || options.force { try index.removeAllRows() }
+            if !itemsMatch { try index.removeAllRows() }
             if !itemsMatch { try index.setShape(Self.shape(options)) }
             if changing { try index.markDirty() }
         }

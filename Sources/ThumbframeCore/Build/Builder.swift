@@ -54,7 +54,7 @@ package struct Builder: Sendable {
         guard let output = site.output, let index = site.index else {
             throw .cannotWrite(path: options.output, reason: "cannot open the output directory")
         }
-        let removed = itemsMatch && !options.force ? plan.missing.map(\.path) : []
+        let removed = itemsMatch ? plan.missing.map(\.path) : []
         try prepare(index, itemsMatch: itemsMatch, changing: !plan.work.isEmpty || !removed.isEmpty)
         let tally = try await process(plan, index: index, site: site, output: output)
         if let shard = options.shard, let walkDigest {
