@@ -10,21 +10,26 @@ enum ConfigFile {
     enum Kind {
         /// `--name VALUE` (a string or a number in the file).
         case value
+        /// `--name N` (a number in the file: `"jobs": "2"` is refused, as a mistake would be).
+        case number
         /// `--name VALUE`, repeatable (a string or an array of strings in the file).
         case values
         /// `--name` (true or false in the file).
         case flag
         /// `--name` / `--no-name` (true or false in the file).
         case invertibleFlag
+
+        /// Whether a value follows the option on the command line.
+        var takesValue: Bool { self == .value || self == .values || self == .number }
     }
 
     /// Every option of `build` but `--config` itself (a test keeps this in step with `build --help`).
     static let buildOptions: [String: Kind] = [
         "out": .value, "thumb": .values, "viewport": .values, "preset": .value, "original-url": .value, "raw-pairs": .value,
-        "ladder-max-side": .value, "tile-pixels": .value, "shard": .value, "viewer": .flag, "sections": .value, "order": .value,
+        "ladder-max-side": .number, "tile-pixels": .number, "shard": .value, "viewer": .flag, "sections": .value, "order": .value,
         "exclude": .values,
-        "jobs": .value,
-        "max-pixels": .value, "max-file-bytes": .value, "max-decode-bytes": .value, "decode-timeout": .value,
+        "jobs": .number,
+        "max-pixels": .number, "max-file-bytes": .number, "max-decode-bytes": .number, "decode-timeout": .number,
         "allow-shrink": .flag, "follow-symlinks": .flag, "force": .flag, "verify": .flag, "check": .flag, "json": .flag,
         "fail-on": .value, "quiet": .flag, "progress": .invertibleFlag, "log-format": .value,
     ]
@@ -52,7 +57,11 @@ enum ConfigFile {
         for (key, value) in try read(path).sorted(by: { $0.key < $1.key }) {
             if key == "source" {
                 guard case .string(let source) = value else { throw ValidationError("\(path): \"source\" must be a string") }
-                if !given.positional { tokens.insert(source, at: 0) }
+                if !given.positional { tokens.insert(Self.resolved(source, beside: path), at: 0) }
+                continue
+            }
+            if key == "out", case .string(let out) = value {
+                if !given.options.contains(key) { tokens += ["--out", Self.resolved(out, beside: path)] }
                 continue
             }
             guard let kind = buildOptions[key] else {
@@ -62,6 +71,14 @@ enum ConfigFile {
             tokens += try Self.tokens(key, kind, value, path: path)
         }
         return ["build"] + tokens + rest
+    }
+
+    /// A path the file gives, relative to the file's own directory (a cron job's current
+    /// directory is `$HOME`, not the one the file was written for).
+    static func resolved(_ value: String, beside file: String) -> String {
+        guard !value.hasPrefix("/"), !value.isEmpty else { return value }
+        let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+        return directory.appendingPathComponent(value).standardizedFileURL.path
     }
 
     /// A value of the file: what JSON can say, kept apart so `true` is never taken for 1.
@@ -92,11 +109,14 @@ enum ConfigFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ValidationError("--config \(path): cannot read the file")
         }
+        let options: [String: Value]
         do {
-            return try JSONDecoder().decode([String: Value].self, from: data)
+            options = try JSONDecoder().decode([String: Value].self, from: data)
         } catch {
-            throw ValidationError("--config \(path): not a JSON object of options")
+            throw ValidationError("--config \(path): not a JSON object of options (\(Self.syntaxProblem(data)))")
         }
+        if let key = duplicatedKey(data) { throw ValidationError("--config \(path): \"\(key)\" is given twice") }
+        return options
     }
 
     private static func tokens(_ key: String, _ kind: Kind, _ value: Value, path: String) throws -> [String] {
@@ -110,6 +130,9 @@ enum ConfigFile {
         }
         switch kind {
         case .value:
+            return ["--" + key, try scalar(value)]
+        case .number:
+            guard case .number = value else { throw ValidationError("\(path): \"\(key)\" must be a number") }
             return ["--" + key, try scalar(value)]
         case .values:
             if case .list(let list) = value { return try list.flatMap { ["--" + key, try scalar($0)] } }
@@ -138,15 +161,52 @@ enum ConfigFile {
                 let body = argument.dropFirst(2)
                 name = String(body.split(separator: "=", maxSplits: 1).first ?? body)
                 if name!.hasPrefix("no-"), buildOptions[String(name!.dropFirst(3))] == .invertibleFlag { name = String(name!.dropFirst(3)) }
-                if let kind = buildOptions[name!], kind == .value || kind == .values, !argument.contains("=") { index += 1 }
+                if let kind = buildOptions[name!], kind.takesValue, !argument.contains("=") { index += 1 }
             } else if argument.hasPrefix("-"), argument.count == 2, let short = shortNames[argument.last!] {
                 name = short
-                if buildOptions[short] == .value { index += 1 }
+                if buildOptions[short]?.takesValue == true { index += 1 }
             } else {
                 positional = true
             }
             if let name { options.insert(name) }
         }
         return (options, positional)
+    }
+
+    /// What JSONSerialization says is wrong with the text.
+    private static func syntaxProblem(_ data: Data) -> String {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data)
+            return "its top level is not an object"
+        } catch {
+            let info = (error as NSError).userInfo
+            return (info[NSDebugDescriptionErrorKey] as? String) ?? "not JSON"
+        }
+    }
+
+    /// The first key the top-level object gives twice (JSON parsers keep one of them silently).
+    static func duplicatedKey(_ data: Data) -> String? {
+        let bytes = [UInt8](data)
+        var seen = Set<String>()
+        var depth = 0
+        var index = 0
+        // The string just read, while nothing but white space follows it.
+        var lastString: String?
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                var end = index + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+                lastString = String(decoding: bytes[(index + 1)..<min(end, bytes.count)], as: UTF8.self)
+                index = end + 1
+                continue
+            }
+            if byte == UInt8(ascii: ":"), depth == 1, let key = lastString, !seen.insert(key).inserted { return key }
+            if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") { depth += 1 }
+            if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") { depth -= 1 }
+            if byte > 0x20 { lastString = nil }
+            index += 1
+        }
+        return nil
     }
 }

@@ -30,7 +30,7 @@ struct Thumbframe: AsyncParsableCommand {
         ProcessHygiene.prepare()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot(try ConfigFile.expand(arguments))
+            var command = try parseAsRoot(try ConfigFile.expand(try UsageCheck.check(arguments)))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -106,7 +106,7 @@ struct ConventionTests {
             #expect(third.status == 0, "\(third.stderr)")
             #expect(try Self.paths(root + "/out3/manifest.json") == ["z.jpg"])
             for (body, expected) in [
-                ("{\"colour\": true}", "unknown option \"colour\""), ("{\"jobs\": true}", "\"jobs\" must be a string or a number"),
+                ("{\"colour\": true}", "unknown option \"colour\""), ("{\"jobs\": true}", "\"jobs\" must be a number"),
                 ("{\"viewer\": \"yes\"}", "\"viewer\" must be true or false"), ("[1, 2]", "not a JSON object"),
             ] {
                 try Fixtures.write(Array(body.utf8), to: config)

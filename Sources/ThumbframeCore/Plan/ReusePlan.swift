@@ -142,7 +142,9 @@ struct ReusePlan {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
-            } else if !row.failed, row.size == file.stat.size, !check || verify, let stored = try index.entry(file.rawPath)?.item() {
+            } else if !row.failed, row.size == file.stat.size, row.modified != StateIndex.reprobeMark, !check || verify,
+                let stored = try index.entry(file.rawPath)?.item()
+            {
                 // Touched (a checkout, a copy, a restore, a sync that rewrote it): likely the same
                 // bytes. Hashed as under --verify: the same bytes with their thumbnails intact are
                 // the stored item as it was, `file.modified` included, so no published file
@@ -150,6 +152,12 @@ struct ReusePlan {
                 let placeholder = stored.placeholder.map { KnownPlaceholder(sha256: stored.file.sha256, placeholder: $0) }
                 redo(previous: Self.item(stored, file), wasItem: true, placeholder: placeholder)
                 work[work.count - 1].previousIdentifier = stored.contentIdentifier
+            } else if !row.failed, row.size == file.stat.size, !check,
+                let stored = try index.entry(file.rawPath)?.item(), let placeholder = stored.placeholder
+            {
+                // Marked by an upgrade: probed again for what the new format adds, nothing decoded
+                // whose thumbnails are there.
+                redo(wasItem: true, placeholder: KnownPlaceholder(sha256: stored.file.sha256, placeholder: placeholder))
             } else {
                 redo(wasItem: !row.failed)
             }

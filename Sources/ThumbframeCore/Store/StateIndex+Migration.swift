@@ -64,6 +64,11 @@ extension StateIndex {
     /// files now).
     static let format5 = "thumbframe-state-5"
 
+    /// The modification time an upgrade gives rows to probe again (no file has it): unlike a
+    /// file touched on disk, whose stored item stands when its bytes hash as recorded, such a
+    /// row is probed again for what the new format adds.
+    static let reprobeMark = -1
+
     /// Adds `files.pair` and marks those rows touched (a modification time no file has): the
     /// next build reads, hashes and probes just them again, and decodes nothing whose
     /// thumbnails are there (the placeholder of the same bytes is known).
@@ -75,7 +80,7 @@ extension StateIndex {
             if !hasPair { try database.execute("ALTER TABLE files ADD COLUMN pair TEXT") }
             try database.execute(
                 """
-                UPDATE files SET mtime = -1 WHERE failed = 0 AND path IN (
+                UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (
                     SELECT path FROM entries
                     WHERE (json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
                             AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
@@ -97,7 +102,7 @@ extension StateIndex {
         try upgrade(database, from: format6, to: format) { () throws(SQLiteError) in
             try database.execute(
                 """
-                UPDATE files SET mtime = -1 WHERE failed = 0 AND path IN (
+                UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (
                     SELECT path FROM entries
                     WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('heic', 'avif', 'heif')
                         OR json_extract(CAST(entry AS TEXT), '$.media.motion.source') = 'embedded'
