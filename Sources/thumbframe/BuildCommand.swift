@@ -40,7 +40,8 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("thumb"),
         help: ArgumentHelp(
-            "A thumbnail recipe NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]; repeat for more. Replaces the defaults grid=256x256:cover:jpeg:q80 and preview=1280x1280:fit:jpeg:q82.",
+            "A thumbnail recipe NAME=WxH[:cover|:fit][:jpeg|:webp|:avif][:qNN]; repeat for more. Replaces the defaults "
+                + ThumbnailRecipe.defaults.map { "\($0.name)=\($0.canonicalRecipe)" }.joined(separator: ", ") + ".",
             valueName: "recipe"),
         transform: ThumbnailRecipe.argument)
     var thumbs: [ThumbnailRecipe] = []

@@ -71,3 +71,30 @@ struct UsageMistakeTests {
         }
     }
 }
+
+extension UsageMistakeTests {
+    @Test("show --path of a failed file says why it failed; help build names every default recipe")
+    func failedPathAndDefaults() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/src")
+            try Fixtures.writeImage(to: root + "/src/a.jpg", width: 64, height: 48)
+            try Fixtures.write(Array("not a JPEG".utf8), to: root + "/src/broken.jpg")
+            _ = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])
+            let failed = try await CLITests.run(["show", root + "/out/manifest.json", "--path", "broken.jpg"])
+            #expect(failed.status == 64)
+            #expect(
+                Self.errors(failed).first?.hasPrefix("thumbframe: error: 'broken.jpg' is no item: it failed (probe): ") == true,
+                "\(failed.stderr)")
+            let unknown = try await CLITests.run(["show", root + "/out/manifest.json", "--path", "nosuch.jpg"])
+            #expect(
+                unknown.status == 64 && Self.errors(unknown) == ["thumbframe: error: no item has the path 'nosuch.jpg'"],
+                "\(unknown.stderr)")
+
+            let help = try await CLITests.run(["help", "build"])
+            let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for recipe in ThumbnailRecipe.defaults {
+                #expect(text.contains("\(recipe.name)=\(recipe.canonicalRecipe)"), "\(recipe.name) in: \(text)")
+            }
+        }
+    }
+}

@@ -85,6 +85,10 @@ package enum ManifestQuery {
         } catch {
             throw .invalidManifest(path: "manifest", reason: error.localizedDescription)
         }
+        // A file that failed is no item, but it is not unknown either: say why it failed.
+        if let failure = manifest.document.failures.first(where: { $0.path == path }) {
+            throw .invalidOptions("'\(failure.path)' is no item: it failed (\(failure.stage)): \(failure.reason)")
+        }
         throw .invalidOptions("no item has the path '\(path ?? "")'")
     }
 
