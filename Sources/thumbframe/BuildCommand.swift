@@ -237,7 +237,8 @@ struct BuildCommand: AsyncParsableCommand {
             if failOn.fails(report) { throw ExitCode(1) }
             return
         }
-        print(report.manifestPath)
+        // Quiet means silent on a night with nothing to say: cron mails stdout too.
+        if !quiet { print(report.manifestPath) }
         reporter.summary(report)
         if failOn.fails(report) { throw ExitCode(1) }
     }

@@ -77,7 +77,7 @@ struct CLITests {
             let summary = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect(summary?["items"] as? Int == 2)
             let quiet = try await Self.run(["build", source, "--out", root + "/out", "--quiet"])
-            #expect(quiet.status == 0 && quiet.stderr.isEmpty)
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty && quiet.stdout.isEmpty, "\(quiet.stdout)")
         }
     }
 

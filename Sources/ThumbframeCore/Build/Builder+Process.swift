@@ -43,6 +43,7 @@ extension Builder {
                 return
             }
             let unit = plan.work[position]
+            var entry = timed.outcome.entry
             switch timed.outcome {
             case .item, .encoded:
                 tally.thumbnailsWritten += timed.outcome.thumbnailsWritten
@@ -56,9 +57,16 @@ extension Builder {
                 }
                 if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
                 if unit.wasItem { tally.droppedByFailure += 1 }
+                // Failing as it failed, at the same size (a checkout moved its time): the stored
+                // failure stands, its `modified` included, so the manifest keeps its bytes.
+                if unit.known, !unit.wasItem, let stored = try? index.entry(unit.file.rawPath)?.failure(),
+                    Self.sameFailure(stored, failure)
+                {
+                    entry = .failure(stored)
+                }
             }
             do {
-                try index.record(unit.file, timed.outcome.entry)
+                try index.record(unit.file, entry)
             } catch {
                 halt.set(.cannotWrite(path: index.path, reason: "\(error)"))
             }
@@ -88,6 +96,13 @@ extension Builder {
         tally.newFailures = Set(newlyFailed.map { plan.work[$0].file.manifestRawPath ?? plan.work[$0].file.relativePath })
         tally.rediagnosed = rediagnosed.count
         return tally
+    }
+
+    /// The same failure but for the file's time.
+    static func sameFailure(_ stored: Manifest.Failure, _ now: Manifest.Failure) -> Bool {
+        var now = now
+        now.modified = stored.modified
+        return now == stored
     }
 
     /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to

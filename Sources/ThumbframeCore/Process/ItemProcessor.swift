@@ -139,12 +139,16 @@ enum ItemProcessor {
         var outputUnwritable: String?
     }
 
-    /// `--verify`'s test of an entry whose source bytes are unchanged, for the build and for
-    /// `--check`: every thumbnail still holds the bytes the entry recorded.
+    /// The test of an entry whose source bytes are unchanged (`--verify`, a touched file), for the
+    /// build and for `--check`: every thumbnail still holds the bytes the entry recorded, and a
+    /// deep-zoom pyramid still has every tile it was made with.
     static func thumbnailsIntact(_ item: Manifest.Item, output: OutputDirectory) -> Bool {
         item.thumbnails.values.allSatisfy { thumbnail in
-            guard let sha256 = thumbnail.sha256, let bytes = output.read(file: thumbnail.path) else { return false }
-            return bytes.withUnsafeBytes(Digest.sha256) == sha256
+            guard let sha256 = thumbnail.sha256, let bytes = output.read(file: thumbnail.path),
+                bytes.withUnsafeBytes(Digest.sha256) == sha256
+            else { return false }
+            guard let tiles = thumbnail.tiles else { return true }
+            return output.existingPyramid(dzi: thumbnail.path)?.count.files == tiles.files
         }
     }
 

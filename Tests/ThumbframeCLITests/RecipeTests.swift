@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import ThumbframeCore
+import ThumbframeManifest
+import ThumbframeTestSupport
+
+/// The cron, systemd and CI recipes of `examples/`, run as written (issue 37, item 7): the
+/// program's and the library's paths put in, nothing else changed.
+@Suite("Recipes")
+struct RecipeTests {
+    static func recipe(_ path: String) throws -> String {
+        try String(contentsOfFile: Fixtures.packageRoot + "/examples/" + path, encoding: .utf8)
+    }
+
+    /// `text` with the recipe's paths made the test's.
+    static func localized(_ text: String, source: String, out: String, program: String = CLITests.executable) -> String {
+        text.replacingOccurrences(of: "/usr/local/bin/thumbframe", with: program)
+            .replacingOccurrences(of: "/srv/www/photos", with: out).replacingOccurrences(of: "/srv/photos", with: source)
+    }
+
+    /// Every published file's bytes by path (dot files aside).
+    static func contents(_ out: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for path in try CronTests.published(out).keys { files[path] = FileManager.default.contents(atPath: out + "/" + path) }
+        return files
+    }
+
+    /// A library with one photo and, when asked, one broken file.
+    static func library(_ root: String, broken: Bool) throws -> String {
+        let source = root + "/photos"
+        try Fixtures.makeDirectory(source)
+        try Fixtures.writeImage(to: source + "/a.jpg", width: 64, height: 48)
+        if broken { try Fixtures.write(Array("not a JPEG".utf8), to: source + "/broken.jpg") }
+        return source
+    }
+
+    @Test("the crontab line, as cron runs it (PATH=/usr/bin:/bin, from /): quiet on a night with nothing new, the new failure otherwise")
+    func crontab() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.library(root, broken: true)
+            let line = try #require(
+                try Self.recipe("cron/crontab").split(separator: "\n").first { !$0.hasPrefix("#") && !$0.contains("=") })
+            let command = Self.localized(
+                line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)[5].trimmingCharacters(in: .whitespaces),
+                source: source, out: root + "/site")
+            func night() async throws -> Processes.Output {
+                try await Processes.run("/usr/bin/env", ["-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c", "cd / && " + command])
+            }
+            let first = try await night()
+            #expect(first.status == 1)
+            #expect(
+                first.stdout.isEmpty && first.stderr.hasPrefix("new failure: broken.jpg: probe: "), "mailed: \(first.stdout)\(first.stderr)"
+            )
+            let second = try await night()
+            #expect(second.status == 0 && second.stdout.isEmpty && second.stderr.isEmpty, "mailed: \(second.stdout)\(second.stderr)")
+            #expect(try ManifestFile.load(root + "/site/manifest.json").items.map(\.path) == ["a.jpg"])
+        }
+    }
+
+    @Test("the systemd service and timer pass systemd-analyze verify, and the service's command builds")
+    func systemdUnits() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.library(root, broken: false)
+            let units = root + "/units"
+            try Fixtures.makeDirectory(units)
+            for name in ["thumbframe.service", "thumbframe.timer"] {
+                let text = Self.localized(try Self.recipe("systemd/" + name), source: source, out: root + "/site")
+                try Fixtures.write(Array(text.utf8), to: units + "/" + name)
+            }
+            let verify = try await Processes.run(
+                "/usr/bin/systemd-analyze", ["verify", "--man=no", units + "/thumbframe.service", units + "/thumbframe.timer"])
+            #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
+            let service = try String(contentsOfFile: units + "/thumbframe.service", encoding: .utf8)
+            #expect(service.contains("\nNice=10\n") && service.contains("\nIOSchedulingClass=idle\n"))
+            let exec = try #require(service.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+            let run = try await Processes.run("/usr/bin/env", ["-i", "/bin/sh", "-c", String(exec.dropFirst("ExecStart=".count))])
+            #expect(run.status == 0 && run.stdout.isEmpty && run.stderr.isEmpty, "\(run.stderr)")
+        }
+    }
+
+    @Test("the CI step: a fresh checkout over a restored OUT_DIR publishes nothing new; a cache miss with a broken file exits 1")
+    func ciStep() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let workflow = try Self.recipe("ci/github-actions.yml")
+            let run = try #require(workflow.split(separator: "\n").first { $0.contains("run: thumbframe ") })
+            let command = run.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)
+                .replacingOccurrences(of: "thumbframe ", with: CLITests.executable + " ")
+            #expect(workflow.contains("path: public/photos") && command.contains(" --out public/photos"))
+            func step(in checkout: String) async throws -> Processes.Output {
+                try await Processes.run("/bin/sh", ["-c", "cd \"$0\" && " + command, checkout])
+            }
+            // The first run: a cache miss, a library with a broken file.
+            let checkout = root + "/checkout"
+            _ = try Self.library(checkout, broken: true)
+            let miss = try await step(in: checkout)
+            #expect(miss.status == 1 && miss.stderr.hasPrefix("new failure: broken.jpg"), "\(miss.stderr)")
+            let published = try Self.contents(checkout + "/public/photos")
+            // The next push: a fresh checkout (new file times), the cache restored (new inodes).
+            let next = root + "/next"
+            _ = try Self.library(next, broken: true)
+            try FileManager.default.copyItem(atPath: checkout + "/public", toPath: next + "/public")
+            let hit = try await step(in: next)
+            #expect(hit.status == 0 && hit.stderr.isEmpty, "\(hit.stderr)")
+            #expect(try Self.contents(next + "/public/photos") == published, "the deploy finds the same files with the same bytes")
+        }
+    }
+}
