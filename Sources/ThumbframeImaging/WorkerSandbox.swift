@@ -8,7 +8,7 @@ import Foundation
 package enum WorkerSandbox {
     /// What the kernel granted: nil where a part holds, else why it does not (it was refused or
     /// the kernel lacks it), for the build to say once.
-    package struct Status: Codable, Sendable, Equatable {
+    package struct Status: Sendable, Equatable {
         package var seccomp: String?
         package var landlock: String?
         package init(seccomp: String? = nil, landlock: String? = nil) {

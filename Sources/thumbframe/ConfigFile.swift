@@ -144,6 +144,19 @@ enum ConfigFile {
         }
     }
 
+    /// The long name of the option an argument gives (`--name`, `--name=value`, `--no-name` of an
+    /// invertible flag, `-j`, `-h`: `help`), known or not; nil for an argument that is no option.
+    static func optionName(_ argument: String) -> String? {
+        if argument.hasPrefix("--") {
+            let body = argument.dropFirst(2)
+            let name = String(body.split(separator: "=", maxSplits: 1).first ?? body)
+            let flag = String(name.dropFirst(3))
+            return name.hasPrefix("no-") && buildOptions[flag] == .invertibleFlag ? flag : name
+        }
+        guard argument.count == 2, argument.hasPrefix("-"), let letter = argument.last, letter.isLetter else { return nil }
+        return letter == "h" ? "help" : shortNames[letter] ?? String(letter)
+    }
+
     /// Which options (by long name) and whether a positional argument the command line gives.
     private static func given(_ arguments: [String]) -> (options: Set<String>, positional: Bool) {
         var options = Set<String>()
@@ -156,19 +169,12 @@ enum ConfigFile {
                 positional = positional || index < arguments.count
                 break
             }
-            var name: String?
-            if argument.hasPrefix("--") {
-                let body = argument.dropFirst(2)
-                name = String(body.split(separator: "=", maxSplits: 1).first ?? body)
-                if name!.hasPrefix("no-"), buildOptions[String(name!.dropFirst(3))] == .invertibleFlag { name = String(name!.dropFirst(3)) }
-                if let kind = buildOptions[name!], kind.takesValue, !argument.contains("=") { index += 1 }
-            } else if argument.hasPrefix("-"), argument.count == 2, let short = shortNames[argument.last!] {
-                name = short
-                if buildOptions[short]?.takesValue == true { index += 1 }
-            } else {
+            guard let name = optionName(argument) else {
                 positional = true
+                continue
             }
-            if let name { options.insert(name) }
+            options.insert(name)
+            if buildOptions[name]?.takesValue == true, !argument.contains("=") { index += 1 }
         }
         return (options, positional)
     }

@@ -89,16 +89,10 @@ final class Reporter: @unchecked Sendable {
                 "failed": causes,
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed"
-                + Self.failedText(new: report.newFailures, causes: FailureCause.text(causes)) + ", "
+                + FailureCause.text(causes, new: report.newFailures) + ", "
                 + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
                 + "manifest \(report.manifestWritten ? "written" : "unchanged")")
-    }
-
-    /// What follows `N failed`: ` (1 new; crash 1)`, ` (1 new)`, ` (crash 1)` or nothing.
-    static func failedText(new: Int, causes: String) -> String {
-        guard new > 0 else { return causes }
-        return causes.isEmpty ? " (\(new) new)" : " (\(new) new; " + causes.dropFirst(2)
     }
 
     /// `3 skipped (2 video, 1 sidecar), ` — nothing when nothing was skipped.

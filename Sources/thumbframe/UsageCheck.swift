@@ -28,7 +28,7 @@ enum UsageCheck {
             }
             throw ValidationError("'\(first)' is not a subcommand; to build it: thumbframe build \(first) --out OUT_DIR")
         }
-        if first.hasPrefix("-"), let name = optionName(first), ConfigFile.buildOptions[name] != nil {
+        if first.hasPrefix("-"), let name = ConfigFile.optionName(first), ConfigFile.buildOptions[name] != nil {
             throw ValidationError("no subcommand before '\(first)'; a build is: thumbframe build SOURCE_DIR --out OUT_DIR [options]")
         }
         return first == "build" ? try checkBuild(arguments) : arguments
@@ -57,7 +57,7 @@ enum UsageCheck {
                 continue
             }
             checked.append(argument)
-            guard let name = optionName(argument) else { continue }
+            guard let name = ConfigFile.optionName(argument) else { continue }
             let own = ["config", "help", "version", "help-hidden", "experimental-dump-help"]
             let known = Array(ConfigFile.buildOptions.keys) + own.prefix(1)
             let kind = name == "config" ? .value : ConfigFile.buildOptions[name]
@@ -72,23 +72,6 @@ enum UsageCheck {
             }
         }
         return checked
-    }
-
-    /// An option's long name (`--name`, `--name=value`, `--no-name` of an invertible flag, `-j`);
-    /// nil for an unknown short option's letter, which ArgumentParser names itself.
-    private static func optionName(_ argument: String) -> String? {
-        if argument.hasPrefix("--") {
-            let body = argument.dropFirst(2)
-            let name = String(body.split(separator: "=", maxSplits: 1).first ?? body)
-            if name.hasPrefix("no-"), ConfigFile.buildOptions[String(name.dropFirst(3))] == .invertibleFlag {
-                return String(name.dropFirst(3))
-            }
-            return name
-        }
-        guard argument.count == 2 else { return nil }
-        let letter = argument[argument.index(after: argument.startIndex)]
-        if letter == "h" { return "help" }
-        return ConfigFile.shortNames[letter] ?? String(letter)
     }
 
     /// `; did you mean 'build'?`, or the choices when none is close.

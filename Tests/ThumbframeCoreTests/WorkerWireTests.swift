@@ -83,14 +83,21 @@ struct WorkerWireTests {
         #expect(sandbox == .init(seccomp: nil, landlock: "Function not implemented") && memory == nil)
     }
 
-    @Test("the frame's length is the body's, big-endian, as the inbox reads it")
-    func framed() {
+    @Test("the frame's length is the body's, big-endian, as the inbox reads it from a descriptor")
+    func framed() throws {
         let wire = WorkerProtocol.ToWorker.job(Self.job).wire
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        func send(_ bytes: ArraySlice<UInt8>) { _ = bytes.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } }
         var inbox = WorkerProtocol.Inbox()
-        wire.withUnsafeBytes { inbox.append(UnsafeRawBufferPointer(rebasing: $0[0..<(wire.count - 1)])) }
+        send(wire.dropLast())
+        #expect(inbox.fill(from: ends[0]) == wire.count - 1)
         #expect(inbox.next() == nil, "one byte short is no message yet")
-        wire.withUnsafeBytes { inbox.append(UnsafeRawBufferPointer(rebasing: $0[(wire.count - 1)...])) }
+        send(wire.suffix(1))
+        #expect(inbox.fill(from: ends[0]) == 1)
         #expect(inbox.next() == Array(wire.dropFirst(4)))
+        #expect(inbox.next() == nil)
     }
 
     @Test("every cut of a message, a byte too many, an unknown tag and lengths past the end are refused")

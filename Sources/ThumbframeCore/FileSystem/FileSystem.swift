@@ -1,13 +1,13 @@
 import Foundation
 
 /// Device and inode: what identifies a directory whatever path reaches it.
-struct FileIdentity: Hashable, Sendable, Codable {
+struct FileIdentity: Hashable, Sendable {
     var device: UInt64
     var inode: UInt64
 }
 
 /// The facts of `lstat` thumbframe uses.
-struct FileStat: Sendable, Equatable, Codable {
+struct FileStat: Sendable, Equatable {
     var identity: FileIdentity
     var mode: UInt32
     var size: Int
@@ -119,7 +119,7 @@ enum FileSystem {
 }
 
 /// A failed system call, as one line.
-enum FileSystemError: LocalizedError, Equatable, Codable {
+enum FileSystemError: LocalizedError, Equatable {
     case posix(Int32)
     case notRegular
     case notDirectory

@@ -122,6 +122,7 @@ struct ReusePlan {
         for (offset, (position, row)) in known.enumerated() {
             let file = files[position]
             let unchanged = row.size == file.stat.size && row.modified == file.stat.modifiedKey
+            let reprobe = row.modified == StateIndex.reprobeMark
             func redo(previous: Manifest.Item? = nil, wasItem: Bool, placeholder: KnownPlaceholder? = nil) {
                 let recorded = Dictionary(row.thumbnails.map { ($0.path, $0.bytes) }, uniquingKeysWith: { $1 })
                 work.append(
@@ -142,22 +143,21 @@ struct ReusePlan {
                 // A broken file stays broken until it changes; other failures are tried again
                 // (`FailureStage.isRetried`), though `--check` does not call them stale.
                 reusedFailures += 1
-            } else if !row.failed, row.size == file.stat.size, row.modified != StateIndex.reprobeMark, !check || verify,
+            } else if !row.failed, row.size == file.stat.size, !check || (verify && !reprobe),
                 let stored = try index.entry(file.rawPath)?.item()
             {
                 // Touched (a checkout, a copy, a restore, a sync that rewrote it): likely the same
                 // bytes. Hashed as under --verify: the same bytes with their thumbnails intact are
                 // the stored item as it was, `file.modified` included, so no published file
-                // changes; else, with the recorded placeholder, nothing to decode but what is missing.
+                // changes; else, with the recorded placeholder, nothing to decode but what is
+                // missing. Marked by an upgrade instead: probed again for what the new format adds.
                 let placeholder = stored.placeholder.map { KnownPlaceholder(sha256: stored.file.sha256, placeholder: $0) }
-                redo(previous: Self.item(stored, file), wasItem: true, placeholder: placeholder)
-                work[work.count - 1].previousIdentifier = stored.contentIdentifier
-            } else if !row.failed, row.size == file.stat.size, !check,
-                let stored = try index.entry(file.rawPath)?.item(), let placeholder = stored.placeholder
-            {
-                // Marked by an upgrade: probed again for what the new format adds, nothing decoded
-                // whose thumbnails are there.
-                redo(wasItem: true, placeholder: KnownPlaceholder(sha256: stored.file.sha256, placeholder: placeholder))
+                if reprobe {
+                    redo(wasItem: true, placeholder: placeholder)
+                } else {
+                    redo(previous: Self.item(stored, file), wasItem: true, placeholder: placeholder)
+                    work[work.count - 1].previousIdentifier = stored.contentIdentifier
+                }
             } else {
                 redo(wasItem: !row.failed)
             }

@@ -328,8 +328,8 @@ final class Worker {
     private let errors: Int32
     private var errorsOpen = true
     private var inbox = WorkerProtocol.Inbox()
-    /// Where reads land (kept: a cold build of small files reads twice a file).
-    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    /// Where its stderr is read.
+    private var chunk = [UInt8](repeating: 0, count: 4096)
     /// The last 4 KiB of what the worker wrote on stderr (a crash's last words).
     private var tail: [UInt8] = []
 
@@ -374,19 +374,13 @@ final class Worker {
             if ready < 0, errno != EINTR { return .closed }
             guard ready > 0 else { continue }
             if fds[1].revents != 0 {
-                let got = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
-                if got > 0 {
-                    tail.append(contentsOf: chunk[0..<got])
-                    if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
-                } else if got == 0 || errno != EINTR {
-                    errorsOpen = false
-                }
+                let got = readErrors()
+                if got == 0 || (got < 0 && errno != EINTR) { errorsOpen = false }
             }
             if fds[0].revents != 0 {
-                let got = chunk.withUnsafeMutableBytes { read(channel, $0.baseAddress, $0.count) }
+                let got = inbox.fill(from: channel)
                 if got < 0, errno == EINTR { continue }
                 guard got > 0 else { return .closed }
-                chunk.withUnsafeBytes { inbox.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
             }
         }
     }
@@ -395,14 +389,17 @@ final class Worker {
     func reap() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while errorsOpen {
-            let got = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
-            guard got > 0 else { break }
-            tail.append(contentsOf: chunk[0..<got])
-            if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
-        }
+        while errorsOpen, readErrors() > 0 {}
         return status
+    }
+
+    /// One `read` of the worker's stderr, its last 4 KiB kept in `tail`: what `read` returned.
+    private func readErrors() -> Int {
+        let got = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
+        guard got > 0 else { return got }
+        tail.append(contentsOf: chunk[0..<got])
+        if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
+        return got
     }
 
     /// Starts the executable as a worker: its socket at descriptor 3, the source directory at 4,

@@ -96,12 +96,21 @@ enum WorkerProtocol {
     /// Messages as bytes arrive, in order.
     struct Inbox {
         private var buffer: [UInt8] = []
+        /// Where reads land, kept from one to the next (a small file's job and outcome are a
+        /// read each).
+        private var chunk = [UInt8](repeating: 0, count: 64 << 10)
         /// More than `maximumMessageBytes` was announced.
         private(set) var overflowed = false
 
-        mutating func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+        /// One `read` from `fd` into the inbox: what `read` returned (0 at the end of the stream,
+        /// -1 with errno set).
+        mutating func fill(from fd: Int32) -> Int {
+            let got = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if got > 0 { buffer.append(contentsOf: chunk[0..<got]) }
+            return got
+        }
 
-        /// The next whole message's JSON, or nil until it has arrived.
+        /// The next whole message's body, or nil until it has arrived.
         mutating func next() -> [UInt8]? {
             guard buffer.count >= 4 else { return nil }
             let length = buffer[0..<4].reduce(0) { $0 << 8 | Int($1) }
@@ -119,14 +128,12 @@ enum WorkerProtocol {
     /// Reads until one whole message arrived (blocking) and returns it; nil at the end of the
     /// stream or past `maximumMessageBytes`.
     static func receive(_ fd: Int32, _ inbox: inout Inbox) -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
             if let body = inbox.next() { return body }
             if inbox.overflowed { return nil }
-            let got = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            let got = inbox.fill(from: fd)
             if got < 0, errno == EINTR { continue }
             guard got > 0 else { return nil }
-            chunk.withUnsafeBytes { inbox.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
         }
     }
 }

@@ -85,18 +85,16 @@ struct WireReader {
         return value
     }
 
-    mutating func bytes() throws(Malformed) -> [UInt8] {
-        let count = try int()
-        guard count >= 0, count <= body.count - offset else { throw Malformed() }
-        offset += count
-        return Array(body[(offset - count)..<offset])
-    }
+    mutating func bytes() throws(Malformed) -> [UInt8] { Array(try counted()) }
 
-    mutating func string() throws(Malformed) -> String {
+    mutating func string() throws(Malformed) -> String { String(decoding: try counted(), as: UTF8.self) }
+
+    /// A byte string's bytes, after its length.
+    private mutating func counted() throws(Malformed) -> ArraySlice<UInt8> {
         let count = try int()
         guard count >= 0, count <= body.count - offset else { throw Malformed() }
         offset += count
-        return String(decoding: body[(offset - count)..<offset], as: UTF8.self)
+        return body[(offset - count)..<offset]
     }
 
     mutating func optional<Value>(_ read: (inout WireReader) throws(Malformed) -> Value) throws(Malformed) -> Value? {

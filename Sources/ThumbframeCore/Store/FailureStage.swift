@@ -42,9 +42,11 @@ package enum FailureCause: String, CaseIterable, Sendable {
         return counts
     }
 
-    /// ` (crash 1, time 2)`, nothing when no failure has a cause.
-    package static func text(_ counts: [String: Int]) -> String {
+    /// ` (crash 1, time 2)`, nothing when no failure has a cause; with `new` failures first:
+    /// ` (1 new; crash 1)`, ` (1 new)`.
+    package static func text(_ counts: [String: Int], new: Int = 0) -> String {
         let parts = allCases.compactMap { cause in counts[cause.rawValue].map { "\(cause.rawValue) \($0)" } }
-        return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
+        let groups = (new > 0 ? ["\(new) new"] : []) + (parts.isEmpty ? [] : [parts.joined(separator: ", ")])
+        return groups.isEmpty ? "" : " (" + groups.joined(separator: "; ") + ")"
     }
 }
