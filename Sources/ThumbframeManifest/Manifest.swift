@@ -100,12 +100,13 @@ extension Manifest {
         public var tiles: Manifest.TileSettings?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
-        /// `srcset` from the recipes.
+        /// `srcset` from the recipes. The defaults are a build's without options (no zoom
+        /// renditions: `ZoomRenditions.default`).
         public init(
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
-            originalURL: String? = nil, rawPairs: RawPairs = .merge, ladderMaxSide: Int = ZoomLadder.defaultMaxSide,
-            tilePixels: Int = Manifest.TileSettings.defaultMinPixels
+            originalURL: String? = nil, rawPairs: RawPairs = .merge,
+            ladderMaxSide: Int = ZoomRenditions.default.ladderMaxSide, tilePixels: Int = ZoomRenditions.default.tilePixels
         ) {
             self.preset = preset
             self.sections = sections

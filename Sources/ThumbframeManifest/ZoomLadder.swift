@@ -1,5 +1,30 @@
 import Foundation
 
+/// What a build makes past the preview for zooming (`--zoom`): one switch for the zoom ladder
+/// and the deep-zoom tiles, which `--ladder-max-side` and `--tile-pixels` then tune.
+///
+/// Off by default: on photos of 2–24 MP the ladder is 90 % of the thumbnail bytes (1.5 MB a
+/// photo against 155 KB for the three recipes) and 2.7× the build time, what a lightbox needs
+/// only where it zooms past the preview's sharpness — a cost a library's owner chooses.
+public enum ZoomRenditions: String, Codable, CaseIterable, Sendable {
+    /// No renditions past the recipes: a lightbox zooms the preview (or the original, with
+    /// `--original-url`).
+    case none
+    /// The zoom ladder (`ZoomLadder`, up to `ZoomLadder.defaultMaxSide`).
+    case ladder
+    /// The ladder, and DeepZoom pyramids for photos of `Manifest.TileSettings.defaultMinPixels`
+    /// and more that it cannot keep sharp.
+    case tiles
+
+    /// What `thumbframe build` makes without `--zoom`.
+    public static let `default` = ZoomRenditions.none
+
+    /// The `--ladder-max-side` it stands for (0: no ladder).
+    public var ladderMaxSide: Int { self == .none ? 0 : ZoomLadder.defaultMaxSide }
+    /// The `--tile-pixels` it stands for (0: no tiles).
+    public var tilePixels: Int { self == .tiles ? Manifest.TileSettings.defaultMinPixels : 0 }
+}
+
 /// The renditions a photo gets past its display thumbnail so a frontend stays sharp up to the
 /// preset's maximum zoom (`settings.ladder`): fit boxes that double from the display recipe's
 /// box up to `maxSide`, in its format and quality. An item gets a rung only while a viewport's
@@ -12,8 +37,8 @@ public struct ZoomLadder: Codable, Hashable, Sendable {
     /// No rendition is larger than this many pixels a side (`--ladder-max-side`).
     public var maxSide: Int
 
-    /// The default `--ladder-max-side`: 4096 px, what every default viewport but the desktop
-    /// needs at jx3's maximum zoom (a 3:2 photo: 2 340 px on a phone, 3 510 in landscape,
+    /// The ladder's cap with `--zoom ladder` or `tiles`: 4096 px, what every default viewport
+    /// but the desktop needs at jx3's maximum zoom (a 3:2 photo: 2 340 px on a phone, 3 510 in landscape,
     /// 3 280 on the tablet; the desktop's 5 400 is 76 % sharp), and at most 16.7 megapixels
     /// (67 MB decoded as RGBA, what a browser holds for one rendition).
     public static let defaultMaxSide = 4096

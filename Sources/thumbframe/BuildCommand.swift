@@ -72,18 +72,24 @@ struct BuildCommand: AsyncParsableCommand {
     var rawPairs: Manifest.RawPairs = .merge
 
     @Option(
+        help: ArgumentHelp(
+            "Renditions past the preview for zooming: none (a lightbox zooms the preview), ladder (fit renditions doubling up to \(ZoomLadder.defaultMaxSide) px a side, where a viewport's maximum zoom needs them) or tiles (the ladder, and DeepZoom pyramids for photos of \(Manifest.TileSettings.defaultMinPixels / 1_000_000) MP and more). The ladder multiplies a photo library's thumbnail bytes by about 10 and its build time by 2.7.",
+            valueName: "none|ladder|tiles"))
+    var zoom: ZoomRenditions = .default
+
+    @Option(
         name: .customLong("ladder-max-side"),
         help: ArgumentHelp(
-            "Zoom renditions: photos get fit renditions doubling from the largest fit thumbnail up to this many pixels a side, where a viewport's maximum zoom needs them and the original has the pixels (0: none).",
+            "The zoom ladder's largest side: photos get fit renditions doubling from the largest fit thumbnail up to this many pixels a side, where a viewport's maximum zoom needs them and the original has the pixels (0: none; default: \(ZoomLadder.defaultMaxSide) with --zoom ladder or tiles, else 0).",
             valueName: "PIXELS"))
-    var ladderMaxSide: Int = ZoomLadder.defaultMaxSide
+    var ladderMaxSide: Int?
 
     @Option(
         name: .customLong("tile-pixels"),
         help: ArgumentHelp(
-            "Deep-zoom tiles (DeepZoom .dzi pyramids) for photos of at least this many pixels whose zoom renditions fall short of a viewport's maximum zoom (0: no tiles).",
+            "Deep-zoom tiles (DeepZoom .dzi pyramids) for photos of at least this many pixels whose zoom renditions fall short of a viewport's maximum zoom (0: no tiles; default: \(Manifest.TileSettings.defaultMinPixels) with --zoom tiles, else 0).",
             valueName: "PIXELS"))
-    var tilePixels: Int = Manifest.TileSettings.defaultMinPixels
+    var tilePixels: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -189,8 +195,8 @@ struct BuildCommand: AsyncParsableCommand {
         options.allowShrink = allowShrink
         options.originalURL = originalURL
         options.rawPairs = rawPairs
-        options.ladderMaxSide = ladderMaxSide
-        options.tilePixels = tilePixels
+        options.ladderMaxSide = ladderMaxSide ?? zoom.ladderMaxSide
+        options.tilePixels = tilePixels ?? zoom.tilePixels
         options.viewer = viewer
         options.shard = try shard.map { text throws(ThumbframeError) in
             try Shard.parse(text, environment: ProcessInfo.processInfo.environment)

@@ -176,6 +176,7 @@ extension LayoutPreset: ExpressibleByArgument {}
 extension Manifest.SectionMode: ExpressibleByArgument {}
 extension Manifest.ItemOrder: ExpressibleByArgument {}
 extension Manifest.RawPairs: ExpressibleByArgument {}
+extension ZoomRenditions: ExpressibleByArgument {}
 
 extension Viewport: ExpressibleByArgument {
     public init?(argument: String) {

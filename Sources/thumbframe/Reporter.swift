@@ -87,12 +87,14 @@ final class Reporter: @unchecked Sendable {
                 "pruned": report.pruned, "manifestWritten": report.manifestWritten,
                 "sectionsAssembled": report.sectionsAssembled, "rediagnosed": report.rediagnosed, "skipped": report.skipped,
                 "failed": causes,
+                "recipes": report.recipeBytes.map { ["name": $0.name, "count": $0.count, "bytes": $0.bytes] as [String: Any] },
             ],
             text: "thumbframe: \(report.items) items in \(report.sections) sections, \(report.failures.count) failed"
                 + FailureCause.text(causes, new: report.newFailures) + ", "
                 + Self.skippedText(report.skipped)
                 + "\(report.reused) reused, \(report.thumbnailsWritten) thumbnails written, \(report.pruned) pruned, "
-                + "manifest \(report.manifestWritten ? "written" : "unchanged")")
+                + "manifest \(report.manifestWritten ? "written" : "unchanged")"
+                + (report.recipeBytes.isEmpty ? "" : "\nthumbframe: thumbnails \(RecipeBytes.text(report.recipeBytes))"))
     }
 
     /// `3 skipped (2 video, 1 sidecar), ` — nothing when nothing was skipped.

@@ -149,7 +149,7 @@ struct QueryCLITests {
     func lookupAndShow() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try CLITests.makeLibrary(root, broken: false)
-            _ = try await CLITests.run(["build", source, "--out", root + "/out"])
+            _ = try await CLITests.run(["build", source, "--out", root + "/out", "--zoom", "ladder"])
             let manifest = root + "/out/manifest.json"
             let forward = try await CLITests.run(["lookup", manifest, "--index", "1"])
             #expect(forward.status == 0)

@@ -28,7 +28,7 @@ struct FrontendTests {
             try Fixtures.writeImage(to: root + "/lib/photo.jpg", width: 2000, height: 1500)
             for originalURL in [nil, "https://photos.example/originals/"] {
                 let out = root + "/out-\(originalURL == nil ? "preview" : "original")"
-                var options = BuildOptions(source: root + "/lib", output: out, preset: .photoswipe)
+                var options = BuildOptions(source: root + "/lib", output: out, preset: .photoswipe).zooming(.ladder)
                 options.originalURL = originalURL
                 let (report, manifest) = try await Fixtures.build(options)
                 let item = try #require(manifest.items.first)

@@ -44,8 +44,7 @@ struct HeifColourTests {
                 for run in 0..<10 {
                     let jobs = [1, 2, 4][run % 3]
                     let out = "\(root)/out-\(ladder)-\(run)"
-                    var options = BuildOptions(source: root + "/lib", output: out, jobs: jobs)
-                    if !ladder { options.ladderMaxSide = 0 }
+                    let options = BuildOptions(source: root + "/lib", output: out, jobs: jobs).zooming(ladder ? .ladder : .none)
                     let (_, manifest) = try await Fixtures.build(options)
                     #expect(manifest.failures.isEmpty, "\(manifest.failures)")
                     #expect(manifest.items.count == Self.sources.count)

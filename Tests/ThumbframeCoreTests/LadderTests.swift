@@ -16,7 +16,7 @@ struct LadderTests {
 
     @Test("a photo gets the rungs its viewports need at the maximum zoom and its original has the pixels for, never larger")
     func rungs() throws {
-        let settings = Manifest.Settings()
+        let settings = Manifest.Settings.zoomed()
         #expect(settings.ladder?.renditions.map(\.name) == ["zoom-2560", "zoom-4096"])
         func names(_ width: Int, _ height: Int, kind: Manifest.Kind = .photo, _ settings: Manifest.Settings = settings)
             -> [String]
@@ -32,24 +32,24 @@ struct LadderTests {
         #expect(names(1400, 900) == ["zoom-2560"])
         #expect(names(6000, 4000, kind: .video) == [] && names(6000, 4000, kind: .animated) == [])
         // Only the phone: 390 pt at @3, zoom 2 needs 2 340 px, which the 2560 rung covers.
-        let phone = Manifest.Settings(viewports: [Viewport(name: "phone", width: 390, height: 844, scale: 3)])
+        let phone = Manifest.Settings.zoomed(viewports: [Viewport(name: "phone", width: 390, height: 844, scale: 3)])
         #expect(names(6000, 4000, phone) == ["zoom-2560"])
         // Where a frontend shows the original (browsers decode JPEG), it is the picture at every zoom;
         // a HEIC's original is not shown, so it keeps its rungs.
-        let originals = Manifest.Settings(originalURL: "originals/")
+        let originals = Manifest.Settings.zoomed(originalURL: "originals/")
         #expect(names(6000, 4000, originals).isEmpty)
         var heic = Self.image(6000, 4000)
         heic.format = "heic"
         #expect(originals.ladderRecipes(image: heic, kind: .photo).map(\.name) == ["zoom-2560", "zoom-4096"])
-        #expect(Manifest.Settings(ladderMaxSide: 0).ladder == nil && Manifest.Settings(ladderMaxSide: 1280).ladder == nil)
-        #expect(Manifest.Settings(ladderMaxSide: 3000).ladder?.renditions.map(\.name) == ["zoom-2560", "zoom-3000"])
+        #expect(Manifest.Settings.zoomed(ladderMaxSide: 0).ladder == nil && Manifest.Settings.zoomed(ladderMaxSide: 1280).ladder == nil)
+        #expect(Manifest.Settings.zoomed(ladderMaxSide: 3000).ladder?.renditions.map(\.name) == ["zoom-2560", "zoom-3000"])
     }
 
     @Test(
         "each layout names the item's renditions smallest first with the zoom up to which each is sharp; the last reaches the maximum zoom or the original's pixels or the cap",
         arguments: [LayoutPreset.jx3, .jx4, .photoswipe, .pixel])
     func layoutRungs(preset: LayoutPreset) throws {
-        let settings = Manifest.Settings(preset: preset)
+        let settings = Manifest.Settings.zoomed(preset: preset)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
             let image = Self.image(Int.random(in: 200...12_000, using: &generator), Int.random(in: 200...12_000, using: &generator))
@@ -91,7 +91,7 @@ struct LadderTests {
             try Fixtures.makeDirectory(root + "/lib")
             try Pixels.zonePlate(size: 3000).save(root + "/lib/large.jpg[Q=95]")
             try Fixtures.writeImage(to: root + "/lib/small.jpg", width: 900, height: 600)
-            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out")
+            let (manifest, decoded) = try await Pixels.build(root + "/lib", out: root + "/out", zoom: .ladder)
             let large = try #require(manifest.items.first { $0.path == "large.jpg" })
             let small = try #require(manifest.items.first { $0.path == "small.jpg" })
             #expect(large.thumbnails["zoom-2560"]?.width == 2560 && large.thumbnails["zoom-4096"]?.width == 3000)

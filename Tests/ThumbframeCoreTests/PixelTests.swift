@@ -162,8 +162,10 @@ enum Pixels {
     }
 
     /// The preview (or another recipe) of the only item of a one-image build.
-    static func build(_ source: String, out: String) async throws -> (Manifest, [String: Fixtures.Decoded]) {
-        let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: out))
+    static func build(_ source: String, out: String, zoom: ZoomRenditions = .default) async throws -> (
+        Manifest, [String: Fixtures.Decoded]
+    ) {
+        let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: out).zooming(zoom))
         var decoded: [String: Fixtures.Decoded] = [:]
         for item in manifest.items {
             for (name, thumbnail) in item.thumbnails {

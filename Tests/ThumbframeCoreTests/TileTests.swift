@@ -11,7 +11,7 @@ import ThumbframeTestSupport
 struct TileTests {
     @Test("a photo gets tiles from the pixel threshold on, only where its renditions fall short of a viewport's maximum zoom")
     func decisions() {
-        let settings = Manifest.Settings()
+        let settings = Manifest.Settings.zoomed()
         #expect(settings.tiles?.minPixels == 40_000_000 && settings.tiles?.format == .jpeg && settings.tiles?.tileSize == 254)
         func gets(
             _ width: Int, _ height: Int, format: String = "jpeg", kind: Manifest.Kind = .photo, _ settings: Manifest.Settings = settings
@@ -28,20 +28,20 @@ struct TileTests {
         #expect(!gets(6000, 4000))
         // A panorama over the threshold; the same at a lower threshold from 13 MP.
         #expect(gets(16_000, 3000))
-        #expect(gets(8800, 1500, Manifest.Settings(tilePixels: 10_000_000)) && !gets(8800, 1500))
+        #expect(gets(8800, 1500, Manifest.Settings.zoomed(tilePixels: 10_000_000)) && !gets(8800, 1500))
         // Only a phone: the 2560 rendition covers its 2 340 px at zoom 2.
-        #expect(!gets(8000, 6000, Manifest.Settings(viewports: [Viewport(name: "phone", width: 390, height: 844, scale: 3)])))
+        #expect(!gets(8000, 6000, Manifest.Settings.zoomed(viewports: [Viewport(name: "phone", width: 390, height: 844, scale: 3)])))
         // Videos play, RAW files are LibRaw's, shown originals are the picture at every zoom.
         #expect(!gets(8000, 6000, kind: .video) && !gets(8000, 6000, kind: .animated) && !gets(8000, 6000, format: "nef"))
         #expect(
-            !gets(8000, 6000, Manifest.Settings(originalURL: "o/"))
-                && gets(8000, 6000, format: "heic", Manifest.Settings(originalURL: "o/")))
-        #expect(Manifest.Settings(tilePixels: 0).tiles == nil)
+            !gets(8000, 6000, Manifest.Settings.zoomed(originalURL: "o/"))
+                && gets(8000, 6000, format: "heic", Manifest.Settings.zoomed(originalURL: "o/")))
+        #expect(Manifest.Settings.zoomed(tilePixels: 0).tiles == nil)
         // Without a ladder the preview falls short much earlier.
-        #expect(gets(3000, 2000, Manifest.Settings(ladderMaxSide: 0, tilePixels: 1_000_000)))
+        #expect(gets(3000, 2000, Manifest.Settings.zoomed(ladderMaxSide: 0, tilePixels: 1_000_000)))
         // The display recipe's WebP carries over; AVIF tiles would take minutes a photo: JPEG.
-        let webp = Manifest.Settings(thumbnails: [ThumbnailRecipe(name: "p", width: 800, height: 800, fit: .fit, format: .webp)])
-        let avif = Manifest.Settings(thumbnails: [ThumbnailRecipe(name: "p", width: 800, height: 800, fit: .fit, format: .avif)])
+        let webp = Manifest.Settings.zoomed(thumbnails: [ThumbnailRecipe(name: "p", width: 800, height: 800, fit: .fit, format: .webp)])
+        let avif = Manifest.Settings.zoomed(thumbnails: [ThumbnailRecipe(name: "p", width: 800, height: 800, fit: .fit, format: .avif)])
         #expect(webp.tiles?.format == .webp && webp.tiles?.tileExtension == "webp" && avif.tiles?.format == .jpeg)
     }
 
@@ -95,7 +95,7 @@ struct TileTests {
 
     @Test("the last rung is the tiles at full size; the level an app loads keeps one pixel per device pixel")
     func levels() throws {
-        let settings = Manifest.Settings()
+        let settings = Manifest.Settings.zoomed()
         let image = LadderTests.image(12_000, 8000)
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         for recipe in settings.thumbnails + settings.ladderRecipes(image: image, kind: .photo) where recipe.fit == .fit {

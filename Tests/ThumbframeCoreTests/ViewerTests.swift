@@ -85,7 +85,8 @@ struct ViewerTests {
         try await Fixtures.withTemporaryDirectory { root in
             let sample = try await Processes.run(Self.packageRoot + "/scripts/sample-library", [root + "/lib"])
             #expect(sample.status == 0, "\(sample.stderr)")
-            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            // With the zoom ladder, which the viewer swaps in as it zooms.
+            var options = BuildOptions(source: root + "/lib", output: root + "/out").zooming(.ladder)
             options.viewer = true
             _ = try await Builder(options: options).run()
             // Screenshots are kept as test artifacts.

@@ -318,3 +318,27 @@ extension Fixtures {
         return (report, try ManifestFile.load(report.manifestPath))
     }
 }
+
+extension Manifest.Settings {
+    /// Settings as `build --zoom tiles` writes them: the recipes, the zoom ladder and deep-zoom
+    /// tiles (both off by default).
+    package static func zoomed(
+        preset: LayoutPreset = .jx3, viewports: [Viewport] = Viewport.defaults,
+        thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults, originalURL: String? = nil,
+        ladderMaxSide: Int = ZoomRenditions.tiles.ladderMaxSide, tilePixels: Int = ZoomRenditions.tiles.tilePixels
+    ) -> Manifest.Settings {
+        Manifest.Settings(
+            preset: preset, viewports: viewports, thumbnails: thumbnails, originalURL: originalURL,
+            ladderMaxSide: ladderMaxSide, tilePixels: tilePixels)
+    }
+}
+
+extension BuildOptions {
+    /// These options with `--zoom`'s renditions.
+    package func zooming(_ zoom: ZoomRenditions) -> BuildOptions {
+        var options = self
+        options.ladderMaxSide = zoom.ladderMaxSide
+        options.tilePixels = zoom.tilePixels
+        return options
+    }
+}

@@ -18,12 +18,12 @@ package struct BuildOptions: Sendable, Equatable {
     package var originalURL: String?
     /// `--raw-pairs`: a RAW and the JPEG or HEIF beside it of the same name, one item or two.
     package var rawPairs = Manifest.RawPairs.merge
-    /// `--ladder-max-side`: renditions past the display thumbnail up to this many pixels a
-    /// side, for zooming (0: none).
-    package var ladderMaxSide = ZoomLadder.defaultMaxSide
-    /// `--tile-pixels`: deep-zoom tiles for photos of at least this many pixels that the ladder
-    /// cannot keep sharp (0: none).
-    package var tilePixels = Manifest.TileSettings.defaultMinPixels
+    /// `--ladder-max-side` (or `--zoom`'s): renditions past the display thumbnail up to this
+    /// many pixels a side, for zooming (0: none).
+    package var ladderMaxSide = ZoomRenditions.default.ladderMaxSide
+    /// `--tile-pixels` (or `--zoom`'s): deep-zoom tiles for photos of at least this many pixels
+    /// that the ladder cannot keep sharp (0: none).
+    package var tilePixels = ZoomRenditions.default.tilePixels
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -170,6 +170,8 @@ package struct BuildReport: Sendable, Equatable {
     package var staleness = Staleness()
     /// Files the walk met that are neither items nor failures, by kind (video, audio, sidecar, other).
     package var skipped: [String: Int] = [:]
+    /// The manifest's thumbnails and bytes per recipe (empty for `--check` and a shard).
+    package var recipeBytes: [RecipeBytes] = []
 }
 
 extension BuildReport {

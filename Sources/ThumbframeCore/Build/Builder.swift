@@ -86,6 +86,6 @@ package struct Builder: Sendable {
             thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reused,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
             newFailures: tally.newFailures.count + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed,
-            skipped: walk.skipped)
+            skipped: walk.skipped, recipeBytes: written.recipeBytes(options.settings))
     }
 }

@@ -65,7 +65,8 @@ package struct ShardMerge: Sendable {
         return BuildReport(
             manifestPath: manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: 0, manifestWritten: written.manifestWritten, pruned: prune.removed, foreign: prune.foreign,
-            sectionsAssembled: written.sectionsAssembled, skipped: first.walkSkipped ?? [:])
+            sectionsAssembled: written.sectionsAssembled, skipped: first.walkSkipped ?? [:],
+            recipeBytes: written.recipeBytes(first.settings))
     }
 
     /// Every shard's record, checked: each shard's index there and locked (none still running),

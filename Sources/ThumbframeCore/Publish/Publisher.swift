@@ -30,6 +30,13 @@ struct Publisher {
         var pages: Set<String>?
         /// Sections whose pages were assembled (the others were taken as they were).
         var sectionsAssembled = 0
+        /// The manifest's counts: thumbnails and their bytes per recipe.
+        var summary = ManifestDocument.Summary()
+
+        /// Thumbnails and bytes per recipe, in the order `settings` makes them.
+        func recipeBytes(_ settings: Manifest.Settings) -> [RecipeBytes] {
+            RecipeBytes.rows(counts: summary.thumbnails, bytes: summary.thumbnailBytes, order: RecipeBytes.order(settings))
+        }
     }
 
     /// Writes the manifest unless nothing it depends on changed (`unchanged`: no file; and no
@@ -45,8 +52,10 @@ struct Publisher {
             published.skipped ?? [:] == walk.skipped, manifestIntact(published)
         {
             let failures = try reportFailures(walk)
+            let summary = try index.stopping { () throws(SQLiteError) in try index.storedSummary() }
             return Publication(
-                manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil)
+                manifestWritten: false, items: published.items, sections: published.sections, failures: failures, pages: nil,
+                summary: summary)
         }
         let assembler = ManifestAssembler(sourceTitle: sourceTitle, settings: settings)
         var keys: [ManifestAssembler.Key] = []
@@ -100,7 +109,7 @@ struct Publisher {
         }
         return Publication(
             manifestWritten: manifestWritten, items: written.items, sections: written.sections.count, failures: failures,
-            pages: Set(written.pages), sectionsAssembled: written.assembled)
+            pages: Set(written.pages), sectionsAssembled: written.assembled, summary: document.summary)
     }
 
     /// The sections and pages of the manifest being written.

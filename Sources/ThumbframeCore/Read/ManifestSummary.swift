@@ -46,6 +46,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     /// The zoom ladder's rendition names (`settings.ladder`; empty without one): their bytes are
     /// what the ladder adds to the library.
     package var ladder: [String] = []
+    /// Thumbnail names in the order a build makes them (`RecipeBytes.order`).
+    package var recipes: [String] = []
     /// Deep-zoom tile files of every pyramid (`thumbnails.tiles`), as the manifest records them.
     package var tileFiles = 0
 
@@ -58,6 +60,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             generator: manifest.generator, sections: manifest.sections, failures: manifest.failures,
             items: manifest.items.count, counts: counts)
         ladder = manifest.settings.ladder?.renditions.map(\.name) ?? []
+        recipes = RecipeBytes.order(manifest.settings)
         if let thumbnailRoot {
             thumbnailBytes = [:]
             let folder = try? ContainedDirectory(thumbnailRoot)
@@ -74,6 +77,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             items: document.itemCount, counts: document.summary)
         skipped = document.skipped ?? [:]
         ladder = document.settings.ladder?.renditions.map(\.name) ?? []
+        recipes = RecipeBytes.order(document.settings)
         guard let thumbnailRoot else { return }
         thumbnailBytes = [:]
         var summary = self
@@ -127,12 +131,6 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             return table.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
                 .map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
         }
-        func bytes(_ table: [String: Int]) -> String {
-            guard !table.isEmpty else { return "none" }
-            let total = table.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
-            let parts = table.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.size($0.value))" }
-            return "\(Self.size(total)) (\(parts.joined(separator: ", ")))"
-        }
         var lines = [
             "generator     \(generator)",
             "items         \(items) in \(sections.count) section\(sections.count == 1 ? "" : "s")",
@@ -141,7 +139,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             "orientations  \(counts(orientations))",
             "long images   \(longImages)",
             "thumbnails    \(counts(thumbnails))",
-            "thumb bytes   \(bytes(thumbnailBytes))\(missingThumbnails > 0 ? ", \(missingThumbnails) missing" : "")",
+            "thumb bytes   \(RecipeBytes.text(RecipeBytes.rows(counts: thumbnails, bytes: thumbnailBytes, order: recipes)))\(missingThumbnails > 0 ? ", \(missingThumbnails) missing" : "")",
         ]
         // What the ladder and the tiles add: bytes, and their share of all thumbnail bytes.
         let total = thumbnailBytes.values.reduce(0) { $0.addingReportingOverflow($1).partialValue }
@@ -173,7 +171,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     }
 
     /// Bytes for people: `812 KiB`, `3.4 MiB`.
-    static func size(_ bytes: Int) -> String {
+    package static func size(_ bytes: Int) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)
         var unit = 0
@@ -182,5 +180,42 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             unit += 1
         }
         return unit == 0 ? "\(bytes) B" : String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + units[unit]
+    }
+}
+
+/// A recipe's share of the library: its thumbnails and their bytes, what `build` and `inspect`
+/// print so the cost of each recipe (and of the zoom ladder and tiles) is never a surprise.
+package struct RecipeBytes: Codable, Equatable, Sendable {
+    /// The recipe's name (a ladder rendition's, or `tiles`).
+    package var name: String
+    /// Its thumbnails (pyramids for `tiles`).
+    package var count: Int
+    /// Their bytes as recorded (on disk for `inspect --files`).
+    package var bytes: Int
+
+    /// The names in the order a build makes them: the recipes, the ladder's renditions, the tiles.
+    package static func order(_ settings: Manifest.Settings) -> [String] {
+        settings.thumbnails.map(\.name) + (settings.ladder?.renditions.map(\.name) ?? [])
+            + (settings.tiles == nil ? [] : [Manifest.tilesName])
+    }
+
+    /// One row per name that has thumbnails or bytes, those of `order` first in its order, then
+    /// any others (a manifest's own names) by name.
+    package static func rows(counts: [String: Int], bytes: [String: Int], order: [String]) -> [RecipeBytes] {
+        let names = Set(counts.keys).union(bytes.keys)
+        let known = order.filter(names.contains)
+        let others = names.subtracting(known).sorted()
+        return (known + others).map { RecipeBytes(name: $0, count: counts[$0] ?? 0, bytes: bytes[$0] ?? 0) }
+    }
+
+    /// `9.3 MiB: grid 456 KiB (7.6 KiB each), preview 7.2 MiB (123 KiB each)`, or `none`.
+    package static func text(_ rows: [RecipeBytes]) -> String {
+        guard !rows.isEmpty else { return "none" }
+        let total = rows.reduce(0) { $0.addingReportingOverflow($1.bytes).partialValue }
+        let parts = rows.map { row in
+            let each = row.count > 0 ? " (\(ManifestSummary.size(row.bytes / row.count)) each)" : ""
+            return "\(row.name) \(ManifestSummary.size(row.bytes))\(each)"
+        }
+        return "\(ManifestSummary.size(total)): \(parts.joined(separator: ", "))"
     }
 }

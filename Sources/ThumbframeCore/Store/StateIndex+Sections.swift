@@ -22,6 +22,20 @@ extension StateIndex {
         return StoredSection(count: select.int(0), pages: pages, summary: summary)
     }
 
+    /// The summary of the manifest as last written: every stored section's, added up (a
+    /// section whose summary does not decode counts nothing).
+    func storedSummary() throws(SQLiteError) -> ManifestDocument.Summary {
+        let select = try database.prepare("SELECT summary FROM sections")
+        let decoder = JSONDecoder()
+        var total = ManifestDocument.Summary()
+        while try select.step() {
+            if let summary = try? decoder.decode(ManifestDocument.Summary.self, from: Data(select.bytes(0))) {
+                total.merge(summary)
+            }
+        }
+        return total
+    }
+
     /// Replaces every stored section.
     func replaceSections(_ sections: [([UInt8], StoredSection)]) throws(SQLiteError) {
         try beginIfNeeded()
