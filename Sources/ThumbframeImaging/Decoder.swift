@@ -4,13 +4,10 @@ package import ThumbframeManifest
 /// and, once the caller has said which thumbnails it lacks, those thumbnails encoded and the
 /// placeholder, from one decode. Swift values in and out; every C handle stays inside.
 ///
-/// `VipsDecoder` (libvips) takes images, `RawDecoder` (LibRaw) RAW files — by their first bytes
-/// (`Decoders.decoder(for:)`) or, for the TIFF-based ones, their names; videos go through
-/// `VideoDecoder`, which reads a descriptor rather than bytes in memory.
+/// `VipsDecoder` (libvips) takes images, `RawDecoder` (LibRaw) RAW files, as the format table
+/// says (`MediaFormat.decoder(fileExtension:head:)`, `Decoders.decoder(for:)`); videos go
+/// through `VideoDecoder`, which reads a descriptor rather than bytes in memory.
 package protocol ImageDecoder: Sendable {
-    /// Whether this decoder takes the file, from its first bytes (a signature, not its name).
-    func recognizes(_ file: UnsafeRawBufferPointer) -> Bool
-
     /// Probes the file, refuses it when it would cost more than `limits` allow, asks `request`
     /// which thumbnails to make for that header (nil, or `render` false: none, nor a
     /// placeholder), and makes them.
@@ -90,14 +87,15 @@ extension Decoded {
     }
 }
 
-/// The decoders thumbframe has, in the order they are asked.
+/// The decoders thumbframe has, and the decoding libraries' start.
 package enum Decoders {
-    package static let all: [any ImageDecoder] = [RawDecoder(), VipsDecoder()]
-
-    /// The first decoder that recognizes the file; libvips (which names what it cannot open)
-    /// for everything else.
-    package static func decoder(for file: UnsafeRawBufferPointer) -> any ImageDecoder {
-        all.first { $0.recognizes(file) } ?? VipsDecoder()
+    /// The decoder of a still format's library (`MediaFormat.decoder`); videos are read by
+    /// `VideoDecoder` from a descriptor instead, so libvips answers for them here.
+    package static func decoder(for library: MediaFormat.Decoder) -> any ImageDecoder {
+        switch library {
+        case .libraw: RawDecoder()
+        case .libvips, .ffmpeg: VipsDecoder()
+        }
     }
 
     /// Starts every decoding library (idempotent), with `threads` worker threads per image.

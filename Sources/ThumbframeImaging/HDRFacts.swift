@@ -16,19 +16,20 @@ enum HDRFacts {
     {
         // Any format whose colour is described by H.273 numbers: a PNG's cICP chunk, an ICC
         // profile's `cicp` tag (ICC.1:2022; libvips and lcms apply neither).
-        if let transfer = (format == "png" ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP) {
+        let family = MediaFormat.named(format)?.family
+        if let transfer = (family == .png ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP) {
             return transfer == pq ? .init(kind: .pq) : transfer == hlg ? .init(kind: .hlg) : nil
         }
-        switch format {
-        case "heic", "heif", "avif":
+        switch family {
+        case .heif:
             var facts = TFHeifFacts()
             guard tf_heif_facts(file.baseAddress, file.count, &facts) == 0 else { return nil }
             if facts.nclx != 0, facts.transfer == pq { return .init(kind: .pq) }
             if facts.nclx != 0, facts.transfer == hlg { return .init(kind: .hlg) }
             return facts.gain_map != 0 ? .init(kind: .gainMap, headroom: appleHeadroom) : nil
-        case "jpeg":
+        case .jpeg:
             return jpegGainMap(file, xmp: xmp)
-        case "jxl":
+        case .jxl:
             var transfer: Int32 = 0
             guard tf_jxl_transfer(file.baseAddress, file.count, &transfer) == 0 else { return nil }
             return transfer == pq ? .init(kind: .pq) : transfer == hlg ? .init(kind: .hlg) : nil

@@ -103,14 +103,15 @@ package struct ImageHeader: Sendable, Equatable {
         storedWidth = image.width
         storedHeight = image.height
         pages = max(1, image.int("n-pages") ?? 1)
-        if format == "gif", let gif = GIFBlocks.scan(fileBytes), gif.frames > 0 {
+        let family = MediaFormat.named(format)?.family
+        if family == .gif, let gif = GIFBlocks.scan(fileBytes), gif.frames > 0 {
             pages = gif.frames
             gifCanvasPixels = gif.width * gif.height
-        } else if format == "tiff", pages > 1, Self.isPagePyramid(fileBytes, pages: pages, width: storedWidth, height: storedHeight) {
+        } else if family == .tiff, pages > 1, Self.isPagePyramid(fileBytes, pages: pages, width: storedWidth, height: storedHeight) {
             // The other pages are smaller copies of the first (a page-based pyramid), not pages.
             pages = 1
         }
-        if format == "gif" || format == "webp", pages > 1 {
+        if MediaFormat.named(format)?.gives.contains(.frames) == true, pages > 1 {
             media = Manifest.Media(kind: .animated, animation: Self.animation(image, frames: pages))
         }
         hasAlpha = image.hasAlpha
@@ -123,7 +124,7 @@ package struct ImageHeader: Sendable, Equatable {
         let facts: ExifFacts
         if let block = image.blob("exif-data") {
             facts = ExifReader.read(block)
-        } else if format == "tiff" {
+        } else if family == .tiff {
             facts = ExifReader.read(TIFFExifBlock.block(fileBytes) ?? Array(fileBytes.prefix(ExifReader.maximumBlockLength)))
         } else {
             facts = ExifFacts()
@@ -190,12 +191,16 @@ package struct ImageHeader: Sendable, Equatable {
     /// under the old address are never taken for the new ones. HEIF 2: the profile is the
     /// probe's copy (`iccProfile`; earlier builds converted with freed memory).
     package var pixelsRevision: String? {
-        ["heic", "avif", "heif"].contains(format) ? "heif-2" : nil
+        mediaFormat?.family == .heif ? "heif-2" : nil
     }
 
-    /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding.
+    /// The row of the format table for this image's format (nil for a RAW's or a video's).
+    package var mediaFormat: MediaFormat? { MediaFormat.named(format) }
+
+    /// HEIF containers carry their rotation outside EXIF, and libheif applies it while decoding;
+    /// libjxl applies a JPEG XL's codestream orientation (`MediaFormat.Gives.orientsItself`).
     package static func decoderApplies(format: String) -> Bool {
-        format == "heic" || format == "avif" || format == "heif" || format == "jxl"
+        MediaFormat.named(format)?.gives.contains(.orientsItself) ?? false
     }
 
     /// `jpegload_buffer` → `jpeg`; HEIF containers are named by their codec (`heic`, `avif`).

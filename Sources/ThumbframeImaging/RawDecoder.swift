@@ -15,22 +15,6 @@ package struct RawDecoder: ImageDecoder {
 
     package init() {}
 
-    /// Extensions of RAW formats (by name: most are TIFF inside, as plain TIFFs are).
-    package static let extensions: Set<String> = [
-        "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raf", "pef", "srw", "x3f", "3fr", "iiq",
-        "rwl", "mrw", "kdc", "dcr", "erf", "mef", "mos",
-    ]
-
-    /// Signatures of RAW formats that say so in their first bytes: Olympus ORF (`IIRO`, `IIRS`),
-    /// Panasonic RW2 (`IIU\0`), Fujifilm RAF, Canon CR3 (`ftypcrx `).
-    package func recognizes(_ file: UnsafeRawBufferPointer) -> Bool {
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            file.count >= offset + prefix.count && file[offset..<offset + prefix.count].elementsEqual(prefix)
-        }
-        return starts(Array("IIRO".utf8)) || starts(Array("IIRS".utf8)) || starts([0x49, 0x49, 0x55, 0x00])
-            || starts(Array("FUJIFILMCCD-RAW".utf8)) || starts(Array("ftypcrx ".utf8), at: 4)
-    }
-
     package func decode(
         _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
         request: (ImageHeader) -> RenderRequest?

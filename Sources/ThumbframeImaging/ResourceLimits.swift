@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeManifest
 
 /// What one file may cost before it is refused as a failure: bytes read, pixels, memory held
 /// by the decoder, progressive scans, and wall time. Checked from the file's size and header
@@ -55,7 +56,7 @@ package struct ResourceLimits: Sendable, Equatable, Codable {
             return "decoding \(header.storedWidth)×\(header.storedHeight) pixels would hold about \(Self.mebibytes(bytes)) "
                 + "(\(what)), over --max-decode-bytes \(Self.mebibytes(maxDecodeBytes))"
         }
-        if header.format == "jpeg", header.interlaced {
+        if header.mediaFormat?.family == .jpeg, header.interlaced {
             let scans = JPEGMarkers.scanCount(file, stoppingAfter: maxJPEGScans)
             if scans > maxJPEGScans {
                 return "progressive JPEG with more than \(maxJPEGScans) scans (each is decoded over the whole image)"
@@ -73,27 +74,28 @@ package struct ResourceLimits: Sendable, Equatable, Codable {
             let bytes = pixels.multipliedReportingOverflow(by: 12)
             return (bytes.overflow ? Int.max : bytes.partialValue, "HDR picture at 16 bits, twice")
         }
-        switch header.format {
-        case "jpeg":
+        // What the format's decode holds (the format table, `MediaFormat.DecodeMemory`).
+        switch header.mediaFormat?.memory ?? .wholePicture {
+        case .progressiveCoefficients:
             guard header.interlaced else { return nil }
             (bytesPerPixel, what) = (bands * 2, "progressive JPEG coefficients")
-        case "png":
+        case .interlacedPicture:
             guard header.interlaced else { return nil }
             (bytesPerPixel, what) = (bands * bytesPerBand, "interlaced PNG")
-        case "gif":
+        case .gifCanvas:
             // libnsgif's canvas and previous frame, libvips' copy and the thumbnail's working
             // copies: 16 bytes a canvas pixel measured (RSS over canvases of 5 to 21 MP).
             (bytesPerPixel, what) = (16, "GIF canvas and frame buffers")
-        case "webp":
+        case .animatedCanvas:
             guard header.pages > 1 else { return nil }
             (bytesPerPixel, what) = (4, "animated WebP canvas")
-        case "tiff":
+        case .streamed:
             return nil
-        case "jxl":
+        case .jxlPlanes:
             // libvips 8.14 has libjxl decode the whole picture at once, and libjxl holds its own
             // float plane per channel meanwhile (a lossless 48 MP picture: 705 MiB measured).
             (bytesPerPixel, what) = (bands * bytesPerBand + 4 * max(3, bands), "JPEG XL picture and libjxl's float planes")
-        default:
+        case .wholePicture, .ownDecoder:
             (bytesPerPixel, what) = (max(3, bands) * bytesPerBand, "whole picture")
         }
         let bytes = pixels.multipliedReportingOverflow(by: bytesPerPixel)

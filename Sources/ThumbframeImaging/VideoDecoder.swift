@@ -20,9 +20,6 @@ package struct VideoDecoder: Sendable {
     /// A frame whose mean luma is under this fraction of white is dark (a fade from black).
     static let darkLuma = 0.06
 
-    /// How many of a file's first bytes `recognizes` looks at (two MPEG-TS packets and the next sync byte).
-    package static let signatureBytes = 384
-
     package init() {}
 
     /// ISO media brands of sound alone (iTunes' audio files): FFmpeg reads them, and finds no video.
@@ -31,34 +28,6 @@ package struct VideoDecoder: Sendable {
     /// True when the first bytes are ISO media of an audio-only brand (`audioBrands`).
     package static func hasAudioBrand(_ head: [UInt8]) -> Bool {
         head.count >= 12 && Array(head[4..<8]) == Array("ftyp".utf8) && audioBrands.contains { Array(head[8..<12]) == Array($0.utf8) }
-    }
-
-    /// True when the first bytes are those of a container FFmpeg reads videos from and no image
-    /// format claims: ISO media with a video brand, QuickTime, Matroska/WebM, AVI, MPEG-TS/PS,
-    /// FLV, ASF.
-    package static func recognizes(_ head: [UInt8]) -> Bool {
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            head.count >= offset + prefix.count && Array(head[offset..<offset + prefix.count]) == prefix
-        }
-        if starts(Array("ftyp".utf8), at: 4) {
-            // HEIF/AVIF images and Canon's CR3. (An `.m4a` is skipped as sound by its name; an
-            // `.mp4` of the audio-only brands goes to FFmpeg, which finds it has no video.)
-            let notVideo = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis", "crx "]
-            return !notVideo.contains { starts(Array($0.utf8), at: 8) }
-        }
-        if starts(Array("moov".utf8), at: 4) || starts(Array("mdat".utf8), at: 4) || starts(Array("wide".utf8), at: 4)
-            || starts(Array("free".utf8), at: 4)
-        {
-            return true  // QuickTime without ftyp
-        }
-        if starts([0x1A, 0x45, 0xDF, 0xA3]) { return true }  // EBML: Matroska, WebM
-        if starts(Array("RIFF".utf8)), starts(Array("AVI ".utf8), at: 8) { return true }
-        // MPEG-TS: a sync byte every 188 bytes, three packets running (one `G` could be a GIF's).
-        if head.count > 376, head[0] == 0x47, head[188] == 0x47, head[376] == 0x47 { return true }
-        if starts([0x00, 0x00, 0x01, 0xBA]) || starts([0x00, 0x00, 0x01, 0xB3]) { return true }  // MPEG-PS, ES
-        if starts(Array("FLV".utf8)) { return true }
-        if starts([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return true }  // ASF (WMV)
-        return false
     }
 
     /// Probes the video in `fd` (`size` bytes), asks `request` which thumbnails to make, and makes

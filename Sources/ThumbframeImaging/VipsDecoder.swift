@@ -6,14 +6,12 @@ import ThumbframeManifest
 /// libvips as an `ImageDecoder`: opens and probes the image, decodes it once at the scale of
 /// the largest thumbnail, derives and encodes the thumbnails and the placeholder. The only place
 /// that holds libvips images; everything it returns is Swift values. It takes every file no
-/// other decoder recognizes (libvips names what it cannot open).
+/// other decoder takes (libvips names what it cannot open).
 package struct VipsDecoder: ImageDecoder {
     /// Truncated and corrupt data fail the file instead of giving a half-grey thumbnail.
     private static let failOn = Int32(VIPS_FAIL_ON_TRUNCATED.rawValue)
 
     package init() {}
-
-    package func recognizes(_ file: UnsafeRawBufferPointer) -> Bool { true }
 
     package func decode(
         _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
@@ -79,9 +77,9 @@ package struct VipsDecoder: ImageDecoder {
         var pixels: UnsafeMutablePointer<UInt8>?
         var message = [CChar](repeating: 0, count: 256)
         let decoded: Int32
-        switch header.format {
-        case "jxl", "heic", "heif", "avif":
-            let decode = header.format == "jxl" ? tf_jxl_decode_hdr : tf_heif_decode_hdr
+        switch header.mediaFormat?.family {
+        case .jxl, .heif:
+            let decode = header.mediaFormat?.family == .jxl ? tf_jxl_decode_hdr : tf_heif_decode_hdr
             decoded = decode(
                 raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), &pixels,
                 &message, message.count)
@@ -263,9 +261,10 @@ package struct VipsDecoder: ImageDecoder {
         func materialized(_ lazy: Result<VipsImageHandle, DecodeFailure>) -> Result<VipsImageHandle, DecodeFailure> {
             lazy.flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }
         }
-        if header.format == "jpeg" || header.isCMYK {
+        let isJPEG = header.mediaFormat?.family == .jpeg
+        if isJPEG || header.isCMYK {
             let shrink =
-                header.format == "jpeg"
+                isJPEG
                 ? plan.jpegShrink(storedWidth: header.storedWidth, storedHeight: header.storedHeight, quarterTurn: quarterTurn)
                 : 1
             // The decode is held whole up to `wholeDecodeBytes` (taken as 3 bands: CMYK becomes
@@ -275,7 +274,7 @@ package struct VipsDecoder: ImageDecoder {
                 <= wholeDecodeBytes
             // A baseline RGB or grey JPEG held whole: libjpeg straight into memory, in this
             // thread (libvips takes every other, and any file libjpeg warns about).
-            if header.format == "jpeg", !header.interlaced, !header.isCMYK, holdsWhole {
+            if isJPEG, !header.interlaced, !header.isCMYK, holdsWhole {
                 var image: UnsafeMutablePointer<VipsImage>?
                 var reason: Int32 = 0
                 switch tf_jpeg_decode_here(

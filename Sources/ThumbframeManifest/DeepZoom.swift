@@ -145,8 +145,9 @@ extension Manifest {
     /// The `thumbnails` key of an item's deep-zoom tiles (no recipe may take it).
     public static let tilesName = "tiles"
 
-    /// `image.format`s whose full resolution libvips decodes for tiles (not RAW, not video).
-    public static let tileableFormats: Set<String> = ["avif", "heic", "heif", "jpeg", "jxl", "png", "tiff", "webp"]
+    /// `image.format`s whose full resolution libvips decodes for tiles (not RAW, not video):
+    /// those `MediaFormat.all` says give `tiles`.
+    public static let tileableFormats = MediaFormat.names(giving: .tiles)
 }
 
 extension Manifest.Settings {

@@ -164,8 +164,8 @@ extension Manifest {
 
     /// Image formats whose files Chrome, Firefox and Safari all decode in `<img>`: the originals a
     /// frontend may show (`settings.browserFormats`). HEIC, HEIF and TIFF only Safari; JPEG XL only
-    /// Safari (17+); RAW none.
-    public static let browserImageFormats = ["avif", "gif", "jpeg", "png", "webp"]
+    /// Safari (17+); RAW none. Those `MediaFormat.all` says `browsersShow`, sorted.
+    public static let browserImageFormats = MediaFormat.names(giving: .browsersShow).sorted()
 
     /// What becomes of a RAW file shot together with a JPEG or HEIF: same folder, same name
     /// but the extension (`IMG_0042.CR3` and `IMG_0042.JPG`).

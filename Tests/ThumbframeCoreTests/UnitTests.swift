@@ -145,13 +145,13 @@ struct FileSignatureTests {
     }
 
     @Test func magicBytes() {
-        #expect(FileSignature.looksLikeImage([0xFF, 0xD8, 0xFF, 0xE0]))
-        #expect(FileSignature.looksLikeImage([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A]))
-        #expect(FileSignature.looksLikeImage(Array("RIFF\0\0\0\0WEBPVP8 ".utf8)))
-        #expect(FileSignature.looksLikeImage([0, 0, 0, 0x18] + Array("ftypheic".utf8)))
-        #expect(!FileSignature.looksLikeImage([0, 0, 0, 0x18] + Array("ftypmp42".utf8)))
-        #expect(!FileSignature.looksLikeImage(Array("hello".utf8)))
-        #expect(!FileSignature.looksLikeImage([]))
+        #expect(MediaFormat.isStill([0xFF, 0xD8, 0xFF, 0xE0]))
+        #expect(MediaFormat.isStill([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A]))
+        #expect(MediaFormat.isStill(Array("RIFF\0\0\0\0WEBPVP8 ".utf8)))
+        #expect(MediaFormat.isStill([0, 0, 0, 0x18] + Array("ftypheic".utf8)))
+        #expect(!MediaFormat.isStill([0, 0, 0, 0x18] + Array("ftypmp42".utf8)))
+        #expect(!MediaFormat.isStill(Array("hello".utf8)))
+        #expect(!MediaFormat.isStill([]))
     }
 
     @Test("items are photos and videos by extension or first bytes; sound and sidecars never, whatever their bytes")
@@ -159,7 +159,7 @@ struct FileSignatureTests {
         func iso(_ brand: String) -> [UInt8] { [0, 0, 0, 0x18] + Array("ftyp\(brand)".utf8) + [0, 0, 0, 0] }
         #expect(FileSignature.isCandidate("clip.MOV") { [] } && FileSignature.isCandidate("a.webm") { [] })
         // Every RAW extension LibRaw takes is an image's, not "other".
-        #expect(RawDecoder.extensions.allSatisfy { FileSignature.isCandidate("IMG_1.\($0.uppercased())") { [] } })
+        #expect(MediaFormat.raw.extensions.allSatisfy { FileSignature.isCandidate("IMG_1.\($0.uppercased())") { [] } })
         #expect(FileSignature.isCandidate("no-extension") { iso("isom") })
         #expect(FileSignature.isCandidate("no-extension") { [0x1A, 0x45, 0xDF, 0xA3, 0x01] })  // Matroska
         #expect(FileSignature.isCandidate("photo.bin") { iso("heic") })
@@ -171,12 +171,38 @@ struct FileSignatureTests {
         #expect(FileSignature.skippedKind("ticket.PDF") == "document" && FileSignature.skippedKind("notes.bin") == "other")
         #expect(!FileSignature.isCandidate("scan.pdf") { Array("%PDF-1.7".utf8) } && FileSignature.isCandidate("logo.svg") { [] })
         // MPEG-TS by three sync bytes 188 apart; a GIF starts with a `G` too, and is an image first.
-        var ts = [UInt8](repeating: 0, count: VideoDecoder.signatureBytes)
+        var ts = [UInt8](repeating: 0, count: MediaFormat.headBytes)
         (ts[0], ts[188], ts[376]) = (0x47, 0x47, 0x47)
-        #expect(VideoDecoder.recognizes(ts) && !VideoDecoder.recognizes(Array(ts.prefix(300))))
-        var gif = Array("GIF89a".utf8) + [UInt8](repeating: 0, count: VideoDecoder.signatureBytes - 6)
+        #expect(MediaFormat.isVideo(ts) && !MediaFormat.isVideo(Array(ts.prefix(300))))
+        var gif = Array("GIF89a".utf8) + [UInt8](repeating: 0, count: MediaFormat.headBytes - 6)
         (gif[188], gif[376]) = (0x47, 0x47)
-        #expect(FileSignature.looksLikeImage(gif) && !VideoDecoder.recognizes(Array(gif.prefix(200))))
+        #expect(MediaFormat.isStill(gif) && !MediaFormat.isVideo(Array(gif.prefix(200))))
+    }
+
+    @Test("one table of formats: the walk's extensions, the decoder a file goes to, what each format gives")
+    func formatTable() {
+        func iso(_ brand: String) -> [UInt8] { [0, 0, 0, 0x18] + Array("ftyp\(brand)".utf8) + [0, 0, 0, 0] }
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]
+        // The first bytes decide; a RAW extension keeps a TIFF-based RAW from libvips.
+        #expect(MediaFormat.decoder(fileExtension: "jpg", head: [0xFF, 0xD8, 0xFF, 0xE0]) == .libvips)
+        #expect(MediaFormat.decoder(fileExtension: "tif", head: tiff) == .libvips)
+        #expect(MediaFormat.decoder(fileExtension: "nef", head: tiff) == .libraw)
+        #expect(MediaFormat.decoder(fileExtension: "bin", head: iso("crx ")) == .libraw)
+        #expect(MediaFormat.decoder(fileExtension: "jpg", head: iso("isom")) == .ffmpeg)
+        #expect(MediaFormat.decoder(fileExtension: "mov", head: Array("garbage".utf8)) == .libvips)
+        // Every HEIF brand is a picture, never a video; CR3 is neither a picture nor a video.
+        #expect(MediaFormat.heifBrands.allSatisfy { MediaFormat.isStill(iso($0)) && !MediaFormat.isVideo(iso($0)) })
+        #expect(!MediaFormat.isStill(iso("crx ")) && !MediaFormat.isVideo(iso("crx ")))
+        // No extension belongs to two formats, and the walk takes every format's.
+        let extensions = MediaFormat.all.flatMap(\.extensions)
+        #expect(Set(extensions).count == extensions.count)
+        #expect(extensions.allSatisfy { FileSignature.isCandidate("a.\($0)") { [] } })
+        // What the layouts and frontends read from it.
+        #expect(Manifest.tileableFormats == ["avif", "heic", "heif", "jpeg", "jxl", "png", "tiff", "webp"])
+        #expect(Manifest.browserImageFormats == ["avif", "gif", "jpeg", "png", "webp"])
+        #expect(ImageHeader.decoderApplies(format: "heic") && ImageHeader.decoderApplies(format: "jxl"))
+        #expect(!ImageHeader.decoderApplies(format: "jpeg"))
+        #expect(MediaFormat.named("jpeg")?.motion == .afterJPEG && MediaFormat.named("avif")?.motion == .heifBox)
     }
 }
 

@@ -8,8 +8,8 @@ import ThumbframeManifest
 /// `.JPG` before a `.jpeg`, a `.CR3` before a `.DNG` made from it) and the others stay items. A
 /// RAW whose JPEG failed, or a JPEG whose RAW failed, stays an item alone.
 enum RawPairing {
-    /// What a camera writes beside its RAW files.
-    static let shownExtensions: Set<String> = ["jpg", "jpeg", "heic", "heif", "hif"]
+    /// What a camera writes beside its RAW files: a JPEG or a HEIF (not an AVIF, `.avif`).
+    static let shownExtensions = MediaFormat.jpeg.extensions.union(MediaFormat.heic.extensions).union(MediaFormat.heif.extensions)
 
     /// The keys without the RAWs that were paired, each paired JPEG's `rawFile` set.
     static func pair(_ keys: [ManifestAssembler.Key]) -> [ManifestAssembler.Key] {

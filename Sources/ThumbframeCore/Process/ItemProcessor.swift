@@ -24,9 +24,10 @@ struct ProcessingContext: Sendable {
     /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
     /// share their thumbnails.
     func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, header: ImageHeader? = nil) -> String {
-        // v2: pixels from 0.3.0 on (sRGB from the ICC profile, Lanczos3 after a 2× shrink-on-load
-        // margin). A new key makes an upgraded build write them instead of keeping v1's files
-        // under the same names; the pruner then removes v1's, which the ledger records. A
+        // v3: pixels from 0.4.0 on (each thumbnail reduced once from the decode by an exact
+        // Lanczos3; v2, 0.3.0's, converted to sRGB from the ICC profile after a 2× shrink-on-load
+        // margin). A new key makes an upgraded build write them instead of keeping the older
+        // files under the same names; the pruner then removes those, which the ledger records. A
         // profile converted with another intent than relative colorimetric is part of the key:
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
         // never taken for the right ones. (An ignored profile's pixels are what they were.) So is
@@ -165,8 +166,9 @@ enum ItemProcessor {
         } catch {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
-        let head = file.head(VideoDecoder.signatureBytes)
-        if !FileSignature.looksLikeImage(head), VideoDecoder.recognizes(head) {
+        let head = file.head(MediaFormat.headBytes)
+        let library = MediaFormat.decoder(fileExtension: FileSignature.extension(String(decoding: source.name, as: UTF8.self)), head: head)
+        if library == .ffmpeg {
             return video(source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known)
         }
         let bytes: [UInt8]
@@ -182,11 +184,10 @@ enum ItemProcessor {
                 return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
             }
             let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-            let decoder: any ImageDecoder =
-                FileSignature.hasRawExtension(String(decoding: source.name, as: UTF8.self)) ? RawDecoder() : Decoders.decoder(for: raw)
+            let decoder = Decoders.decoder(for: library)
             // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
             let tiles: TileWriter? =
-                decoder is VipsDecoder
+                library == .libvips
                 ? { header, path, settings, remaining in
                     VipsDecoder.writeTiles(
                         raw, header: header, path: path, settings: settings, limits: context.limits, remaining: remaining,
@@ -211,13 +212,14 @@ enum ItemProcessor {
         }
     }
 
-    /// Where a Motion Photo's MP4 lies in the photo's bytes: after a JPEG's data (its XMP says
-    /// so), in a HEIC's or AVIF's `mpvd` box; nil for any other photo.
+    /// Where a Motion Photo's MP4 lies in the photo's bytes, where its format keeps one
+    /// (`MediaFormat.motion`): after a JPEG's data (its XMP says so), in a HEIC's or AVIF's
+    /// `mpvd` box; nil for any other photo.
     static func motionRange(_ raw: UnsafeRawBufferPointer, format: String) -> Range<Int>? {
-        switch format {
-        case "jpeg": MotionPhoto.locate(raw)
-        case "heic", "heif", "avif": MotionPhoto.locateInHEIF(raw)
-        default: nil
+        switch MediaFormat.named(format)?.motion {
+        case .afterJPEG: MotionPhoto.locate(raw)
+        case .heifBox: MotionPhoto.locateInHEIF(raw)
+        case nil: nil
         }
     }
 
