@@ -72,7 +72,7 @@ let package = Package(
             pkgConfig: "libjxl",
             providers: [.apt(["libjxl-dev"]), .brew(["jpeg-xl"])]
         ),
-        // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/kernel-speed
+        // The resampling kernels on plain pixel buffers (SSE2 where there is SSE2): scripts/benchmarks/kernel-speed
         // measures them against libvips' reduceh.
         .target(name: "CThumbframeKernels"),
         // What Swift cannot call in libvips, libexif and FFmpeg: variadic vips_* calls, GObject signals,
@@ -92,7 +92,7 @@ let package = Package(
         ),
 
         .target(name: "ThumbframeCore", dependencies: ["ThumbframeManifest", "ThumbframeImaging", "CCrypto", "CSQLite"]),
-        // scripts/bench-readers: the cost of ManifestReader's lookups, as an app sees it.
+        // scripts/benchmarks/bench-readers: the cost of ManifestReader's lookups, as an app sees it.
         .executableTarget(name: "thumbframe-reader-bench", dependencies: ["ThumbframeManifest"]),
         .executableTarget(
             name: "thumbframe",

@@ -11,9 +11,8 @@ static inline int tfk_min(int a, int b) { return a < b ? a : b; }
 static inline int tfk_clip(int low, int value, int high) { return value < low ? low : value > high ? high : value; }
 
 /* Inlined with a constant `bands`, so a pixel is one small copy. */
-static inline __attribute__((always_inline)) void tfk_transpose_pixels(
-    const uint8_t *in, uint8_t *out, int width, int height, const int bands
-) {
+static inline __attribute__((always_inline)) void tfk_transpose_pixels(const uint8_t *in, uint8_t *out, int width, int height,
+                                                                       const int bands) {
     const size_t in_line = (size_t) width * bands;
     const size_t out_line = (size_t) height * bands;
     for (int x0 = 0; x0 < width; x0 += 32) {
@@ -40,10 +39,8 @@ void tfk_transpose(const uint8_t *in, uint8_t *out, int width, int height, int b
 }
 
 static double tfk_lanczos3(double x) {
-    if (x == 0.0)
-        return 1.0;
-    if (x <= -3.0 || x >= 3.0)
-        return 0.0;
+    if (x == 0.0) return 1.0;
+    if (x <= -3.0 || x >= 3.0) return 0.0;
     const double px = M_PI * x;
     return 3.0 * sin(px) * sin(px / 3.0) / (px * px);
 }
@@ -53,17 +50,15 @@ static double tfk_lanczos3(double x) {
 #define TFK_AVX2 1
 /* The SSE2 loop below on 32 bytes at a time. Every AVX2 instruction used works within each
  * 128-bit lane, so each lane computes exactly what SSE2 computes for its 16 bytes. */
-__attribute__((target("avx2"))) static size_t tfk_lanczos3_row_avx2(
-    uint8_t *q, const uint8_t *const *rows, const int16_t *w, int taps, size_t n
-) {
+__attribute__((target("avx2"))) static size_t tfk_lanczos3_row_avx2(uint8_t *q, const uint8_t *const *rows, const int16_t *w, int taps,
+                                                                    size_t n) {
     size_t x = 0;
     const __m256i zero = _mm256_setzero_si256();
     const __m256i half = _mm256_set1_epi32(8192);
     for (; x + 32 <= n; x += 32) {
         __m256i sum0 = half, sum1 = half, sum2 = half, sum3 = half;
         for (int k = 0; k < taps; k += 2) {
-            const __m256i weights =
-                _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) w[k] | ((uint32_t) (uint16_t) w[k + 1] << 16)));
+            const __m256i weights = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) w[k] | ((uint32_t) (uint16_t) w[k + 1] << 16)));
             const __m256i a = _mm256_loadu_si256((const __m256i *) (rows[k] + x));
             const __m256i b = _mm256_loadu_si256((const __m256i *) (rows[k + 1] + x));
             const __m256i low = _mm256_unpacklo_epi8(a, b);
@@ -87,8 +82,7 @@ __attribute__((target("avx2"))) static size_t tfk_lanczos3_row_avx2(
 static void tfk_lanczos3_row(uint8_t *q, const uint8_t *const *rows, const int16_t *w, int taps, size_t n, int avx2) {
     size_t x = 0;
 #if defined(TFK_AVX2)
-    if (avx2)
-        x = tfk_lanczos3_row_avx2(q, rows, w, taps, n);
+    if (avx2) x = tfk_lanczos3_row_avx2(q, rows, w, taps, n);
 #else
     (void) avx2;
 #endif
@@ -100,8 +94,7 @@ static void tfk_lanczos3_row(uint8_t *q, const uint8_t *const *rows, const int16
         for (int k = 0; k < taps; k += 2) {
             // Bytes of two rows interleaved and widened to 16-bit pairs (a, b); pmaddwd
             // multiplies each pair by (w0, w1) and adds: four 32-bit sums per instruction.
-            const __m128i weights =
-                _mm_set1_epi32((int32_t) ((uint32_t) (uint16_t) w[k] | ((uint32_t) (uint16_t) w[k + 1] << 16)));
+            const __m128i weights = _mm_set1_epi32((int32_t) ((uint32_t) (uint16_t) w[k] | ((uint32_t) (uint16_t) w[k + 1] << 16)));
             const __m128i a = _mm_loadu_si128((const __m128i *) (rows[k] + x));
             const __m128i b = _mm_loadu_si128((const __m128i *) (rows[k + 1] + x));
             const __m128i low = _mm_unpacklo_epi8(a, b);
@@ -142,10 +135,8 @@ void tfk_lanczos3_span(int rows_in, int rows_out, double scale, int first, int c
     *to = tfk_clip(0, high, rows_in - 1) + 1;
 }
 
-int tfk_lanczos3_window(
-    const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride, int rows_out,
-    int out_first, int out_count, double scale
-) {
+int tfk_lanczos3_window(const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride,
+                        int rows_out, int out_first, int out_count, double scale) {
     const double support = 3.0 * scale;
     const int most = 2 * (int) ceil(support) + 2;
     double *exact = malloc(sizeof(double) * most);
@@ -157,8 +148,7 @@ int tfk_lanczos3_window(
     const int avx2 = 0;
 #endif
     int result = -1;
-    if (!exact || !weights || !rows)
-        goto done;
+    if (!exact || !weights || !rows) goto done;
     for (int i = out_first; i < out_first + out_count; i++) {
         double centre;
         const int first = tfk_lanczos3_taps(i, rows_in, rows_out, scale, &centre);
@@ -170,10 +160,9 @@ int tfk_lanczos3_window(
         for (int k = 0; k < taps; k++) {
             weights[k] = (int16_t) lrint(exact[k] / sum * 16384.0);
             total += weights[k];
-            if (abs(weights[k]) > abs(weights[largest]))
-                largest = k;
+            if (abs(weights[k]) > abs(weights[largest])) largest = k;
         }
-        weights[largest] += 16384 - total;  // the weights sum to exactly 1
+        weights[largest] += 16384 - total; // the weights sum to exactly 1
         for (int k = 0; k < taps; k++)
             rows[k] = in + (size_t) (tfk_clip(0, first + k, rows_in - 1) - in_first) * stride;
         if (taps & 1) {
@@ -197,15 +186,14 @@ int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out,
 
 /* HDR to SDR for video posters (tfk_tonemap_rgb48). */
 
-static double tfk_pq_eotf(double signal) {  // ST 2084: signal 0…1 to cd/m²
-    const double m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32,
-                 c3 = 2392.0 / 4096 * 32;
+static double tfk_pq_eotf(double signal) { // ST 2084: signal 0…1 to cd/m²
+    const double m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32, c3 = 2392.0 / 4096 * 32;
     double p = pow(signal > 0 ? signal : 0, 1 / m2);
     double numerator = p - c1 > 0 ? p - c1 : 0;
     return 10000 * pow(numerator / (c2 - c3 * p), 1 / m1);
 }
 
-static double tfk_hlg_inverse_oetf(double signal) {  // BT.2100: signal 0…1 to scene light 0…1
+static double tfk_hlg_inverse_oetf(double signal) { // BT.2100: signal 0…1 to scene light 0…1
     const double a = 0.17883277, b = 1 - 4 * a, c = 0.5 - a * log(4 * a);
     if (signal <= 0.5) return signal * signal / 3;
     return (exp((signal - c) / a) + b) / 12;
@@ -217,7 +205,7 @@ static double tfk_srgb(double linear) {
 }
 
 void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
-    const double white = 203;  // cd/m², HDR reference white (BT.2408)
+    const double white = 203; // cd/m², HDR reference white (BT.2408)
     const double knee = 0.75;
     // BT.2020 to BT.709 primaries, linear light (BT.2087).
     const double m[3][3] = {
@@ -239,15 +227,16 @@ void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height,
         __atomic_store_n(ready, 1, __ATOMIC_RELEASE);
     }
     for (int y = 0; y < height; y++) {
-        const uint16_t *row = (const uint16_t *)((const uint8_t *)in + (size_t)y * stride);
-        uint8_t *target = out + (size_t)y * width * 3;
+        const uint16_t *row = (const uint16_t *) ((const uint8_t *) in + (size_t) y * stride);
+        uint8_t *target = out + (size_t) y * width * 3;
         for (int x = 0; x < width; x++) {
             double rgb[3] = {table[row[3 * x]], table[row[3 * x + 1]], table[row[3 * x + 2]]};
             if (transfer == TFK_TRANSFER_HLG) {
                 // OOTF for a 1000 cd/m² display: system gamma 1.2 on the scene luminance.
                 double luminance = 0.2627 * rgb[0] + 0.6780 * rgb[1] + 0.0593 * rgb[2];
                 double gain = 1000 * (luminance > 0 ? pow(luminance, 0.2) : 0);
-                for (int i = 0; i < 3; i++) rgb[i] *= gain;
+                for (int i = 0; i < 3; i++)
+                    rgb[i] *= gain;
             }
             double linear[3];
             for (int i = 0; i < 3; i++) {
@@ -264,7 +253,7 @@ void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height,
             }
             for (int i = 0; i < 3; i++) {
                 double value = tfk_srgb(linear[i] * scale) * 255 + 0.5;
-                target[3 * x + i] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
+                target[3 * x + i] = (uint8_t) (value < 0 ? 0 : value > 255 ? 255 : value);
             }
         }
     }

@@ -8,7 +8,7 @@
 typedef struct {
     gint64 deadline; /* g_get_monotonic_time() microseconds; 0: none */
     const int *stop;
-    int reason;      /* a TFStopReason once it said stop */
+    int reason; /* a TFStopReason once it said stop */
 } TFGuard;
 
 /* Whether the guard says stop now (and why, in guard->reason). */

@@ -7,10 +7,9 @@
 #include "tf_kernels.h"
 #include "tf_shim.h"
 
-int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error,
-    size_t error_length) {
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length) {
     *out = NULL;
-    VipsImage *t[2] = { NULL };
+    VipsImage *t[2] = {NULL};
     uint16_t *box = NULL;
     int result = -1;
     // Resized in the signal (Lanczos3), then mapped: one curve evaluation a pixel of the box.
@@ -35,14 +34,13 @@ int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, in
 done:
     g_free(box);
     for (int i = 1; i >= 0; i--)
-        if (t[i])
-            g_object_unref(t[i]);
+        if (t[i]) g_object_unref(t[i]);
     return result;
 }
 
 int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length) {
     *out = NULL;
-    VipsImage *t[3] = { NULL };
+    VipsImage *t[3] = {NULL};
     uint16_t *signal = NULL;
     int result = -1;
     // The colour bands' code values at 16 bits, full scale (an 8-bit file's 255 is 65535); no
@@ -52,14 +50,12 @@ int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint
         goto done;
     }
     if (t[0]->BandFmt == VIPS_FORMAT_UCHAR) {
-        if (vips_linear1(t[0], &t[1], 257.0, 0.0, "uchar", FALSE, NULL) || vips_cast_ushort(t[1], &t[2], NULL))
-            goto failed;
+        if (vips_linear1(t[0], &t[1], 257.0, 0.0, "uchar", FALSE, NULL) || vips_cast_ushort(t[1], &t[2], NULL)) goto failed;
     } else if (vips_cast_ushort(t[0], &t[2], NULL)) {
         goto failed;
     }
     size_t size = 0;
-    if (!(signal = vips_image_write_to_memory(t[2], &size)) || size != (size_t) t[2]->Xsize * t[2]->Ysize * 6)
-        goto failed;
+    if (!(signal = vips_image_write_to_memory(t[2], &size)) || size != (size_t) t[2]->Xsize * t[2]->Ysize * 6) goto failed;
     result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, width, height, out, error, error_length);
     goto done;
 failed:
@@ -68,7 +64,6 @@ failed:
 done:
     g_free(signal);
     for (int i = 2; i >= 0; i--)
-        if (t[i])
-            g_object_unref(t[i]);
+        if (t[i]) g_object_unref(t[i]);
     return result;
 }

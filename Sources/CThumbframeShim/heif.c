@@ -16,14 +16,12 @@ static const char *const tf_apple_gain_map = "urn:com:apple:photo:2020:aux:hdrga
 static int tf_heif_open(const void *data, size_t length, struct heif_context **context, struct heif_image_handle **handle) {
     *context = heif_context_alloc();
     *handle = NULL;
-    if (!*context)
-        return -1;
+    if (!*context) return -1;
     // The largest side libheif accepts from a header: WebP's 16383 is thumbframe's own default
     // ceiling; --max-pixels is checked by the caller on top.
     heif_context_set_maximum_image_size_limit(*context, 1 << 16);
     struct heif_error error = heif_context_read_from_memory_without_copy(*context, data, length, NULL);
-    if (!error.code)
-        error = heif_context_get_primary_image_handle(*context, handle);
+    if (!error.code) error = heif_context_get_primary_image_handle(*context, handle);
     if (error.code) {
         heif_context_free(*context);
         *context = NULL;
@@ -33,18 +31,15 @@ static int tf_heif_open(const void *data, size_t length, struct heif_context **c
 }
 
 static void tf_heif_close(struct heif_context *context, struct heif_image_handle *handle) {
-    if (handle)
-        heif_image_handle_release(handle);
-    if (context)
-        heif_context_free(context);
+    if (handle) heif_image_handle_release(handle);
+    if (context) heif_context_free(context);
 }
 
 int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
     memset(facts, 0, sizeof *facts);
     struct heif_context *context;
     struct heif_image_handle *handle;
-    if (tf_heif_open(data, length, &context, &handle))
-        return -1;
+    if (tf_heif_open(data, length, &context, &handle)) return -1;
     facts->width = heif_image_handle_get_width(handle);
     facts->height = heif_image_handle_get_height(handle);
     facts->bits = heif_image_handle_get_luma_bits_per_pixel(handle);
@@ -61,8 +56,7 @@ int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
         count = heif_image_handle_get_list_of_auxiliary_image_IDs(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA, ids, count);
         for (int i = 0; i < count && !facts->gain_map; i++) {
             struct heif_image_handle *auxiliary = NULL;
-            if (heif_image_handle_get_auxiliary_image_handle(handle, ids[i], &auxiliary).code || !auxiliary)
-                continue;
+            if (heif_image_handle_get_auxiliary_image_handle(handle, ids[i], &auxiliary).code || !auxiliary) continue;
             const char *type = NULL;
             if (!heif_image_handle_get_auxiliary_type(auxiliary, &type).code && type) {
                 facts->gain_map = strcmp(type, tf_apple_gain_map) == 0;
@@ -75,9 +69,8 @@ int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
     return 0;
 }
 
-int tf_heif_decode_hdr(
-    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
-    size_t error_length) {
+int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+                       char *error, size_t error_length) {
     *out = NULL;
     struct heif_context *context;
     struct heif_image_handle *handle;
@@ -95,8 +88,8 @@ int tf_heif_decode_hdr(
     }
     int bits = heif_image_handle_get_luma_bits_per_pixel(handle);
     int deep = bits > 8;
-    struct heif_error failed = heif_decode_image(
-        handle, &picture, heif_colorspace_RGB, deep ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RGB, NULL);
+    struct heif_error failed = heif_decode_image(handle, &picture, heif_colorspace_RGB,
+                                                 deep ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RGB, NULL);
     if (failed.code) {
         snprintf(error, error_length, "libheif: %s", failed.message);
         goto done;
@@ -119,8 +112,7 @@ int tf_heif_decode_hdr(
         uint16_t *target = signal + (size_t) y * w * 3;
         for (int x = 0; x < w * 3; x++) {
             unsigned value = deep ? (unsigned) (row[2 * x] | row[2 * x + 1] << 8) : row[x];
-            if (value > (unsigned) maximum)
-                value = maximum;
+            if (value > (unsigned) maximum) value = maximum;
             target[x] = (uint16_t) ((value * 65535u + maximum / 2) / maximum);
         }
     }
@@ -129,9 +121,7 @@ int tf_heif_decode_hdr(
     result = tf_hdr_box(signal, w, h, transfer, width, height, out, error, error_length);
 done:
     free(signal);
-    if (picture)
-        heif_image_release(picture);
+    if (picture) heif_image_release(picture);
     tf_heif_close(context, handle);
     return result;
 }
-

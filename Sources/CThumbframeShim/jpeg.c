@@ -51,8 +51,7 @@ int tf_jpegsave_here(VipsImage *in, int quality, int interlace, void **buffer, s
     error.base.error_exit = tf_jpeg_error_exit;
     error.base.emit_message = tf_jpeg_silent;
     jpeg_create_compress(&cinfo);
-    if (setjmp(error.jump))
-        goto done;
+    if (setjmp(error.jump)) goto done;
     jpeg_mem_dest(&cinfo, &memory, &size);
     cinfo.image_width = in->Xsize;
     cinfo.image_height = in->Ysize;
@@ -60,8 +59,7 @@ int tf_jpegsave_here(VipsImage *in, int quality, int interlace, void **buffer, s
     cinfo.in_color_space = in->Bands == 3 ? JCS_RGB : JCS_GRAYSCALE;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, quality, TRUE);
-    if (interlace)
-        jpeg_simple_progression(&cinfo);
+    if (interlace) jpeg_simple_progression(&cinfo);
     if (quality >= 90)
         for (int i = 0; i < in->Bands; i++) {
             cinfo.comp_info[i].h_samp_factor = 1;
@@ -69,13 +67,11 @@ int tf_jpegsave_here(VipsImage *in, int quality, int interlace, void **buffer, s
         }
     cinfo.write_JFIF_header = FALSE;
     jpeg_start_compress(&cinfo, TRUE);
-    if (!(region = vips_region_new(in)))
-        goto done;
+    if (!(region = vips_region_new(in))) goto done;
     const int strip = 16;
     for (int top = 0; top < in->Ysize; top += strip) {
-        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
-        if (vips_region_prepare(region, &rect))
-            goto done;
+        VipsRect rect = {0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top)};
+        if (vips_region_prepare(region, &rect)) goto done;
         for (int y = rect.top; y < rect.top + rect.height; y++) {
             JSAMPROW row = (JSAMPROW) VIPS_REGION_ADDR(region, 0, y);
             jpeg_write_scanlines(&cinfo, &row, 1);
@@ -90,8 +86,7 @@ int tf_jpegsave_here(VipsImage *in, int quality, int interlace, void **buffer, s
     *length = size;
     result = 0;
 done:
-    if (region)
-        g_object_unref(region);
+    if (region) g_object_unref(region);
     jpeg_destroy_compress(&cinfo);
     free(memory);
     return result;
@@ -105,24 +100,20 @@ done:
  * libvips' own message). */
 /* The decoder's error manager is the encoder's TFJpegError, with handlers that leave no message:
  * an error or a warning only hands the file to libvips. */
-static void tf_jpeg_bail(j_common_ptr cinfo) {
-    longjmp(((TFJpegError *) cinfo->err)->jump, 1);
-}
+static void tf_jpeg_bail(j_common_ptr cinfo) { longjmp(((TFJpegError *) cinfo->err)->jump, 1); }
 
 static void tf_jpeg_bail_on_warning(j_common_ptr cinfo, int level) {
-    if (level < 0)
-        tf_jpeg_bail(cinfo);
+    if (level < 0) tf_jpeg_bail(cinfo);
 }
 
 enum { TF_ICC_SECTIONS = 100 }; /* libvips' MAX_APP2_SECTIONS */
 
 /* libvips' assembly: sections in their sequence numbers' places, taken while contiguous from 1. */
 static void tf_jpeg_attach_icc(j_decompress_ptr cinfo, VipsImage *image) {
-    const unsigned char *sections[TF_ICC_SECTIONS] = { 0 };
-    size_t lengths[TF_ICC_SECTIONS] = { 0 };
+    const unsigned char *sections[TF_ICC_SECTIONS] = {0};
+    size_t lengths[TF_ICC_SECTIONS] = {0};
     for (jpeg_saved_marker_ptr p = cinfo->marker_list; p; p = p->next) {
-        if (p->marker != JPEG_APP0 + 2 || p->data_length <= 14 || memcmp(p->data, "ICC_PROFILE", 11) != 0)
-            continue;
+        if (p->marker != JPEG_APP0 + 2 || p->data_length <= 14 || memcmp(p->data, "ICC_PROFILE", 11) != 0) continue;
         const int index = p->data[12] - 1;
         if (index >= 0 && index < TF_ICC_SECTIONS) {
             sections[index] = p->data + 14;
@@ -132,8 +123,7 @@ static void tf_jpeg_attach_icc(j_decompress_ptr cinfo, VipsImage *image) {
     size_t total = 0;
     for (int i = 0; i < TF_ICC_SECTIONS && sections[i]; i++)
         total += lengths[i];
-    if (!total)
-        return;
+    if (!total) return;
     unsigned char *profile = g_malloc(total);
     size_t at = 0;
     for (int i = 0; i < TF_ICC_SECTIONS && sections[i]; i++) {
@@ -143,13 +133,12 @@ static void tf_jpeg_attach_icc(j_decompress_ptr cinfo, VipsImage *image) {
     vips_image_set_blob(image, VIPS_META_ICC_NAME, (VipsCallbackFn) g_free, profile, total);
 }
 
-int tf_jpeg_decode_here(
-    const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out, int *reason) {
+int tf_jpeg_decode_here(const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out,
+                        int *reason) {
     struct jpeg_decompress_struct cinfo;
     TFJpegError bail;
-    TFGuard guard = { 0, stop, TF_STOP_NONE };
-    if (timeout_seconds > 0)
-        guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    TFGuard guard = {0, stop, TF_STOP_NONE};
+    if (timeout_seconds > 0) guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
     /* volatile: set after setjmp and read after a longjmp. */
     VipsImage *volatile image = NULL;
     unsigned char *volatile scratch = NULL;
@@ -176,15 +165,13 @@ int tf_jpeg_decode_here(
      * column and row are cut off. */
     const int width = (int) (cinfo.image_width / (unsigned) shrink);
     const int height = (int) (cinfo.image_height / (unsigned) shrink);
-    if ((bands != 3 && bands != 1) || width < 1 || height < 1)
-        goto done;
+    if ((bands != 3 && bands != 1) || width < 1 || height < 1) goto done;
     image = vips_image_new_memory();
     vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
-        bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, 72.0 / 25.4, 72.0 / 25.4);
+                           bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, 72.0 / 25.4, 72.0 / 25.4);
     /* Demanded in strips, as libvips' own JPEG decode is: pipelines from it take their demand
      * style from it (a new image defaults to small tiles). */
-    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_FATSTRIP, NULL) || vips_image_write_prepare(image))
-        goto done;
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_FATSTRIP, NULL) || vips_image_write_prepare(image)) goto done;
     /* The saved markers live until jpeg_finish_decompress frees them. */
     tf_jpeg_attach_icc(&cinfo, image);
     const size_t line = (size_t) cinfo.output_width * bands;
@@ -214,8 +201,6 @@ int tf_jpeg_decode_here(
 done:
     jpeg_destroy_decompress(&cinfo);
     g_free(scratch);
-    if (image)
-        g_object_unref(image);
+    if (image) g_object_unref(image);
     return result;
 }
-

@@ -10,10 +10,8 @@
 /* A decoder over `data`, subscribed to `events`, its input closed (the file is whole). */
 static JxlDecoder *tf_jxl_open(const void *data, size_t length, int events) {
     JxlDecoder *decoder = JxlDecoderCreate(NULL);
-    if (!decoder)
-        return NULL;
-    if (JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS ||
-        JxlDecoderSetInput(decoder, data, length) != JXL_DEC_SUCCESS) {
+    if (!decoder) return NULL;
+    if (JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS || JxlDecoderSetInput(decoder, data, length) != JXL_DEC_SUCCESS) {
         JxlDecoderDestroy(decoder);
         return NULL;
     }
@@ -24,8 +22,7 @@ static JxlDecoder *tf_jxl_open(const void *data, size_t length, int events) {
 int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
     *transfer = 0;
     JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_COLOR_ENCODING);
-    if (!decoder)
-        return -1;
+    if (!decoder) return -1;
     // Subscribed to the colour encoding alone, the decoder returns it or an error (the input is whole).
     int result = -1;
     if (JxlDecoderProcessInput(decoder) == JXL_DEC_COLOR_ENCODING) {
@@ -38,24 +35,22 @@ int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
     return result;
 }
 
-int tf_jxl_decode_hdr(
-    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
-    size_t error_length) {
+int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+                      char *error, size_t error_length) {
     *out = NULL;
     JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
     if (!decoder) {
         snprintf(error, error_length, "libjxl cannot start a decoder");
         return -1;
     }
-    JxlPixelFormat format = { 3, JXL_TYPE_UINT16, JXL_NATIVE_ENDIAN, 0 };
+    JxlPixelFormat format = {3, JXL_TYPE_UINT16, JXL_NATIVE_ENDIAN, 0};
     JxlBasicInfo info;
     uint16_t *signal = NULL;
     int w = 0, h = 0, result = -1;
     for (;;) {
         JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
         if (status == JXL_DEC_BASIC_INFO) {
-            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS)
-                break;
+            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS) break;
             // Oriented as libjxl delivers it: orientations 5-8 swap the sides.
             int swap = info.orientation >= 5;
             w = (int) (swap ? info.ysize : info.xsize);

@@ -22,20 +22,20 @@ struct TFRaw {
 // LibRaw's report of data it could not read (by default a line on stderr naming no file,
 // "unknown file: Unexpected end of file"): kept, for the reason the caller gives.
 static void tf_raw_record_data_error(void *opaque, const char *file, const int offset) {
-    (void)file;
+    (void) file;
     TFRaw *raw = opaque;
     raw->data_error = offset < 0 ? TF_RAW_DATA_CUT : TF_RAW_DATA_DAMAGED;
 }
 
 // LibRaw calls this between the stages of unpacking and processing: non-zero cancels.
 static int tf_raw_progress(void *opaque, enum LibRaw_progress stage, int iteration, int expected) {
-    (void)stage, (void)iteration, (void)expected;
+    (void) stage, (void) iteration, (void) expected;
     TFRaw *raw = opaque;
     return tf_guard_check(&raw->guard);
 }
 
-TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, double timeout_seconds, const int *stop,
-                   TFRawInfo *info, int *error) {
+TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, double timeout_seconds, const int *stop, TFRawInfo *info,
+                   int *error) {
     memset(info, 0, sizeof *info);
     TFRaw *raw = calloc(1, sizeof *raw);
     if (!raw) {
@@ -52,7 +52,7 @@ TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, doub
     raw->data->params.max_raw_memory_mb = max_memory_mb;
     libraw_set_progress_handler(raw->data, tf_raw_progress, raw);
     libraw_set_dataerror_handler(raw->data, tf_raw_record_data_error, raw);
-    *error = libraw_open_buffer(raw->data, (void *)data, length);
+    *error = libraw_open_buffer(raw->data, (void *) data, length);
     if (*error != LIBRAW_SUCCESS) {
         tf_raw_close(raw);
         return NULL;
@@ -63,7 +63,7 @@ TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, doub
     info->flip = sizes->flip;
     libraw_thumbnail_t *thumb = &raw->data->thumbnail;
     // The preview's kind is known once it is unpacked; until then, whether it has a size.
-    info->preview = thumb->twidth <= 0 || thumb->theight <= 0 ? TF_RAW_PREVIEW_NONE
+    info->preview = thumb->twidth <= 0 || thumb->theight <= 0   ? TF_RAW_PREVIEW_NONE
                     : thumb->tformat == LIBRAW_THUMBNAIL_BITMAP ? TF_RAW_PREVIEW_BITMAP
                                                                 : TF_RAW_PREVIEW_JPEG;
     info->preview_width = thumb->twidth;
@@ -72,7 +72,7 @@ TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, doub
     info->make[sizeof info->make - 1] = 0;
     memcpy(info->model, raw->data->idata.model, sizeof info->model);
     info->model[sizeof info->model - 1] = 0;
-    info->timestamp = (long long)raw->data->other.timestamp;
+    info->timestamp = (long long) raw->data->other.timestamp;
     info->dng = raw->data->idata.dng_version != 0;
     return raw;
 }
@@ -115,7 +115,7 @@ int tf_raw_develop(TFRaw *raw, int half, TFRawImage *image) {
     params->half_size = half;
     params->use_camera_wb = 1;
     params->output_bps = 8;
-    params->output_color = 1;  // sRGB
+    params->output_color = 1; // sRGB
     error = libraw_unpack(raw->data);
     if (error != LIBRAW_SUCCESS) return error;
     error = libraw_dcraw_process(raw->data);

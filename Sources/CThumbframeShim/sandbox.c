@@ -24,7 +24,7 @@ int tf_sandbox_prepare(int parent) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     return 0;
 #else
-    (void)parent;
+    (void) parent;
     return ENOSYS;
 #endif
 }
@@ -35,18 +35,89 @@ int tf_sandbox_seccomp(void) {
     // programs, change the system or the kernel's view of it. (send and recv stay: the worker's
     // one socket is the build's, made before it started, and no other can be made.) Names the running kernel or
     // libseccomp do not know are skipped.
+    // clang-format off: a table, filled line by line
     static const char *const denied[] = {
-        "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "execve", "execveat", "fork", "vfork", "ptrace",
-        "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd", "kcmp", "mount", "umount2",
-        "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-        "mount_setattr", "setns", "unshare", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
-        "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon",
-        "swapoff", "acct", "quotactl", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-        "open_by_handle_at", "name_to_handle_at", "settimeofday", "clock_settime", "adjtimex",
-        "clock_adjtime", "sethostname", "setdomainname", "iopl", "ioperm", "syslog", "uselib", "personality",
-        "chown", "fchown", "lchown", "fchownat", "setuid", "setgid", "setreuid", "setregid", "setresuid",
-        "setresgid", "setgroups", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat",
+        "socket",
+        "socketpair",
+        "connect",
+        "bind",
+        "listen",
+        "accept",
+        "accept4",
+        "execve",
+        "execveat",
+        "fork",
+        "vfork",
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "pidfd_open",
+        "pidfd_getfd",
+        "kcmp",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "move_mount",
+        "open_tree",
+        "fsopen",
+        "fsmount",
+        "fsconfig",
+        "fspick",
+        "mount_setattr",
+        "setns",
+        "unshare",
+        "keyctl",
+        "add_key",
+        "request_key",
+        "bpf",
+        "perf_event_open",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "kexec_load",
+        "kexec_file_load",
+        "reboot",
+        "swapon",
+        "swapoff",
+        "acct",
+        "quotactl",
+        "userfaultfd",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+        "open_by_handle_at",
+        "name_to_handle_at",
+        "settimeofday",
+        "clock_settime",
+        "adjtimex",
+        "clock_adjtime",
+        "sethostname",
+        "setdomainname",
+        "iopl",
+        "ioperm",
+        "syslog",
+        "uselib",
+        "personality",
+        "chown",
+        "fchown",
+        "lchown",
+        "fchownat",
+        "setuid",
+        "setgid",
+        "setreuid",
+        "setregid",
+        "setresuid",
+        "setresgid",
+        "setgroups",
+        "mknod",
+        "mknodat",
+        "link",
+        "linkat",
+        "symlink",
+        "symlinkat",
     };
+    // clang-format on
     scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
     if (filter == NULL) return ENOMEM;
     // The kernel's own error when it refuses the filter (a container's profile), not
@@ -65,8 +136,7 @@ int tf_sandbox_seccomp(void) {
     int clone3 = seccomp_syscall_resolve_name("clone3");
     if (status == 0 && clone3 != __NR_SCMP_ERROR) status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), clone3, 0);
     if (status == 0)
-        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
     if (status == 0) status = seccomp_load(filter);
     seccomp_release(filter);
     return status < 0 ? -status : status;
@@ -80,7 +150,7 @@ int tf_sandbox_landlock(const int *read_fds, int read_count, const int *write_fd
 #if defined(__linux__) && defined(LANDLOCK_CREATE_RULESET_VERSION)
     long version = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     if (version < 1) return errno == 0 ? ENOSYS : errno;
-    *abi = (int)version;
+    *abi = (int) version;
     // ABI 1's rights; ABI 2 adds REFER (moving a file between directories), ABI 3 TRUNCATE.
     uint64_t handled = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
                        LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
@@ -103,7 +173,7 @@ int tf_sandbox_landlock(const int *read_fds, int read_count, const int *write_fd
 #endif
     const uint64_t reads = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
     struct landlock_ruleset_attr attributes = {.handled_access_fs = handled};
-    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attributes, sizeof attributes, 0);
+    int ruleset = (int) syscall(SYS_landlock_create_ruleset, &attributes, sizeof attributes, 0);
     if (ruleset < 0) return errno;
     int status = 0;
     for (int i = 0; i < read_count + write_count && status == 0; i++) {

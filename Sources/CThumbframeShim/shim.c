@@ -17,17 +17,18 @@
 /* Drops the references a function's temporaries hold (NULL slots are skipped). */
 static void tf_unref_all(VipsImage **images, int count) {
     for (int i = 0; i < count; i++)
-        if (images[i])
-            g_object_unref(images[i]);
+        if (images[i]) g_object_unref(images[i]);
 }
 
 static void tf_discard_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
-    (void) domain; (void) level; (void) message; (void) data;
+    (void) domain;
+    (void) level;
+    (void) message;
+    (void) data;
 }
 
 int tf_vips_start(const char *argv0) {
-    if (VIPS_INIT(argv0))
-        return -1;
+    if (VIPS_INIT(argv0)) return -1;
     // libvips reports decode trouble twice: in its error buffer, which the failing call's caller
     // turns into a failure entry naming the file, and as g_warning lines on stderr that name no
     // file and interleave across workers. Keep the first only.
@@ -46,10 +47,7 @@ int tf_vips_start(const char *argv0) {
 }
 
 VipsImage *tf_image_new_from_buffer(const void *data, size_t length, int fail_on) {
-    return vips_image_new_from_buffer(data, length, "",
-        "access", VIPS_ACCESS_SEQUENTIAL,
-        "fail_on", (VipsFailOn) fail_on,
-        NULL);
+    return vips_image_new_from_buffer(data, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", (VipsFailOn) fail_on, NULL);
 }
 
 int tf_image_from_buffer(const void *data, size_t length, VipsImage **out, int fail_on) {
@@ -59,8 +57,7 @@ int tf_image_from_buffer(const void *data, size_t length, VipsImage **out, int f
 
 int tf_page_size(const void *data, size_t length, int page, int *width, int *height) {
     VipsImage *image = vips_image_new_from_buffer(data, length, "", "page", page, NULL);
-    if (!image)
-        return -1;
+    if (!image) return -1;
     *width = image->Xsize;
     *height = image->Ysize;
     g_object_unref(image);
@@ -76,19 +73,13 @@ int tf_thumbnail_buffer(const void *data, size_t length, VipsImage **out, int wi
     // FORCE: exactly width x height (the caller planned it from the aspect ratio), so no
     // thumbnail is later resized by a pixel and blurred. The pyramid level or shrink-on-load
     // scale is still chosen to cover the box.
-    return vips_thumbnail_buffer((void *) data, length, out, width,
-        "height", height,
-        "size", VIPS_SIZE_FORCE,
-        "option_string", options,
-        NULL);
+    return vips_thumbnail_buffer((void *) data, length, out, width, "height", height, "size", VIPS_SIZE_FORCE, "option_string", options,
+                                 NULL);
 }
 
 int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int shrink, int fail_on) {
-    return vips_jpegload_buffer((void *) data, length, out,
-        "shrink", shrink,
-        "fail_on", (VipsFailOn) fail_on,
-        "access", VIPS_ACCESS_SEQUENTIAL,
-        NULL);
+    return vips_jpegload_buffer((void *) data, length, out, "shrink", shrink, "fail_on", (VipsFailOn) fail_on, "access",
+                                VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
 /* The input of a progressive JPEG's decode, handed to libjpeg in small reads that stop at the
@@ -103,12 +94,10 @@ typedef struct {
 
 static gint64 tf_timed_read(VipsSourceCustom *source, void *buffer, gint64 length, TFTimedInput *input) {
     (void) source;
-    if ((input->stop && __atomic_load_n(input->stop, __ATOMIC_RELAXED)) ||
-        (input->deadline && g_get_monotonic_time() > input->deadline))
-        return 0;  /* end of input: libjpeg inserts EOI and stops consuming scans */
+    if ((input->stop && __atomic_load_n(input->stop, __ATOMIC_RELAXED)) || (input->deadline && g_get_monotonic_time() > input->deadline))
+        return 0; /* end of input: libjpeg inserts EOI and stops consuming scans */
     gint64 n = VIPS_MIN(VIPS_MIN(length, 1024), input->length - input->at);
-    if (n <= 0)
-        return 0;
+    if (n <= 0) return 0;
     memcpy(buffer, input->data + input->at, n);
     input->at += n;
     return n;
@@ -117,30 +106,25 @@ static gint64 tf_timed_read(VipsSourceCustom *source, void *buffer, gint64 lengt
 static gint64 tf_timed_seek(VipsSourceCustom *source, gint64 offset, int whence, TFTimedInput *input) {
     (void) source;
     gint64 position = whence == SEEK_SET ? offset : whence == SEEK_CUR ? input->at + offset : input->length + offset;
-    if (position < 0 || position > input->length)
-        return -1;
+    if (position < 0 || position > input->length) return -1;
     input->at = position;
     return position;
 }
 
-int tf_jpeg_load_shrunk_deadline(
-    const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds, const int *stop) {
+int tf_jpeg_load_shrunk_deadline(const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds,
+                                 const int *stop) {
     TFTimedInput *input = g_new0(TFTimedInput, 1);
     input->data = data;
     input->length = (gint64) length;
     input->stop = stop;
-    if (timeout_seconds > 0)
-        input->deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    if (timeout_seconds > 0) input->deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
     VipsSourceCustom *source = vips_source_custom_new();
     g_object_set_data_full(G_OBJECT(source), "tf-timed-input", input, g_free);
     g_signal_connect(source, "read", G_CALLBACK(tf_timed_read), input);
     g_signal_connect(source, "seek", G_CALLBACK(tf_timed_seek), input);
-    int result = vips_jpegload_source(VIPS_SOURCE(source), out,
-        "shrink", shrink,
-        "fail_on", (VipsFailOn) fail_on,
-        "access", VIPS_ACCESS_SEQUENTIAL,
-        NULL);
-    g_object_unref(source);  /* the loader holds its own reference while the image lives */
+    int result = vips_jpegload_source(VIPS_SOURCE(source), out, "shrink", shrink, "fail_on", (VipsFailOn) fail_on, "access",
+                                      VIPS_ACCESS_SEQUENTIAL, NULL);
+    g_object_unref(source); /* the loader holds its own reference while the image lives */
     return result;
 }
 
@@ -149,15 +133,14 @@ int tf_jpeg_load_shrunk_deadline(
  * vertical pass stays libvips' (lazily, as the decoder streams rows), and the horizontal pass
  * runs on the pixels in memory through CThumbframeKernels: transpose, a vertical Lanczos3 in
  * exact 32-bit arithmetic two rows at a time (SSE2 where there is SSE2), transpose back.
- * scripts/kernel-speed measures it against reduceh on the same pixels, one thread each: 2.0-2.6x
+ * scripts/benchmarks/kernel-speed measures it against reduceh on the same pixels, one thread each: 2.0-2.6x
  * as fast on this project's machine (3000 x 853 -> 1280: 15.6 against 30.6 ms), and within one
  * step of 255 of it. It is never further from a floating-point Lanczos3 than vips_resize (the
  * pixel test "the fast Lanczos3 …" holds it to that). libvips' reducev on the transpose would be
  * as fast but is less exact (its 16-bit passes cost 1.5-3 dB against a floating-point Lanczos3,
  * which showed in the bench's quality table as grids below vipsthumbnail's). */
 static gboolean tf_lanczos_fast(VipsImage *in) {
-    return in->BandFmt == VIPS_FORMAT_UCHAR && in->Coding == VIPS_CODING_NONE && in->Bands <= 4 &&
-        !vips_image_hasalpha(in);
+    return in->BandFmt == VIPS_FORMAT_UCHAR && in->Coding == VIPS_CODING_NONE && in->Bands <= 4 && !vips_image_hasalpha(in);
 }
 
 static gboolean tf_in_memory(VipsImage *in) {
@@ -187,8 +170,7 @@ int tf_transpose(VipsImage *in, VipsImage **out) {
         return -1;
     }
     VipsImage *t = tf_memory_like(in, in->Ysize, in->Xsize);
-    if (!t)
-        return -1;
+    if (!t) return -1;
     t->Xres = in->Yres;
     t->Yres = in->Xres;
     tfk_transpose(in->data, t->data, in->Xsize, in->Ysize, in->Bands);
@@ -199,19 +181,17 @@ int tf_transpose(VipsImage *in, VipsImage **out) {
 /* Exactly width x height: the centre where the image is larger (a cover's crop, a rounded-up
  * side), the edge repeated where it is smaller (a rounded-down side). */
 static int tf_exact_size(VipsImage *in, VipsImage **out, int width, int height) {
-    VipsImage *t[2] = { NULL };
+    VipsImage *t[2] = {NULL};
     int result = -1;
     VipsImage *current = in;
     const int cw = VIPS_MIN(width, current->Xsize);
     const int ch = VIPS_MIN(height, current->Ysize);
     if (cw != current->Xsize || ch != current->Ysize) {
-        if (vips_crop(current, &t[0], (current->Xsize - cw) / 2, (current->Ysize - ch) / 2, cw, ch, NULL))
-            goto done;
+        if (vips_crop(current, &t[0], (current->Xsize - cw) / 2, (current->Ysize - ch) / 2, cw, ch, NULL)) goto done;
         current = t[0];
     }
     if (current->Xsize != width || current->Ysize != height) {
-        if (vips_embed(current, &t[1], 0, 0, width, height, "extend", VIPS_EXTEND_COPY, NULL))
-            goto done;
+        if (vips_embed(current, &t[1], 0, 0, width, height, "extend", VIPS_EXTEND_COPY, NULL)) goto done;
         current = t[1];
     }
     g_object_ref(current);
@@ -229,12 +209,11 @@ static gboolean tf_exact_applies(VipsImage *in, double hscale, double vscale) {
 }
 
 static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, int crop, double gap) {
-    VipsImage *t[8] = { NULL };
+    VipsImage *t[8] = {NULL};
     int result = -1;
     double hscale = (double) width / in->Xsize;
     double vscale = (double) height / in->Ysize;
-    if (crop)
-        hscale = vscale = VIPS_MAX(hscale, vscale);
+    if (crop) hscale = vscale = VIPS_MAX(hscale, vscale);
     VipsImage *current = in;
     VipsBandFormat format = in->BandFmt;
     gboolean alpha = vips_image_hasalpha(in);
@@ -249,11 +228,9 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
         const int top = h > height ? (h - height) / 2 : 0, rows = VIPS_MIN(h, height);
         const int left = w > width ? (w - width) / 2 : 0, cols = VIPS_MIN(w, width);
         int from = left, to = left + cols;
-        if (w != in->Xsize)
-            tfk_lanczos3_span(in->Xsize, w, 1.0 / hscale, left, cols, &from, &to);
+        if (w != in->Xsize) tfk_lanczos3_span(in->Xsize, w, 1.0 / hscale, left, cols, &from, &to);
         const int bands = in->Bands;
-        if (!(t[6] = tf_memory_like(in, to - from, rows)))
-            goto done;
+        if (!(t[6] = tf_memory_like(in, to - from, rows))) goto done;
         const size_t stride = VIPS_IMAGE_SIZEOF_LINE(in), band = (size_t) (to - from) * bands;
         const unsigned char *start = VIPS_IMAGE_ADDR(in, from, 0);
         if (h != in->Ysize) {
@@ -269,31 +246,26 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
         if (w != in->Xsize) {
             // Along the rows as down the columns of the transpose: its rows are input columns
             // `from` … `to`, of which the kept output columns read nothing else.
-            if (tf_transpose(current, &t[4]) || !(t[5] = tf_memory_like(t[4], t[4]->Xsize, cols)))
-                goto done;
+            if (tf_transpose(current, &t[4]) || !(t[5] = tf_memory_like(t[4], t[4]->Xsize, cols))) goto done;
             const size_t line = VIPS_IMAGE_SIZEOF_LINE(t[4]);
             if (tfk_lanczos3_window(t[4]->data, line, line, in->Xsize, from, t[5]->data, line, w, left, cols, 1.0 / hscale)) {
                 vips_error("thumbframe", "out of memory");
                 goto done;
             }
-            if (tf_transpose(t[5], &t[1]))
-                goto done;
+            if (tf_transpose(t[5], &t[1])) goto done;
             current = t[1];
         }
     } else {
         // Alpha is premultiplied for the resize, so transparent pixels lend no colour to their
         // neighbours (as vips_thumbnail does).
         if (alpha) {
-            if (vips_premultiply(current, &t[0], NULL))
-                goto done;
+            if (vips_premultiply(current, &t[0], NULL)) goto done;
             current = t[0];
         }
-        if (vips_resize(current, &t[1], hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL))
-            goto done;
+        if (vips_resize(current, &t[1], hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, "gap", gap, NULL)) goto done;
         current = t[1];
         if (alpha) {
-            if (vips_unpremultiply(current, &t[2], NULL) || vips_cast(t[2], &t[3], format, NULL))
-                goto done;
+            if (vips_unpremultiply(current, &t[2], NULL) || vips_cast(t[2], &t[3], format, NULL)) goto done;
             current = t[3];
         }
     }
@@ -327,18 +299,15 @@ int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
 }
 
 int tf_placeholder_rgba(VipsImage *in, VipsImage **out) {
-    VipsImage *t[3] = { NULL };
+    VipsImage *t[3] = {NULL};
     int result = -1;
-    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL))
-        goto done;
+    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL)) goto done;
     VipsImage *current = t[0];
     if (!vips_image_hasalpha(current)) {
-        if (vips_bandjoin_const1(current, &t[1], 255.0, NULL))
-            goto done;
+        if (vips_bandjoin_const1(current, &t[1], 255.0, NULL)) goto done;
         current = t[1];
     }
-    if (vips_cast(current, &t[2], VIPS_FORMAT_UCHAR, NULL))
-        goto done;
+    if (vips_cast(current, &t[2], VIPS_FORMAT_UCHAR, NULL)) goto done;
     *out = t[2];
     t[2] = NULL;
     result = 0;
@@ -354,8 +323,7 @@ void *tf_placeholder_pixels(VipsImage *in, size_t *length) {
     if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || !(grey || rgb)) {
         // Anything else through libvips' colour conversion and cast.
         VipsImage *rgba = NULL;
-        if (tf_placeholder_rgba(in, &rgba))
-            return NULL;
+        if (tf_placeholder_rgba(in, &rgba)) return NULL;
         void *pixels = tf_write_to_memory(rgba, length);
         g_object_unref(rgba);
         return pixels;
@@ -363,8 +331,7 @@ void *tf_placeholder_pixels(VipsImage *in, size_t *length) {
     size_t count = 0;
     unsigned char *source = tf_in_memory(in) ? NULL : tf_write_to_memory(in, &count);
     const unsigned char *p = source ? source : (const unsigned char *) in->data;
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     const size_t pixels = (size_t) in->Xsize * in->Ysize;
     unsigned char *rgba = g_try_malloc(pixels * 4);
     if (rgba) {
@@ -387,8 +354,7 @@ void *tf_placeholder_pixels(VipsImage *in, size_t *length) {
 
 int tf_autorot(VipsImage *in, VipsImage **out, int orientation) {
     VipsImage *tagged;
-    if (vips_copy(in, &tagged, NULL))
-        return -1;
+    if (vips_copy(in, &tagged, NULL)) return -1;
     vips_image_set_int(tagged, VIPS_META_ORIENTATION, orientation);
     int result = vips_autorot(tagged, out, NULL);
     g_object_unref(tagged);
@@ -401,16 +367,12 @@ void tf_trim_heap(void) {
 #endif
 }
 
-unsigned int tf_ref_count(VipsImage *image) {
-    return g_atomic_int_get((gint *) &G_OBJECT(image)->ref_count);
-}
+unsigned int tf_ref_count(VipsImage *image) { return g_atomic_int_get((gint *) &G_OBJECT(image)->ref_count); }
 
-int tf_is_cmyk(VipsImage *image) {
-    return image->Type == VIPS_INTERPRETATION_CMYK && image->Bands >= 4;
-}
+int tf_is_cmyk(VipsImage *image) { return image->Type == VIPS_INTERPRETATION_CMYK && image->Bands >= 4; }
 
 int tf_flatten_white(VipsImage *in, VipsImage **out) {
-    double white[] = { 255.0, 255.0, 255.0 };
+    double white[] = {255.0, 255.0, 255.0};
     VipsArrayDouble *background = vips_array_double_new(white, 3);
     int result = vips_flatten(in, out, "background", background, NULL);
     vips_area_unref(VIPS_AREA(background));
@@ -422,16 +384,12 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
      * an EXIF block whatever it is told; ItemProcessor removes WebP's metadata chunks from the
      * file (MetadataBounds.webpWithoutMetadata). */
     switch (format) {
-    case TF_FORMAT_JPEG:
-        return tf_jpegsave_here(in, quality, interlace, buffer, length);
-    case TF_FORMAT_WEBP:
-        return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+    case TF_FORMAT_JPEG: return tf_jpegsave_here(in, quality, interlace, buffer, length);
+    case TF_FORMAT_WEBP: return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
     case TF_FORMAT_AVIF:
-        return vips_heifsave_buffer(in, buffer, length,
-            "Q", quality, "strip", TRUE,
-            "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
-    case TF_FORMAT_PNG:
-        break;  /* not a thumbnail format; fixtures write PNG with tf_save_file */
+        return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
+                                    NULL);
+    case TF_FORMAT_PNG: break; /* not a thumbnail format; fixtures write PNG with tf_save_file */
     }
     vips_error("thumbframe", "unknown output format %d", (int) format);
     return -1;
@@ -439,22 +397,19 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
 
 ExifData *tf_exif_load(const unsigned char *data, unsigned int length) {
     ExifData *exif = exif_data_new();
-    if (!exif)
-        return NULL;
+    if (!exif) return NULL;
     exif_data_unset_option(exif, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
     exif_data_load_data(exif, data, length);
     return exif;
 }
 
 ExifEntry *tf_exif_entry(ExifData *exif, ExifIfd ifd, ExifTag tag) {
-    if (!exif || ifd < 0 || ifd >= EXIF_IFD_COUNT || !exif->ifd[ifd])
-        return NULL;
+    if (!exif || ifd < 0 || ifd >= EXIF_IFD_COUNT || !exif->ifd[ifd]) return NULL;
     return exif_content_get_entry(exif->ifd[ifd], tag);
 }
 
 int tf_exif_short(ExifData *exif, ExifEntry *entry) {
-    if (!exif || !entry || entry->format != EXIF_FORMAT_SHORT || entry->components < 1 || entry->size < 2)
-        return -1;
+    if (!exif || !entry || entry->format != EXIF_FORMAT_SHORT || entry->components < 1 || entry->size < 2) return -1;
     return exif_get_short(entry->data, exif_data_get_byte_order(exif));
 }
 
@@ -470,8 +425,7 @@ int tf_guard_stops(TFGuard *guard) {
 
 static void tf_guard_eval(VipsImage *image, VipsProgress *progress, void *data) {
     (void) progress;
-    if (tf_guard_stops(data))
-        vips_image_set_kill(image, TRUE);
+    if (tf_guard_stops(data)) vips_image_set_kill(image, TRUE);
 }
 
 /* vips_image_copy_memory computed in the calling thread: strips pulled through a region and
@@ -482,10 +436,10 @@ static VipsImage *tf_copy_memory_here(VipsImage *in, TFGuard *guard) {
     VipsImage *out = vips_image_new_memory();
     VipsRegion *region = NULL;
     int failed = vips_image_pipelinev(out, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) || vips_image_write_prepare(out) ||
-        !(region = vips_region_new(in));
+                 !(region = vips_region_new(in));
     const int strip = 16;
     for (int top = 0; !failed && top < in->Ysize; top += strip) {
-        VipsRect rect = { 0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top) };
+        VipsRect rect = {0, top, in->Xsize, VIPS_MIN(strip, in->Ysize - top)};
         if (tf_guard_stops(guard) || vips_region_prepare(region, &rect)) {
             failed = 1;
             break;
@@ -493,8 +447,7 @@ static VipsImage *tf_copy_memory_here(VipsImage *in, TFGuard *guard) {
         for (int y = rect.top; !failed && y < rect.top + rect.height; y++)
             failed = vips_image_write_line(out, y, VIPS_REGION_ADDR(region, 0, y));
     }
-    if (region)
-        g_object_unref(region);
+    if (region) g_object_unref(region);
     if (failed) {
         g_object_unref(out);
         return NULL;
@@ -503,12 +456,10 @@ static VipsImage *tf_copy_memory_here(VipsImage *in, TFGuard *guard) {
 }
 
 void *tf_write_to_memory(VipsImage *in, size_t *length) {
-    if (vips_concurrency_get() > 1)
-        return vips_image_write_to_memory(in, length);
-    TFGuard guard = { 0, NULL, TF_STOP_NONE };
+    if (vips_concurrency_get() > 1) return vips_image_write_to_memory(in, length);
+    TFGuard guard = {0, NULL, TF_STOP_NONE};
     VipsImage *copy = tf_copy_memory_here(in, &guard);
-    if (!copy)
-        return NULL;
+    if (!copy) return NULL;
     *length = VIPS_IMAGE_SIZEOF_IMAGE(copy);
     void *pixels = g_try_malloc(*length);
     if (pixels)
@@ -526,9 +477,8 @@ VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const i
         g_object_ref(in);
         return in;
     }
-    TFGuard guard = { 0, stop, TF_STOP_NONE };
-    if (timeout_seconds > 0)
-        guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
+    TFGuard guard = {0, stop, TF_STOP_NONE};
+    if (timeout_seconds > 0) guard.deadline = g_get_monotonic_time() + (gint64) (timeout_seconds * 1e6);
     if (vips_concurrency_get() <= 1 && !vips_image_isfile(in) && in->data == NULL) {
         VipsImage *out = tf_copy_memory_here(in, &guard);
         *reason = out ? TF_STOP_NONE : guard.reason;
@@ -548,21 +498,14 @@ VipsImage *tf_copy_memory_guarded(VipsImage *in, double timeout_seconds, const i
     return out;
 }
 
-int tf_flag_get(const int *flag) {
-    return __atomic_load_n(flag, __ATOMIC_RELAXED);
-}
+int tf_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
 
-void tf_flag_set(int *flag, int value) {
-    __atomic_store_n(flag, value, __ATOMIC_RELAXED);
-}
+void tf_flag_set(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELAXED); }
 
-int tf_image_sizeof_band(VipsImage *image) {
-    return (int) vips_format_sizeof(vips_image_get_format(image));
-}
+int tf_image_sizeof_band(VipsImage *image) { return (int) vips_format_sizeof(vips_image_get_format(image)); }
 
 int tf_profile_intent(VipsImage *image) {
-    if (!vips_image_get_typeof(image, VIPS_META_ICC_NAME))
-        return TF_PROFILE_NONE;
+    if (!vips_image_get_typeof(image, VIPS_META_ICC_NAME)) return TF_PROFILE_NONE;
     const void *data = NULL;
     size_t size = 0;
     if (vips_image_get_blob(image, VIPS_META_ICC_NAME, &data, &size) || size == 0) {
@@ -579,10 +522,10 @@ int tf_profile_intent(VipsImage *image) {
     int channels = image->Bands - (vips_image_hasalpha(image) ? 1 : 0);
     cmsColorSpaceSignature space = cmsGetColorSpace(profile);
     int fits = (space == cmsSigRgbData && channels == 3) || (space == cmsSigGrayData && channels == 1) ||
-        (space == cmsSigCmykData && channels == 4);
+               (space == cmsSigCmykData && channels == 4);
     int intent = TF_PROFILE_UNUSABLE;
     if (fits) {
-        static const int order[] = { VIPS_INTENT_RELATIVE, VIPS_INTENT_PERCEPTUAL, VIPS_INTENT_SATURATION };
+        static const int order[] = {VIPS_INTENT_RELATIVE, VIPS_INTENT_PERCEPTUAL, VIPS_INTENT_SATURATION};
         for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
             if (cmsIsIntentSupported(profile, (cmsUInt32Number) order[i], LCMS_USED_AS_INPUT)) {
                 intent = order[i];
@@ -594,25 +537,20 @@ int tf_profile_intent(VipsImage *image) {
 }
 
 int tf_with_profile(VipsImage *in, VipsImage **out, const void *profile, size_t length) {
-    if (vips_copy(in, out, NULL))
-        return -1;
+    if (vips_copy(in, out, NULL)) return -1;
     (void) vips_image_remove(*out, VIPS_META_ICC_NAME);
-    if (length > 0)
-        vips_image_set_blob_copy(*out, VIPS_META_ICC_NAME, profile, length);
+    if (length > 0) vips_image_set_blob_copy(*out, VIPS_META_ICC_NAME, profile, length);
     return 0;
 }
 
-int tf_to_srgb(VipsImage *in, VipsImage **out) {
-    return tf_to_srgb_with(in, out, tf_profile_intent(in));
-}
+int tf_to_srgb(VipsImage *in, VipsImage **out) { return tf_to_srgb_with(in, out, tf_profile_intent(in)); }
 
 int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent) {
     gboolean tagged = intent >= 0;
     gboolean cmyk = tf_is_cmyk(in);
-    if (!tagged && !cmyk)
-        return vips_copy(in, out, NULL);
+    if (!tagged && !cmyk) return vips_copy(in, out, NULL);
     gboolean grey = in->Bands - (vips_image_hasalpha(in) ? 1 : 0) == 1;
-    VipsImage *t[3] = { NULL };
+    VipsImage *t[3] = {NULL};
     int result = -1;
     /* An unusable embedded profile is not handed to libvips at all: it would warn and use its
      * default profile, which is what happens here, said in the header instead. */
@@ -626,18 +564,15 @@ int tf_to_srgb_with(VipsImage *in, VipsImage **out, int intent) {
             goto done;
         }
     }
-    if (!tagged && vips_icc_transform(in, &t[0], "srgb", "input_profile", "cmyk",
-                       "intent", VIPS_INTENT_RELATIVE, "depth", 8, NULL))
+    if (!tagged && vips_icc_transform(in, &t[0], "srgb", "input_profile", "cmyk", "intent", VIPS_INTENT_RELATIVE, "depth", 8, NULL))
         goto done;
     VipsImage *current = t[0];
     if (grey) {
-        if (vips_colourspace(current, &t[1], VIPS_INTERPRETATION_B_W, NULL))
-            goto done;
+        if (vips_colourspace(current, &t[1], VIPS_INTERPRETATION_B_W, NULL)) goto done;
         current = t[1];
     }
     /* The pixels are sRGB now and carry no profile: converting again changes nothing. */
-    if (vips_copy(current, &t[2], NULL))
-        goto done;
+    if (vips_copy(current, &t[2], NULL)) goto done;
     vips_image_remove(t[2], VIPS_META_ICC_NAME);
     *out = t[2];
     t[2] = NULL;
@@ -646,7 +581,6 @@ done:
     tf_unref_all(t, 3);
     return result;
 }
-
 
 int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out) {
     VipsImage *raw = vips_image_new_from_memory_copy(pixels, length, width, height, 3, VIPS_FORMAT_UCHAR);
@@ -659,7 +593,7 @@ int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, 
 static double tf_monotonic_now(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    return (double) now.tv_sec + (double) now.tv_nsec / 1e9;
 }
 
 TFDecodeGuard tf_guard_start(double timeout_seconds, const int *stop) {

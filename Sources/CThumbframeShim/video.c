@@ -15,7 +15,7 @@ struct TFVideo {
     AVFormatContext *format;
     AVIOContext *io;
     int fd;
-    int64_t base;  // where the container starts in the file (a Motion Photo's MP4 after its JPEG)
+    int64_t base; // where the container starts in the file (a Motion Photo's MP4 after its JPEG)
     int64_t size;
     int64_t position;
     TFDecodeGuard guard;
@@ -26,15 +26,15 @@ struct TFVideo {
 static int tf_video_read(void *opaque, uint8_t *buffer, int size) {
     TFVideo *video = opaque;
     if (video->position >= video->size) return AVERROR_EOF;
-    if ((int64_t)size > video->size - video->position) size = (int)(video->size - video->position);
+    if ((int64_t) size > video->size - video->position) size = (int) (video->size - video->position);
     ssize_t got;
     do {
-        got = pread(video->fd, buffer, (size_t)size, video->base + video->position);
+        got = pread(video->fd, buffer, (size_t) size, video->base + video->position);
     } while (got < 0 && errno == EINTR);
     if (got < 0) return AVERROR(errno);
     if (got == 0) return AVERROR_EOF;
     video->position += got;
-    return (int)got;
+    return (int) got;
 }
 
 static int64_t tf_video_seek(void *opaque, int64_t offset, int whence) {
@@ -68,7 +68,7 @@ static __thread int tf_av_bound_hit;
 static __thread unsigned tf_av_refused_width, tf_av_refused_height;
 
 static void tf_av_log(void *context, int level, const char *format, va_list arguments) {
-    (void)context;
+    (void) context;
     if (level > AV_LOG_ERROR || !format) return;
     if (strstr(format, "max_streams")) tf_av_bound_hit |= TF_AV_STREAMS;
     if (strstr(format, "max_index_size") || strstr(format, "index")) tf_av_bound_hit |= TF_AV_INDEX;
@@ -88,8 +88,8 @@ void tf_video_limit_frames(AVCodecContext *context, int64_t max_pixels) {
 }
 
 int tf_video_refused_size(int *width, int *height) {
-    *width = (int)tf_av_refused_width;
-    *height = (int)tf_av_refused_height;
+    *width = (int) tf_av_refused_width;
+    *height = (int) tf_av_refused_height;
     return tf_av_refused_width > 0 && tf_av_refused_height > 0;
 }
 
@@ -99,9 +99,8 @@ void tf_av_error_text(int code, char *text, size_t length) {
     if (av_strerror(code, text, length) < 0) snprintf(text, length, "error %d", code);
 }
 
-TFVideo *tf_video_open(
-    int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
-    char *error, size_t error_length) {
+TFVideo *tf_video_open(int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
+                       char *error, size_t error_length) {
     static pthread_once_t log_once = PTHREAD_ONCE_INIT;
     pthread_once(&log_once, tf_av_log_install);
     tf_av_bound_hit = 0;
@@ -180,12 +179,12 @@ double tf_video_rotation(AVStream *stream, int *mirrored) {
     size_t size = 0;
     const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
     if (!data || size < 9 * sizeof(int32_t)) return 0;
-    const int32_t *matrix = (const int32_t *)data;
+    const int32_t *matrix = (const int32_t *) data;
     // A negative determinant of the 2×2 part: the picture is mirrored as well as turned.
-    double determinant = (double)matrix[0] * matrix[4] - (double)matrix[1] * matrix[3];
+    double determinant = (double) matrix[0] * matrix[4] - (double) matrix[1] * matrix[3];
     *mirrored = determinant < 0;
     double angle = av_display_rotation_get(matrix);
-    return angle == angle ? angle : 0;  // NaN for a degenerate matrix
+    return angle == angle ? angle : 0; // NaN for a degenerate matrix
 }
 
 int tf_video_remux_bare(TFVideo *video, int64_t max_bytes, uint8_t **out, int *length, char *error, size_t error_length) {

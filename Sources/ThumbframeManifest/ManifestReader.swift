@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// The pages last used stay decoded (`cachedPages`, least recently used out first): a grid asks
 /// for neighbouring items, which share pages, so after its page is loaded an item costs a
-/// lookup and a copy (microseconds: `scripts/bench-reader`), not a page's read and decode
+/// lookup and a copy (microseconds: `scripts/bench --readers N`, through `thumbframe-reader-bench`), not a page's read and decode
 /// (milliseconds). `prefetch(around:)` loads the pages near an index before they are shown;
 /// `loadItem(at:)`, `loadItems(in:)` and `loadPrefetch(around:)` do the same work off the
 /// caller's actor (an app calls them from the main actor without blocking it). Copies of a
@@ -28,7 +28,7 @@ public struct ManifestReader: Sendable {
     public static let defaultCachedPages = 8
 
     /// The largest top document a reader accepts (32 MiB; a million photos take under 1 MB;
-    /// decoding 32 MiB keeps `inspect` under the README's 256 MiB):
+    /// decoding 32 MiB keeps `inspect` under 256 MiB):
     /// a bigger file is refused from its size before it is read.
     public static let maximumDocumentBytes = 32 << 20
     /// The largest page a reader accepts (16 MiB; a page of 256 items is about 400 KB).

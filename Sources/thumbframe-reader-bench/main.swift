@@ -1,4 +1,4 @@
-// What an app pays for `ManifestReader` lookups (scripts/bench-readers runs it on a synthetic
+// What an app pays for `ManifestReader` lookups (scripts/benchmarks/bench-readers runs it on a synthetic
 // manifest): opening the top document, the first item of a page (the page read and decoded), an
 // item once its page is cached, a screen of cells, and the same lookups without the cache.
 //   thumbframe-reader-bench MANIFEST

@@ -6,7 +6,7 @@ import ThumbframeTestSupport
 
 /// What a build makes without options, and what each recipe costs (issue 37, item 6): the
 /// three recipes by default, the zoom ladder and tiles one option away, the bytes of each
-/// recipe printed by `build` and `inspect`, and the README saying what `--help` says.
+/// recipe printed by `build` and `inspect` (docs/cli.md saying what `--help` says: DocsTests).
 @Suite("Defaults")
 struct DefaultsTests {
     /// A library of one 3000×2000 photo: large enough for both rungs of the ladder.
@@ -88,35 +88,5 @@ struct DefaultsTests {
             let quiet = try await CLITests.run(["build", source, "--out", out, "--zoom", "ladder", "-q"])
             #expect(quiet.stderr.isEmpty && quiet.stdout.isEmpty)
         }
-    }
-
-    @Test("the README's build options are build --help's, with the same default recipes and zoom")
-    func readmeAgreesWithHelp() async throws {
-        let help = try await CLITests.run(["build", "--help"])
-        let options = Set(
-            help.stdout.split(separator: "\n").compactMap { line -> String? in
-                let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
-                return words.first { $0.hasPrefix("--") }.map { String($0.split(separator: "/")[0]).trimmingCharacters(in: [","]) }
-            })
-        let readme = try String(contentsOfFile: Fixtures.packageRoot + "/README.md", encoding: .utf8)
-        let table = readme.components(separatedBy: "### `thumbframe build")[1].components(separatedBy: "\n### ")[0]
-        let rows = table.split(separator: "\n").filter { $0.hasPrefix("| `") }
-        let documented = Set(
-            rows.flatMap { row in
-                row.split(separator: "|")[0].split(separator: "`").filter { $0.hasPrefix("--") || $0.hasPrefix("-j") }
-                    .map { String($0.split(separator: " ")[0]) }
-            })
-        let missing = options.subtracting(documented).subtracting(["--help", "--version"])
-        #expect(missing.isEmpty, "build --help has options the README's table lacks: \(missing.sorted())")
-        // The recipe defaults: the README's cell, --help and the code are one list.
-        let defaults = ThumbnailRecipe.defaults.map { "\($0.name)=\($0.canonicalRecipe)" }
-        let thumbRow = try #require(rows.first { $0.hasPrefix("| `--thumb ") })
-        let cell = thumbRow.split(separator: "|").last.map(String.init) ?? ""
-        #expect(cell.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " `")) } == defaults, "\(cell)")
-        let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(flat.contains("Replaces the defaults " + defaults.joined(separator: ", ") + "."), "\(flat)")
-        let zoomRow = try #require(rows.first { $0.hasPrefix("| `--zoom ") })
-        #expect(zoomRow.hasSuffix("| `\(ZoomRenditions.default.rawValue)` |"), "\(zoomRow)")
-        #expect(flat.contains("default: \(ZoomRenditions.default.rawValue))"))
     }
 }

@@ -16,7 +16,7 @@ struct HostileRawTests {
     func hostile() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let fixtures = try await Processes.run(
-                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/raw-fixtures.py", root + "/seeds"])
+                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/test-helpers/raw-fixtures.py", root + "/seeds"])
             #expect(fixtures.status == 0, "\(fixtures.stderr)")
             let lib = root + "/lib"
             var random = SplitMix64(state: 2200)

@@ -51,11 +51,11 @@ struct ShardCLITests {
     }
 
     static let repository = Fixtures.packageRoot
-    /// Whether a one-node Slurm cluster starts here (scripts/slurm-test --probe starts one and
+    /// Whether a one-node Slurm cluster starts here (scripts/test-helpers/slurm-test --probe starts one and
     /// stops it); asked once, and only when the Slurm test is to run.
     static let slurmStarts: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/slurmctld"), getuid() == 0 else { return false }
-        return (try? Processes.runBlocking(repository + "/scripts/slurm-test", ["--probe"]))?.status == 0
+        return (try? Processes.runBlocking(repository + "/scripts/test-helpers/slurm-test", ["--probe"]))?.status == 0
     }()
 
     @Test(
@@ -68,7 +68,7 @@ struct ShardCLITests {
             let single = try await CLITests.run(["build", root + "/lib", "--out", root + "/single", "--quiet"])
             #expect(single.status == 1, "one broken file: \(single.stderr)")
             let cluster = try await Processes.run(
-                Self.repository + "/scripts/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
+                Self.repository + "/scripts/test-helpers/slurm-test", [CLITests.executable, root + "/lib", root + "/out", "4"])
             #expect(cluster.status == 1, "merge exits 1 for the broken file, as the single build: \(cluster.stdout)\n\(cluster.stderr)")
             #expect(
                 (0..<4).allSatisfy { cluster.stdout.contains("shard \($0)/4:") || cluster.stderr.contains("shard \($0)/4:") },

@@ -112,15 +112,16 @@ struct HeifColourTests {
         }
     }
 
-    /// scripts/hdr-fixtures.py's files in `root`/made, and an empty `root`/lib.
+    /// scripts/test-helpers/hdr-fixtures.py's files in `root`/made, and an empty `root`/lib.
     static func makeHDRFixtures(_ root: String) async throws {
-        let made = try await Processes.run("/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/hdr-fixtures.py", root + "/made"])
+        let made = try await Processes.run(
+            "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/test-helpers/hdr-fixtures.py", root + "/made"])
         #expect(made.status == 0, "\(made.stderr)")
         try Fixtures.makeDirectory(root + "/lib")
     }
 
     @Test(
-        "PQ and HLG stills (AVIF, HEIC, 16-bit JPEG XL, PNG by cICP or an ICC cicp tag) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/hdr-fixtures.py writes, and say hdr",
+        "PQ and HLG stills (AVIF, HEIC, 16-bit JPEG XL, PNG by cICP or an ICC cicp tag) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/test-helpers/hdr-fixtures.py writes, and say hdr",
         .enabled(
             if: Processes.tool("avifenc") != nil && Processes.tool("cjxl") != nil,
             "needs avifenc and cjxl (libavif-bin, libjxl-tools) to make fixtures (scripts/bootstrap --test)")

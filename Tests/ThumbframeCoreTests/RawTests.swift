@@ -15,9 +15,10 @@ let rawFixturesAvailable =
     "RAW files", .enabled(if: rawFixturesAvailable, "needs python3 with tifffile, numpy, imagecodecs and Pillow (scripts/bootstrap --test)")
 )
 struct RawTests {
-    /// Runs `scripts/raw-fixtures.py` into `directory`.
+    /// Runs `scripts/test-helpers/raw-fixtures.py` into `directory`.
     static func makeFixtures(_ directory: String) async throws {
-        let run = try await Processes.run("/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/raw-fixtures.py", directory])
+        let run = try await Processes.run(
+            "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/test-helpers/raw-fixtures.py", directory])
         #expect(run.status == 0, "\(run.stderr)")
     }
 

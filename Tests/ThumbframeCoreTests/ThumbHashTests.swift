@@ -5,7 +5,7 @@ import ThumbframeTestSupport
 
 @Suite("ThumbHash")
 struct ThumbHashTests {
-    static let oracle = Fixtures.packageRoot + "/scripts/thumbhash-oracle.py"
+    static let oracle = Fixtures.packageRoot + "/scripts/test-helpers/thumbhash-oracle.py"
     /// The python3 on PATH: the one scripts/bootstrap installs thumbhash-python into.
     static let available =
         (try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import thumbhash.encode"]))

@@ -92,19 +92,19 @@ struct ViewerTests {
             // Screenshots are kept as test artifacts.
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
             let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts])
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed"), "\(run.stdout)")
             // The same build on a touch screen and a keyboard, and turned.
             let touch = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-touch-test.py", root + "/out", artifacts])
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-touch-test.py", root + "/out", artifacts])
             #expect(touch.status == 0, "\(touch.stdout)\n\(touch.stderr)")
             #expect(touch.stdout.contains("14 passed, 0 failed"), "\(touch.stdout)")
         }
     }
 
     @Test(
-        "the README's PhotoSwipe page, unchanged, against PhotoSwipe 5.4.4 in Chromium: frames, doubleTap and max of the manifest, for the display thumbnail and for the original",
+        "the PhotoSwipe page of docs/frontends.md, unchanged, against PhotoSwipe 5.4.4 in Chromium: frames, doubleTap and max of the manifest, for the display thumbnail and for the original",
         .enabled(
             if: browserAvailable && sampleToolsAvailable && photoswipeAvailable,
             "needs chromium, chromium-driver, Python's selenium, the vips CLI, exiftool and PhotoSwipe 5.4.4 (scripts/bootstrap --test)"))
@@ -121,8 +121,8 @@ struct ViewerTests {
                 let run = try await Processes.run(
                     "/usr/bin/env",
                     [
-                        "python3", Self.packageRoot + "/scripts/photoswipe-test.py",
-                        Self.packageRoot + "/README.md", Self.photoswipe, root + "/out-\(originals)",
+                        "python3", Self.packageRoot + "/scripts/test-helpers/photoswipe-test.py",
+                        Self.packageRoot + "/docs/frontends.md", Self.photoswipe, root + "/out-\(originals)",
                         artifacts,
                     ] + (originals ? ["--originals", root + "/lib"] : []))
                 #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
@@ -148,7 +148,7 @@ struct ViewerTests {
             #expect(manifest.items.filter { $0.thumbnails[Manifest.tilesName] != nil }.map(\.path) == ["large.jpg"])
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
             let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts, "--tiles"])
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts, "--tiles"])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains("8 passed, 0 failed"), "\(run.stdout)")
         }
@@ -169,7 +169,7 @@ struct ViewerTests {
             #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
             let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-test.py", root + "/out", artifacts, "--lazy"])
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts, "--lazy"])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains("6 passed, 0 failed"), "\(run.stdout)")
         }
@@ -246,12 +246,12 @@ struct ViewerTests {
             try FileManager.default.createSymbolicLink(atPath: root + "/out/originals", withDestinationPath: lib)
             let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer-media"
             let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/viewer-media-test.py", root + "/out", artifacts])
+                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-media-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
             #expect(run.stdout.contains("ok   lightbox: scan.tif (tiff) shows the thumbnail its ladder names"), "\(run.stdout)")
             #expect(run.stdout.contains("ok   lightbox: a.jpg (jpeg) shows its original"), "\(run.stdout)")
-            // The README's PhotoSwipe page plays the same videos at PhotoSwipe's frame, the manifest's.
+            // The PhotoSwipe page of docs/frontends.md plays the same videos at PhotoSwipe's frame, the manifest's.
             guard Self.photoswipeAvailable else { return }
             options.output = root + "/pswp"
             options.viewer = false
@@ -260,7 +260,8 @@ struct ViewerTests {
             let page = try await Processes.run(
                 "/usr/bin/env",
                 [
-                    "python3", Self.packageRoot + "/scripts/photoswipe-test.py", Self.packageRoot + "/README.md", Self.photoswipe,
+                    "python3", Self.packageRoot + "/scripts/test-helpers/photoswipe-test.py", Self.packageRoot + "/docs/frontends.md",
+                    Self.photoswipe,
                     root + "/pswp", artifacts, "--originals", lib,
                 ])
             #expect(page.status == 0 && page.stdout.contains("video portrait.mp4 plays"), "\(page.stdout)\n\(page.stderr)")

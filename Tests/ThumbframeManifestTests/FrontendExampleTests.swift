@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import ThumbframeManifest
 
-/// The README's Swift frontend example, compiled and run, so the README stays true.
-@Test("README frontend example")
+/// The Swift frontend example of docs/frontends.md, compiled and run, so the page stays true.
+@Test("docs/frontends.md's Swift example")
 func readmeFrontendExample() async throws {
     let files = try ManifestCodingTests.sampleFiles()
     let fetch: @Sendable (String) throws -> Data = { path in
@@ -12,7 +12,7 @@ func readmeFrontendExample() async throws {
     }
     let topDocument = try #require(files["manifest.json"])
 
-    // README begin
+    // frontends.md begin
     // The top document is a few KB whatever the library's size; a page is read when shown.
     let reader = try ManifestReader(document: ManifestDocument.decode(from: topDocument), load: fetch)
     let sections = reader.indexMap
@@ -60,7 +60,7 @@ func readmeFrontendExample() async throws {
     } catch {
         print("not a thumbframe manifest: \(error)")
     }
-    // README end
+    // frontends.md end
 
     #expect(numberOfSections == 1 && itemsInFirst == 1 && numberOfItems == 1)
     #expect(try cell(at: IndexMap.Position(section: 0, item: 0)).thumbnails["grid"]?.path == "thumbs/ab/ab.jpg")
@@ -75,14 +75,14 @@ func readmeFrontendExample() async throws {
     #expect(zoomed.ladder == nil && sharpAtTwo == nil && tileLevel == nil)
 }
 
-/// The code above between its README markers is the README's `swift` block, statement for
-/// statement (comments, imports and line breaks aside): the example that runs is the one printed.
-@Test("README frontend example is the README's")
+/// The code above between its frontends.md markers is docs/frontends.md's `swift` block, statement
+/// for statement (comments, imports and line breaks aside): the example that runs is the one printed.
+@Test("docs/frontends.md's Swift example is the one that runs")
 func readmeFrontendExampleIsTheReadmes() throws {
     let here = URL(fileURLWithPath: #filePath)
     let readme = try String(
         contentsOf: here.deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+            .deletingLastPathComponent().appendingPathComponent("docs/frontends.md"), encoding: .utf8)
     let source = try String(contentsOf: here, encoding: .utf8)
     func code(_ text: Substring) -> String {
         text.split(separator: "\n")
@@ -94,8 +94,8 @@ func readmeFrontendExampleIsTheReadmes() throws {
         readme.firstRange(of: "```swift\n").flatMap { start in
             readme[start.upperBound...].firstRange(of: "```").map { readme[start.upperBound..<$0.lowerBound] }
         })
-    let begin = try #require(source.firstRange(of: "// README " + "begin\n"))
-    let end = try #require(source.firstRange(of: "// README " + "end"))
+    let begin = try #require(source.firstRange(of: "// frontends.md " + "begin\n"))
+    let end = try #require(source.firstRange(of: "// frontends.md " + "end"))
     #expect(code(source[begin.upperBound..<end.lowerBound]) == code(block))
     #expect(code(block).contains("ManifestReader(document:"))
 }

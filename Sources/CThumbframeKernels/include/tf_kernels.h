@@ -3,7 +3,7 @@
 
 // Resampling kernels on plain 8-bit pixel buffers: no libvips, no allocation the caller does not
 // see. CThumbframeShim wraps them into libvips images (tf_resize_exact's fast horizontal pass:
-// transpose, Lanczos3 down the columns, transpose back). scripts/kernel-speed measures them
+// transpose, Lanczos3 down the columns, transpose back). scripts/benchmarks/kernel-speed measures them
 // against libvips' reduceh.
 
 #include <stddef.h>
@@ -25,9 +25,8 @@ int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out,
 /// rows_out, scale), exactly those bytes, from a window of the input: `in` is input row
 /// `in_first`, rows `stride` bytes apart, `line` bytes of each taken (a band of columns); the
 /// rows read are those tfk_lanczos3_span names. Output rows `out_stride` bytes apart.
-int tfk_lanczos3_window(
-    const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride, int rows_out,
-    int out_first, int out_count, double scale);
+int tfk_lanczos3_window(const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride,
+                        int rows_out, int out_first, int out_count, double scale);
 
 /// The input rows [*from, *to) that output rows `first` … `first + count - 1` of a Lanczos3
 /// reduction of rows_in to rows_out rows by `scale` read (clipped to the image).
@@ -35,8 +34,8 @@ void tfk_lanczos3_span(int rows_in, int rows_out, double scale, int first, int c
 
 /// HDR transfer functions `tfk_tonemap_rgb48` decodes.
 typedef enum {
-    TFK_TRANSFER_PQ = 1,   ///< SMPTE ST 2084
-    TFK_TRANSFER_HLG = 2,  ///< ARIB STD-B67
+    TFK_TRANSFER_PQ = 1,  ///< SMPTE ST 2084
+    TFK_TRANSFER_HLG = 2, ///< ARIB STD-B67
 } TFKTransfer;
 
 /// Turns `width` x `height` pixels of non-linear BT.2020 R'G'B' in 16 bits (rows of `stride`

@@ -35,9 +35,8 @@ int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts);
 /// `width` x `height`, and tone-maps it to 8-bit sRGB: `*out` (`width` * `height` * 3 bytes,
 /// freed with free()). Pictures of more than `max_pixels` are refused before they are
 /// decoded. 0, or -1 with a one-line reason in `error`.
-int tf_heif_decode_hdr(
-    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
-    size_t error_length);
+int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+                       char *error, size_t error_length);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

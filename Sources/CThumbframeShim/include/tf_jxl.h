@@ -17,9 +17,8 @@ int tf_jxl_transfer(const void *data, size_t length, int *transfer);
 /// (Lanczos3) to `width` x `height` and tone-maps it to 8-bit sRGB: `*out` (`width` * `height`
 /// * 3 bytes, freed with free()). More than `max_pixels` is refused before the decode. 0, or -1
 /// with a one-line reason in `error`.
-int tf_jxl_decode_hdr(
-    const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out, char *error,
-    size_t error_length);
+int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+                      char *error, size_t error_length);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

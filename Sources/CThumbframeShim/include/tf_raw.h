@@ -22,13 +22,13 @@ typedef enum {
 
 /// What LibRaw says of a RAW file without decoding it.
 typedef struct {
-    int width, height;              ///< the image LibRaw renders, before its flip
-    int flip;                       ///< LibRaw's flip: 0, 3 (180°), 5 (90° counter-clockwise), 6 (90° clockwise)
-    int preview;                    ///< a TFRawPreview: the largest embedded preview's kind
-    int preview_width, preview_height;  ///< its size, as stored (the flip not applied)
+    int width, height;                 ///< the image LibRaw renders, before its flip
+    int flip;                          ///< LibRaw's flip: 0, 3 (180°), 5 (90° counter-clockwise), 6 (90° clockwise)
+    int preview;                       ///< a TFRawPreview: the largest embedded preview's kind
+    int preview_width, preview_height; ///< its size, as stored (the flip not applied)
     char make[64], model[64];
-    int dng;                        ///< non-zero for a DNG
-    long long timestamp;            ///< capture time as LibRaw read it (mktime of the local time), 0 if none
+    int dng;             ///< non-zero for a DNG
+    long long timestamp; ///< capture time as LibRaw read it (mktime of the local time), 0 if none
 } TFRawInfo;
 
 /// A picture LibRaw made: JPEG bytes (`jpeg`), or packed RGB of `bits` per sample. Freed by
@@ -44,8 +44,8 @@ typedef struct {
 /// Opens a RAW file from memory, refusing more than `max_memory_mb` of raw data, with
 /// `timeout_seconds` (0: none) and `*stop` checked from LibRaw's progress callback. NULL on
 /// failure, with LibRaw's error code in `*error` (tf_raw_error_text says it).
-TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, double timeout_seconds, const int *stop,
-                   TFRawInfo *info, int *error);
+TFRaw *tf_raw_open(const void *data, size_t length, unsigned max_memory_mb, double timeout_seconds, const int *stop, TFRawInfo *info,
+                   int *error);
 
 /// The largest embedded preview, unpacked: 0, or LibRaw's error code.
 int tf_raw_preview(TFRaw *raw, TFRawImage *image);
@@ -79,5 +79,5 @@ int tf_raw_stopped(TFRaw *raw);
 /// Closes the file and frees LibRaw's handle.
 void tf_raw_close(TFRaw *raw);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

@@ -23,7 +23,7 @@ typedef enum {
     TF_FORMAT_JPEG = 0,
     TF_FORMAT_WEBP = 1,
     TF_FORMAT_AVIF = 2,
-    TF_FORMAT_PNG = 3,  ///< fixtures only (CThumbframeTestShim's tf_save_file)
+    TF_FORMAT_PNG = 3, ///< fixtures only (CThumbframeTestShim's tf_save_file)
 } TFFormat;
 
 /// Starts libvips once per process for batch work: operation cache off, untrusted loaders blocked.
@@ -53,8 +53,8 @@ int tf_jpeg_load_shrunk(const void *data, size_t length, VipsImage **out, int sh
 /// most 1 KiB at a time and ends the input (an early EOI: the decode then fails as truncated)
 /// once `timeout_seconds` (from this call; 0: none) have passed or `*stop` became non-zero.
 /// `data` must stay valid while the image is computed.
-int tf_jpeg_load_shrunk_deadline(
-    const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds, const int *stop);
+int tf_jpeg_load_shrunk_deadline(const void *data, size_t length, VipsImage **out, int shrink, int fail_on, double timeout_seconds,
+                                 const int *stop);
 
 /// Resizes to exactly width x height with Lanczos3 (alpha premultiplied): stretched by at most
 /// a rounding pixel for a fit, or scaled to cover and cropped at the centre with `crop`.
@@ -141,8 +141,7 @@ int tf_save_buffer(VipsImage *in, TFFormat format, int quality, int interlace, v
 /// memory image, as tf_jpeg_load_shrunk's pixels and ICC profile (jpeg.c). Returns 1 with `*out`
 /// set; 0 when it leaves the file to libvips (progressive, CMYK, any warning or error; nothing
 /// in libvips' error buffer); -1 when the deadline or `*stop` stopped it (`*reason`).
-int tf_jpeg_decode_here(
-    const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out, int *reason);
+int tf_jpeg_decode_here(const void *data, size_t length, int shrink, double timeout_seconds, const int *stop, VipsImage **out, int *reason);
 
 /// JPEG: libvips' jpegsave_buffer with "strip" (jpeg.c's encoder must equal it byte for byte).
 int tf_jpegsave_libvips(VipsImage *in, int quality, int interlace, void **buffer, size_t *length);
@@ -190,9 +189,9 @@ int tf_image_sizeof_band(VipsImage *image);
 /// The deadline and stop flag of a decode that a library's callback polls (FFmpeg's interrupt
 /// callback, LibRaw's progress callback).
 typedef struct {
-    double deadline;  ///< CLOCK_MONOTONIC seconds; 0: none
-    const int *stop;  ///< non-zero once the build is cancelled
-    int stopped;      ///< a TFStopReason once the guard has said stop
+    double deadline; ///< CLOCK_MONOTONIC seconds; 0: none
+    const int *stop; ///< non-zero once the build is cancelled
+    int stopped;     ///< a TFStopReason once the guard has said stop
 } TFDecodeGuard;
 
 /// A guard `timeout_seconds` from now (0: no deadline) watching `stop`.
@@ -213,9 +212,8 @@ int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, 
 /// reductions (libvips' thumbnail to half, then level by level), as sharp as the renditions;
 /// each level is one dzsave of depth one. Past `timeout_seconds` (0: none) or once `*stop` is
 /// non-zero the next region fails and `*reason` says which.
-int tf_dzsave(
-    const void *data, size_t length, int fail_on, int orientation, int intent, const void *profile, size_t profile_length,
-    const char *path, int format, int quality, int tile_size, int overlap, double timeout_seconds, const int *stop, int *reason);
+int tf_dzsave(const void *data, size_t length, int fail_on, int orientation, int intent, const void *profile, size_t profile_length,
+              const char *path, int format, int quality, int tile_size, int overlap, double timeout_seconds, const int *stop, int *reason);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

@@ -22,9 +22,8 @@ typedef struct TFVideo TFVideo;
 /// passed since this call (0: none) or once `*stop` is non-zero. On failure returns NULL and
 /// writes the reason (one line) into `error`; `*stopped` says whether the deadline (1) or the
 /// stop flag (2) cut it short.
-TFVideo *tf_video_open(
-    int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
-    char *error, size_t error_length);
+TFVideo *tf_video_open(int fd, int64_t offset, int64_t size, int64_t probe_bytes, double timeout_seconds, const int *stop, int *stopped,
+                       char *error, size_t error_length);
 
 /// The format context of an open container (owned by it).
 AVFormatContext *tf_video_format(TFVideo *video);
@@ -62,5 +61,5 @@ void tf_av_error_text(int code, char *text, size_t length);
 /// or 0 when the stream has no display matrix; `*mirrored` is 1 when the matrix flips.
 double tf_video_rotation(AVStream *stream, int *mirrored);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

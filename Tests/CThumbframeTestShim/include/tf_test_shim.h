@@ -22,8 +22,7 @@ int tf_write_to_file(VipsImage *in, const char *path_with_options);
 int tf_save_file(VipsImage *in, const char *path, TFFormat format, int quality);
 
 /// vips_icc_transform, relative colorimetric: makes and checks colour fixtures.
-int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile,
-    int embedded, int depth);
+int tf_icc_transform(VipsImage *in, VipsImage **out, const char *output_profile, const char *input_profile, int embedded, int depth);
 
 /// CIEDE2000 colour difference per pixel of two images of one size, each first taken to CIELAB
 /// from its interpretation.
@@ -55,5 +54,5 @@ int tf_test_device_image(VipsImage *srgb, int cmyk, const void *profile, size_t 
 /// `transfer` 16 PQ or 18 HLG), which heif-enc 1.15 leaves out of a HEIC (libheif's macOS workaround).
 int tf_test_write_heif_hdr(const char *png16, const char *path, int transfer, int av1);
 
-#endif  // THUMBFRAME_IMAGING
+#endif // THUMBFRAME_IMAGING
 #endif

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The web viewer's media kinds in a real browser: headless Chromium driven by Selenium.
+
+Usage: python3 viewer-media-test.py OUT_DIR ARTIFACT_DIR
+OUT_DIR holds a --viewer build of a mixed library made with `--original-url originals/`, and
+OUT_DIR/originals leads to the source directory. Serves OUT_DIR on 127.0.0.1, loads index.html
+at 390x844 and checks:
+  - every video's grid cell shows its duration, an animated image's its format, a Live or
+    Motion Photo's LIVE, a JPEG shown in place of its RAW RAW;
+  - a RAW + JPEG pair's lightbox offers the RAW original to download;
+  - a still's lightbox shows its original where browsers decode its format (settings.browserFormats),
+    else the thumbnail its zoom ladder names for the fitted photo (a TIFF);
+  - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
+    display thumbnail and its source the original, and plays (currentTime advances);
+  - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
+    gone when it leaves; in the lightbox, the LIVE button plays it over the photo.
+Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
+on a failure, 77 when Chromium, its driver or Selenium is missing.
+"""
+import os
+from urllib.parse import quote
+
+from browsertest import browser, start, wait
+from selenium import webdriver
+
+out_dir, artifacts, base, server, manifest, items, check = start(__doc__)
+
+
+def clock(seconds):
+    s = max(0, round(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+driver = browser(390, 844)
+try:
+    driver.get(base + "index.html")
+    check("page ready", wait(driver, "return document.body.dataset.ready") == "true")
+    # Every page rendered, so every cell is there to look at.
+    driver.execute_script("scrollTo(0, document.body.scrollHeight)")
+    wait(driver, f"return document.querySelectorAll('.tf-cell').length === {len(items)}", 5)
+    badges = driver.execute_script("""
+        const out = {};
+        for (const cell of document.querySelectorAll('.tf-cell')) {
+          const badge = cell.querySelector('.tf-badge');
+          out[cell.dataset.path] = badge ? badge.textContent : null;
+        }
+        return out;""")
+    for item in items:
+        expected = (clock(item["video"]["duration"]) if item["kind"] == "video"
+                    else item["image"]["format"].upper() if item["kind"] == "animated"
+                    else "LIVE" if "motion" in item
+                    else "RAW" if "rawFile" in item else None)
+        check(f"grid: {item['path']} is marked {expected}", badges.get(item["path"]) == expected, f"{badges.get(item['path'])}")
+    driver.save_screenshot(os.path.join(artifacts, "media-grid.png"))
+
+    # A still's lightbox loads its original where browsers decode the format, else the display
+    # thumbnail (a TIFF or HEIC original would be a broken image), and the picture decodes.
+    for index, item in enumerate(items):
+        if item["kind"] == "video":
+            continue
+        original = item["image"]["format"] in manifest["settings"].get("browserFormats", [])
+        # Not the original: the rendition the zoom ladder names for the fitted photo on this screen
+        # (the phone viewport's natives are for its scale 3; this browser's is 1), else the display one.
+        ladder = item["layouts"]["phone"].get("ladder")
+        zoom, scale = item["layouts"]["phone"]["zoom"], next(v["scale"] for v in manifest["settings"]["viewports"] if v["name"] == "phone")
+        rendition = (next((r["name"] for r in ladder if r["native"] / zoom["min"] * scale >= 1 - 1e-4), ladder[-1]["name"])
+                     if ladder else manifest["settings"]["display"])
+        wanted = ("originals/" + item["path"]) if original else item["thumbnails"][rendition]["path"]
+        state = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => new Promise((done) => {{
+              const image = document.getElementById('tf-image');
+              const answer = () => done([image.src, image.naturalWidth]);
+              if (image.complete) answer(); else {{ image.onload = answer; image.onerror = answer; }} }}));""")
+        check(f"lightbox: {item['path']} ({item['image']['format']}) shows {'its original' if original else 'the thumbnail its ladder names'}",
+              state[0].endswith(quote(wanted)) and state[1] > 0, f"{state}")
+
+    for index, item in enumerate(items):
+        if "rawFile" not in item:
+            continue
+        link = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => {{
+              const a = document.getElementById('tf-raw');
+              return [a.hidden, a.href, a.hasAttribute('download'), a.getBoundingClientRect().width,
+                      document.getElementById('tf-caption').textContent]; }});""")
+        check(f"lightbox: {item['path']} offers its RAW {item['rawFile']['original']} to download",
+              not link[0] and link[1].endswith("originals/" + item["rawFile"]["original"]) and link[2] and link[3] > 0
+              and "RAW + JPEG" in link[4], f"{link}")
+        driver.save_screenshot(os.path.join(artifacts, f"media-raw-{index}.png"))
+
+    for index, item in enumerate(items):
+        if item["kind"] != "video":
+            continue
+        frame = item["layouts"]["phone"]["frame"]
+        state = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => {{
+              const v = document.getElementById('tf-video'), r = v.getBoundingClientRect();
+              return [r.x, r.y, r.width, r.height, v.hidden, document.getElementById('tf-image').hidden, v.poster, v.src]; }});""")
+        expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
+        check(f"lightbox: {item['path']} in a <video> at the manifest's frame",
+              not state[4] and state[5] and all(abs(a - b) <= 1 for a, b in zip(state[:4], expected)), f"{state[:6]} vs {expected}")
+        poster = item["thumbnails"][manifest["settings"]["display"]]["path"]
+        check(f"lightbox: {item['path']}'s poster first, its original to play",
+              state[6].endswith(poster) and state[7].endswith("originals/" + item["path"]), f"{state[6]} {state[7]}")
+        played = driver.execute_script("""
+            const v = document.getElementById('tf-video'); v.muted = true;
+            return v.play().then(() => true, (e) => String(e));""")
+        time = wait(driver, "const v = document.getElementById('tf-video'); return v.currentTime > 0.2 && v.currentTime", 8)
+        check(f"lightbox: {item['path']} plays", played is True and bool(time), f"{played}, currentTime {time}")
+        driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}.png"))
+    driver.execute_script("thumbframeViewer.close()")
+
+    for index, item in enumerate(items):
+        if "motion" not in item:
+            continue
+        cell = driver.find_element("css selector", f'.tf-cell[data-index="{index}"]')
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", cell)
+        webdriver.ActionChains(driver).move_to_element(cell).perform()
+        time = wait(driver, f"""const v = document.querySelector('.tf-cell[data-index="{index}"] .tf-motion');
+                                return v && v.currentTime > 0.1 && v.currentTime""", 8)
+        check(f"grid: {item['path']}'s motion plays under the pointer", bool(time), f"currentTime {time}")
+        driver.save_screenshot(os.path.join(artifacts, f"media-motion-{index}.png"))
+        webdriver.ActionChains(driver).move_to_element(driver.find_element("css selector", "h2")).perform()
+        gone = wait(driver, f"""return !document.querySelector('.tf-cell[data-index="{index}"] .tf-motion')""", 3)
+        check(f"grid: {item['path']}'s motion stops when the pointer leaves", gone)
+        driver.execute_script(f"return thumbframeViewer.open({index})")
+        shown = wait(driver, "return !document.getElementById('tf-live').hidden", 3)
+        driver.execute_script("document.getElementById('tf-live').click()")
+        time = wait(driver, "const v = document.querySelector('#tf-content > .tf-motion'); return v && v.currentTime > 0.1 && v.currentTime", 8)
+        check(f"lightbox: {item['path']}'s LIVE button plays its motion over the photo", shown and bool(time), f"{shown}, {time}")
+        driver.execute_script("thumbframeViewer.close()")
+finally:
+    driver.quit()
+server.shutdown()
+check.finish()

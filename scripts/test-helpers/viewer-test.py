@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""The web viewer in a real browser: headless Chromium driven by Selenium.
+
+Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR [--lazy | --tiles]
+OUT_DIR holds a build made with --viewer. Serves it on 127.0.0.1 (thumbnails answered after a
+delay, so the page is seen before any image arrives), loads index.html at 390x844 and 1440x900,
+and checks:
+  - every grid cell in view is painted from its placeholder before its image has loaded;
+  - for every item, the lightbox image's on-screen rect equals the manifest's frame for that
+    viewport to 1 px;
+  - a long image starts at the top and scrolls;
+  - from file://, the page reads thumbframe-viewer-data.js and shows the same items.
+With --lazy (a library of several pages): at 390x844 only the pages near the screen are fetched
+and rendered, scrolling renders more, and the lightbox opens an item whose page was not loaded.
+With --tiles (a build where some photo has deep-zoom tiles): at 1440x900 zoomed to the maximum,
+that photo draws the DeepZoom level the manifest's pyramid gives for the device pixels, only
+tiles in view, each sharp and placed where its pixels belong; panning loads the tiles there.
+Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
+on a failure, 77 when Chromium, its driver or Selenium is missing.
+"""
+import json
+import os
+import sys
+
+from browsertest import Checks, arguments, browser, manifest_items, serve, wait
+from selenium import webdriver
+
+arguments(__doc__, 2)
+out_dir, artifacts = os.path.abspath(sys.argv[1]), sys.argv[2]
+lazy = "--lazy" in sys.argv[3:]
+tiles = "--tiles" in sys.argv[3:]
+os.makedirs(artifacts, exist_ok=True)
+THUMB_DELAY = 1.5
+
+
+base, server = serve(out_dir, "/thumbs/", THUMB_DELAY)
+
+manifest, items = manifest_items(out_dir)
+viewports = {v["name"]: v for v in manifest["settings"]["viewports"]}
+
+check = Checks()
+
+
+def tiles_checks():
+    driver = browser(1440, 900)
+    try:
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        tiled = [i for i, item in enumerate(items) if "tiles" in item["thumbnails"]]
+        check("tiles: the build has a photo with deep-zoom tiles", bool(tiled), f"{len(items)} items")
+        if not tiled:
+            return
+        index = tiled[0]
+        entry = items[index]["thumbnails"]["tiles"]
+        pyramid = entry["tiles"]
+        wait(driver, f"return thumbframeViewer.open({index}).then(() => true)", 5)
+        driver.execute_script("thumbframeViewer.zoomTo(1000, innerWidth / 2, innerHeight / 2)")
+        loaded = """const tiles = [...document.querySelectorAll('#tf-tiles .tf-tile')];
+            return tiles.length > 0 && tiles.every((t) => t.complete && t.naturalWidth > 0) && tiles.length"""
+        count = wait(driver, loaded, THUMB_DELAY * 4 + 10)
+        state = driver.execute_script("""const i = document.getElementById('tf-image'), layer = document.getElementById('tf-tiles');
+            const r = i.getBoundingClientRect();
+            return { rendition: i.dataset.rendition, level: Number(layer.dataset.level), shown: r.width * devicePixelRatio,
+              image: [r.left, r.top, r.right, r.bottom],
+              tiles: [...layer.children].map((t) => { const b = t.getBoundingClientRect();
+                return { src: t.getAttribute('src'), natural: [t.naturalWidth, t.naturalHeight], rect: [b.left, b.top, b.right, b.bottom] }; }) }""")
+        check("tiles: at the maximum zoom past the largest rendition the lightbox draws tiles",
+              state["rendition"] == "tiles" and count > 0, f"{state['rendition']}, {count} tiles")
+        # The level: the smallest whose width covers the picture's device pixels on screen.
+        top = pyramid["levels"] - 1
+        expected = top
+        while expected > 0 and -(-entry["width"] // 2 ** (top - expected + 1)) >= state["shown"] - 0.5:
+            expected -= 1
+        check("tiles: the level is the smallest covering the device pixels", state["level"] == expected,
+              f"level {state['level']}, expected {expected} for {state['shown']:.0f} device px")
+        folder = entry["path"][:-4] + "_files/" + str(state["level"]) + "/"
+        check("tiles: every tile is the pyramid's, of that level, in its format",
+              all(t["src"].rsplit("/", 1)[0] + "/" == base + folder and t["src"].endswith("." + pyramid["format"]) for t in state["tiles"]),
+              state["tiles"][0]["src"])
+        # Sharp: each tile's pixels at least the device pixels it covers.
+        worst = max(((t["rect"][2] - t["rect"][0]) / t["natural"][0] for t in state["tiles"]), default=9)
+        check("tiles: sharp (device pixels per tile pixel ≤ 1)", worst <= 1.001, f"{worst:.4f}")
+        # Placed: each tile where its pixels belong in the picture (column and row from its name).
+        level_width = -(-entry["width"] // 2 ** (top - state["level"]))
+        scale = (state["image"][2] - state["image"][0]) / level_width
+        size, overlap = pyramid["tileSize"], pyramid["overlap"]
+        misplaced = []
+        for t in state["tiles"]:
+            c, r = map(int, t["src"].rsplit("/", 1)[1].split(".")[0].split("_"))
+            x = state["image"][0] + (c * size - (overlap if c else 0)) * scale
+            y = state["image"][1] + (r * size - (overlap if r else 0)) * scale
+            if abs(t["rect"][0] - x) > 1 or abs(t["rect"][1] - y) > 1 or abs(t["rect"][2] - t["rect"][0] - t["natural"][0] * scale) > 1:
+                misplaced.append(t["src"])
+        check("tiles: each tile at its place and size to 1 px", not misplaced, f"{misplaced[:3]}")
+        # Only what is in view (and the view covered): every tile meets the window, and
+        # points across the window that lie on the picture lie on a tile.
+        outside = [t["src"] for t in state["tiles"] if t["rect"][2] < 0 or t["rect"][0] > 1440 or t["rect"][3] < 0 or t["rect"][1] > 900]
+        points = [(x, y) for x in range(10, 1440, 160) for y in range(10, 900, 110)
+                  if state["image"][0] <= x < state["image"][2] and state["image"][1] <= y < state["image"][3]]
+        bare = [p for p in points if not any(t["rect"][0] <= p[0] < t["rect"][2] and t["rect"][1] <= p[1] < t["rect"][3] for t in state["tiles"])]
+        check("tiles: only tiles in view, and the view covered", not outside and not bare and points, f"outside {outside[:2]}, bare {bare[:3]}")
+        driver.save_screenshot(os.path.join(artifacts, "viewer-tiles.png"))
+        # Panning to the far corner loads the tiles there.
+        driver.execute_script("const s = document.getElementById('tf-scroll'); s.scrollLeft = s.scrollWidth; s.scrollTop = s.scrollHeight;")
+        columns = -(-level_width // size)
+        corner = wait(driver, f"""const t = document.querySelector('#tf-tiles .tf-tile[data-tile^="{columns - 1}_"]');
+            return !!t && t.complete && t.naturalWidth > 0""", THUMB_DELAY * 4 + 10)
+        check("tiles: panning to the right edge loads the last column's tiles", bool(corner))
+    finally:
+        driver.quit()
+
+
+def lazy_checks():
+    driver = browser(390, 844)
+    try:
+        server.requests.clear()
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        total = len(driver.find_elements("css selector", ".tf-page"))
+        first = wait(driver, "return document.querySelectorAll('.tf-page[data-rendered]').length")
+        check("lazy: only the pages near the screen are rendered at first", 0 < first < total, f"{first} of {total}")
+        # The first screen complete: every cell in view has its image.
+        wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].filter((c) => c.getBoundingClientRect().top < innerHeight);
+            return cells.length > 0 && cells.every((c) => c.querySelector('img').complete && c.querySelector('img').naturalWidth > 0)""",
+             THUMB_DELAY * 4 + 10)
+        paths = [path for path, _ in server.requests]
+        pages = [path for path in paths if path.startswith("/pages/")]
+        check("lazy: over HTTP the data script is never loaded (the whole library as one script)",
+              "/thumbframe-viewer-data.js" not in paths, f"{paths[:8]}")
+        check("lazy: the first screen needs the top document and the pages on it, no other page",
+              "/manifest.json" in paths and 0 < len(pages) <= first, f"{len(pages)} pages of {total}")
+        total = sum(b for _, b in server.requests)
+        thumbs = sum(1 for p in paths if p.startswith('/thumbs/'))
+        cells = driver.execute_script("return document.querySelectorAll('.tf-cell').length")
+        # The bounds: the viewer's files and the top document (under 60 KB), one page of 256
+        # items (about 420 KB uncompressed), and no more thumbnails than cells rendered, each of
+        # them small: under 610 KB in all (the viewer's script is 40 KB of it), about 20 requests.
+        check("lazy: the first screen stays under 610 KB and 8 requests beyond one a rendered cell",
+              total < 610_000 and len(paths) <= 8 + cells and thumbs <= cells, f"{len(paths)} requests, {total} bytes, "
+              f"{len(pages)} pages, {thumbs} thumbnails for {cells} cells")
+        last = items[-1]
+        caption = driver.execute_script(f"""return thumbframeViewer.open({len(items) - 1})
+            .then(() => document.getElementById('tf-caption').textContent)""")
+        check("lazy: the lightbox opens an item whose page was not loaded", last["path"] in caption, caption)
+        driver.execute_script("thumbframeViewer.close(); scrollTo(0, document.body.scrollHeight)")
+        more = wait(driver, f"const n = document.querySelectorAll('.tf-page[data-rendered]').length; return n > {first} && n", 5)
+        check("lazy: scrolling renders the pages it reaches", bool(more), f"{more} of {total}")
+    finally:
+        driver.quit()
+
+
+for name, (width, height) in ([] if lazy or tiles else [("phone", (390, 844)), ("desktop", (1440, 900))]):
+    assert viewports[name]["width"] == width and viewports[name]["height"] == height
+    driver = browser(width, height)
+    try:
+        driver.get(base + "index.html")
+        check(f"{name}: page ready", wait(driver, "return document.body.dataset.ready") == "true")
+        # Placeholders first: cells in view are painted while their thumbnails are still delayed.
+        state = wait(driver, """
+            const cells = [...document.querySelectorAll('.tf-cell')].filter(c => c.getBoundingClientRect().top < innerHeight);
+            return cells.length && cells.every(c => c.dataset.placeholder === 'painted') &&
+              cells.map(c => [c.dataset.placeholder, c.querySelector('img').complete && c.querySelector('img').naturalWidth > 0,
+                              getComputedStyle(c).backgroundImage.startsWith('url("data:image/png')]);""", 5)
+        check(f"{name}: placeholders painted before the images", bool(state) and all(p == "painted" and not loaded and data
+                                                                     for p, loaded, data in state), str(state))
+        driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-placeholders.png"))
+        wait(driver, "return [...document.querySelectorAll('.tf-cell img')].slice(0, 3).every(i => i.complete && i.naturalWidth > 0)",
+             THUMB_DELAY * 4)
+        driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-grid.png"))
+        # Cells load the smallest rendition of the srcset that covers them (the default `small`
+        # for a justified grid), never the lightbox's preview.
+        srcset = manifest["settings"]["srcset"]
+        loaded = wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].filter((c) => c.getBoundingClientRect().top < innerHeight);
+            return cells.every((c) => c.querySelector('img').currentSrc) && cells.map((c) => [+c.dataset.index, c.querySelector('img').currentSrc,
+              c.getBoundingClientRect().width * devicePixelRatio, c.getBoundingClientRect().height * devicePixelRatio]);""", THUMB_DELAY * 4)
+        def covering(item, width, height):
+            # The smallest that covers the cell, else the largest; renditions of one size (a
+            # picture smaller than the small box) are the same pixels, any of them will do.
+            fits = sorted((item["thumbnails"][n] for n in srcset), key=lambda t: t["width"])
+            size = next((t for t in fits if t["width"] >= width - 1 and t["height"] >= height - 1), fits[-1])
+            return [t["path"] for t in fits if (t["width"], t["height"]) == (size["width"], size["height"])]
+        check(f"{name}: every cell in view loads the smallest rendition that covers it",
+              bool(loaded) and all(any(src.endswith(p) for p in covering(items[i], w, h)) for i, src, w, h in loaded), str(loaded))
+        # The lightbox image where the manifest says, for every item.
+        for index, item in enumerate(items):
+            frame = item["layouts"][name]["frame"]
+            rect = driver.execute_script(f"""
+                return thumbframeViewer.open({index}).then(() => {{
+                  const r = document.getElementById('tf-image').getBoundingClientRect();
+                  return [r.x, r.y, r.width, r.height, document.getElementById('tf-image').dataset.viewport]; }});""")
+            expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
+            check(f"{name}: {item['path']} at the manifest's frame",
+                  rect[4] == name and all(abs(a - b) <= 1 for a, b in zip(rect[:4], expected)), f"{rect} vs {expected}")
+            if item["layouts"][name]["long"]:
+                scroll = driver.execute_script("""
+                    const s = document.getElementById('tf-scroll'); const top = s.scrollTop;
+                    s.scrollTop = s.scrollHeight; return [top, s.scrollTop, s.scrollHeight, s.clientHeight];""")
+                check(f"{name}: long {item['path']} starts at the top and scrolls",
+                      scroll[0] == 0 and scroll[1] > 0 and scroll[2] > scroll[3], str(scroll))
+                driver.execute_script("document.getElementById('tf-scroll').scrollTop = 0")
+                wait(driver, "const i = document.getElementById('tf-image'); return i.complete && i.naturalWidth > 0", THUMB_DELAY * 4)
+                driver.save_screenshot(os.path.join(artifacts, f"viewer-{name}-long.png"))
+        # The page's ThumbHash decoder against the independent one (thumbhash-python), where
+        # installed: same size, every channel within 1 level.
+        try:
+            import base64
+            from thumbhash.decode import thumbhash_to_rgba
+            worst = 0
+            for item in items:
+                hash64 = item["placeholder"]["thumbhash"]
+                w, h, rgba = driver.execute_script(f"return thumbframeViewer.thumbHashToRGBA('{hash64}')")
+                ow, oh, orgba = thumbhash_to_rgba(base64.b64decode(hash64))
+                if (w, h) == (ow, oh):
+                    worst = max(worst, max(abs(a - b) for a, b in zip(rgba, orgba)))
+            check(f"{name}: the page's ThumbHash decoder agrees with thumbhash-python", worst <= 1, f"worst {worst}")
+        except ImportError:
+            pass
+        # Double-click zooms to the preset's double-tap zoom; zoom never passes the maximum.
+        index = next(i for i, item in enumerate(items) if not item["layouts"][name]["long"] and item["image"]["width"] > 1000)
+        zoom = items[index]["layouts"][name]["zoom"]
+        driver.execute_script(f"return thumbframeViewer.open({index})")
+        webdriver.ActionChains(driver).double_click(driver.find_element("id", "tf-image")).perform()
+        width = wait(driver, "const z = thumbframeViewer.zoom(); return z > 1 && document.getElementById('tf-image').getBoundingClientRect().width", 3)
+        frame_width = items[index]["layouts"][name]["frame"]["width"]
+        expected_zoom = min(zoom["doubleTap"], zoom["max"]) / zoom["min"]
+        check(f"{name}: double-click zooms to doubleTap", bool(width) and abs(width - frame_width * expected_zoom) <= 1,
+              f"{width} vs {frame_width * expected_zoom}")
+        most = driver.execute_script("thumbframeViewer.zoomTo(1000, 100, 100); return thumbframeViewer.zoom()")
+        check(f"{name}: zoom stops at the preset's maximum", abs(most - zoom["max"] / zoom["min"]) < 1e-6, f"{most}")
+        # At the maximum zoom the lightbox shows the rendition the layout's ladder names for that
+        # zoom (its natives are for the viewport's scale; this browser's is 1), and it is sharp: at
+        # least one of its pixels per device pixel, or the largest there is. The photo is one that
+        # needs a zoom rendition there when there is one (zoomed in from the fitted one it showed).
+        scale = viewports[name]["scale"]
+
+        def rendition(item, at):
+            layout = item["layouts"][name]
+            ladder, lowest = layout.get("ladder") or [], layout["zoom"]["min"]
+            return next((r["name"] for r in ladder if r["native"] / lowest * scale >= at - 1e-4), ladder[-1]["name"] if ladder else None)
+        index = next((i for i, item in enumerate(items) if (rendition(item, item["layouts"][name]["zoom"]["max"] / item["layouts"][name]["zoom"]["min"]) or "").startswith("zoom-")), index)
+        layout = items[index]["layouts"][name]
+        ladder, zoom = layout.get("ladder") or [], layout["zoom"]
+        top = zoom["max"] / zoom["min"]
+        fitted = wait(driver, f"return thumbframeViewer.open({index}).then(() => document.getElementById('tf-image').dataset.rendition)", 5)
+        check(f"{name}: fitted, {items[index]['path']} shows {rendition(items[index], 1)}", fitted == rendition(items[index], 1), f"{fitted}")
+        driver.execute_script("thumbframeViewer.zoomTo(1000, innerWidth / 2, innerHeight / 2)")
+        expected = rendition(items[index], top)
+        shown = wait(driver, "const i = document.getElementById('tf-image'); "
+                     f"return i.dataset.rendition === {json.dumps(expected)} && i.complete && i.naturalWidth > 0 && i.dataset.rendition", 10)
+        check(f"{name}: at the maximum zoom {items[index]['path']} shows {expected}, the ladder's rendition", shown == expected, f"{shown}")
+        natural, needed = driver.execute_script(
+            "const i = document.getElementById('tf-image'); return [i.naturalWidth, i.getBoundingClientRect().width * devicePixelRatio]")
+        largest = bool(ladder) and expected == ladder[-1]["name"]
+        check(f"{name}: and sharp there (device pixels per image pixel ≤ 1, or the largest rendition)",
+              natural >= needed - 1 or largest, f"natural {natural}, on screen {needed}")
+        # Paging across sections with the keyboard, and Escape closes.
+        driver.execute_script("return thumbframeViewer.open(0)")
+        webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
+        caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(items[1]['path'])}) && c", 5)
+        check(f"{name}: ArrowRight pages to the next section's first item", items[1]["path"] in caption, caption)
+        webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+        check(f"{name}: Escape closes", driver.execute_script("return document.getElementById('tf-lightbox').hidden"))
+        # From file://, without a server.
+        driver.get("file://" + os.path.join(out_dir, "index.html"))
+        ready = wait(driver, "return document.body.dataset.ready")
+        count = wait(driver, f"const n = thumbframeViewer.items().filter(Boolean).length; return n === {len(items)} && n")
+        check(f"{name}: works from file://", ready == "true" and count == len(items), f"{ready}, {count} items")
+    finally:
+        driver.quit()
+
+if lazy:
+    lazy_checks()
+elif tiles:
+    tiles_checks()
+server.shutdown()
+check.finish()
