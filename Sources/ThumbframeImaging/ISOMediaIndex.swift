@@ -32,6 +32,19 @@ enum ISOMediaIndex {
         return nil
     }
 
+    /// Whether the file's index (`moov`) comes before its media data (`mdat`), walking the
+    /// top-level boxes; nil when the file has neither where the walk can reach it.
+    static func indexFirst(size: Int, read: (Int, Int) -> [UInt8]) -> Bool? {
+        var at = 0
+        for _ in 0..<maximumTopBoxes {
+            guard at <= size - 8, let (boxSize, type, _) = boxHeader(read(at, 16), remaining: size - at) else { return nil }
+            if type == "moov" { return true }
+            if type == "mdat" { return false }
+            at += boxSize
+        }
+        return nil
+    }
+
     /// A box's size (64-bit sizes and "to the end" resolved), type and header length, or nil
     /// when the bytes are no box or it runs past `remaining`.
     static func boxHeader(_ bytes: [UInt8], remaining: Int) -> (size: Int, type: String, header: Int)? {

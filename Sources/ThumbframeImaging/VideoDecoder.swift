@@ -78,14 +78,8 @@ package struct VideoDecoder: Sendable {
     /// than `--max-decode-bytes` holds at `ISOMediaIndex.bytesPerSample` each. nil otherwise (or
     /// when it is no ISO media, or its `moov` cannot be found: FFmpeg then says what it finds).
     static func indexRefusal(fd: Int32, offset: Int, size: Int, limits: ResourceLimits) -> String? {
-        func read(_ at: Int, _ length: Int) -> [UInt8] {
-            guard at >= 0, length > 0, at < size else { return [] }
-            var bytes = [UInt8](repeating: 0, count: min(length, size - at))
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + at)) }
-            return got > 0 ? Array(bytes.prefix(got)) : []
-        }
-        let head = read(0, 12)
-        guard head.count == 12, ["ftyp", "moov", "mdat", "wide", "free"].contains(String(decoding: head[4..<8], as: UTF8.self)),
+        let read = reader(fd: fd, offset: offset, size: size)
+        guard isISOMedia(read),
             let samples = ISOMediaIndex.claimedSamples(size: size, moovLimit: limits.maxDecodeBytes, read: read)
         else { return nil }
         let bytes = samples.multipliedReportingOverflow(by: ISOMediaIndex.bytesPerSample)
@@ -93,6 +87,22 @@ package struct VideoDecoder: Sendable {
         let claimed = samples == Int.max ? "a moov box larger than that" : "\(samples) samples"
         return
             "its index claims \(claimed) (about \(bytes.overflow ? "more than " + ResourceLimits.mebibytes(limits.maxDecodeBytes) : ResourceLimits.mebibytes(bytes.partialValue)) for FFmpeg to hold), over --max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes))"
+    }
+
+    /// Reads `length` bytes at `at` of the `size` bytes at `offset` in `fd` (fewer at the end).
+    static func reader(fd: Int32, offset: Int, size: Int) -> (Int, Int) -> [UInt8] {
+        { at, length in
+            guard at >= 0, length > 0, at < size else { return [] }
+            var bytes = [UInt8](repeating: 0, count: min(length, size - at))
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + at)) }
+            return got > 0 ? Array(bytes.prefix(got)) : []
+        }
+    }
+
+    /// Whether the file starts as MP4 or QuickTime does (with or without `ftyp`).
+    static func isISOMedia(_ read: (Int, Int) -> [UInt8]) -> Bool {
+        let head = read(0, 12)
+        return head.count == 12 && ["ftyp", "moov", "mdat", "wide", "free"].contains(String(decoding: head[4..<8], as: UTF8.self))
     }
 
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
@@ -115,7 +125,9 @@ package struct VideoDecoder: Sendable {
                 DecodeFailure.stopped(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
         }
         defer { tf_video_close(video) }
-        return Probe.read(tf_video_format(video)!).flatMap { probe in
+        let read = reader(fd: fd, offset: offset, size: size)
+        let indexFirst = isISOMedia(read) ? ISOMediaIndex.indexFirst(size: size, read: read) : nil
+        return Probe.read(tf_video_format(video)!, indexFirst: indexFirst).flatMap { probe in
             if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
             return body(video, probe)
         }
@@ -157,7 +169,7 @@ extension VideoDecoder {
         var codedHeight: Int
         var bitsPerSample: Int
 
-        static func read(_ container: UnsafeMutablePointer<AVFormatContext>) -> Result<Probe, DecodeFailure> {
+        static func read(_ container: UnsafeMutablePointer<AVFormatContext>, indexFirst: Bool?) -> Result<Probe, DecodeFailure> {
             let streams = (0..<Int(container.pointee.nb_streams)).compactMap { container.pointee.streams[$0] }
             func isPicture(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
                 stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
@@ -208,8 +220,8 @@ extension VideoDecoder {
             let name = containerName(container, codec: codec, audio: audio)
             let info = Manifest.VideoInfo(
                 container: name, codec: codec, duration: max(0, duration.isFinite ? duration : 0),
-                frameRate: frameRate.isFinite ? max(0, frameRate) : 0, audio: audio, rotation: rotation, hdr: hdr,
-                playable: playable(container: name, codec: codec, audio: audio), poster: 0)
+                frameRate: frameRate.isFinite ? max(0, frameRate) : 0, audio: audio, rotation: rotation, hdr: hdr, poster: 0,
+                indexFirst: ["mp4", "mov", "3gp"].contains(name) ? indexFirst : nil)
             let depth = av_pix_fmt_desc_get(AVPixelFormat(parameters.format))?.pointee.comp.0.depth ?? 8
             return .success(
                 Probe(
@@ -243,17 +255,6 @@ extension VideoDecoder {
                 return webm ? "webm" : "matroska"
             }
             return demuxer.split(separator: ",").first.map(String.init) ?? demuxer
-        }
-
-        /// Whether Chrome, Firefox and Safari all play the file as it is (see `VideoInfo.playable`).
-        static func playable(container: String, codec: String, audio: String?) -> Bool {
-            switch container {
-            case "mp4", "mov":
-                ["h264", "av1", "vp9"].contains(codec) && (audio == nil || ["aac", "mp3", "opus"].contains(audio!))
-            case "webm":
-                ["vp8", "vp9", "av1"].contains(codec) && (audio == nil || ["opus", "vorbis"].contains(audio!))
-            default: false
-            }
         }
 
         /// The largest picture a frame of this video may have: `--max-pixels`, and no more than

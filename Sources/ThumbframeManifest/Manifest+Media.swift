@@ -38,11 +38,58 @@ extension Manifest {
         public var playable: Bool
         /// The time in seconds of the poster frame every thumbnail was made from (4 decimals).
         public var poster: Double
+        /// For an MP4 or QuickTime file: whether its index (`moov`) comes before its media data,
+        /// so a browser starts playing before it has the whole file; a camera that writes it at
+        /// the end makes a browser download all of it first. nil for other containers (and in
+        /// manifests written before it).
+        public var indexFirst: Bool?
+        /// How every browser gets to play it (`Delivery.decide`); nil in manifests written before it.
+        public var delivery: Delivery?
 
-        /// Creates video facts.
+        /// How a video reaches every browser: as it is, remuxed, or transcoded.
+        public enum Delivery: String, Codable, Hashable, Sendable, CaseIterable {
+            /// It plays as it is: H.264, VP9 or AV1 in MP4 (its index first) or WebM.
+            case original
+            /// Its codecs play everywhere but its container does not (Matroska, MPEG-TS, …) or
+            /// its index comes last: the same streams in a fast-start MP4, no re-encode.
+            case remux
+            /// Its codec plays nowhere or not everywhere (HEVC, MPEG-4 Part 2, MPEG-2, VC-1, …):
+            /// H.264 and AAC.
+            case transcode
+
+            /// Video codecs every current browser decodes.
+            public static let browserVideoCodecs: Set<String> = ["h264", "vp9", "av1"]
+            /// Audio codecs every current browser decodes in MP4.
+            public static let browserAudioCodecs: Set<String> = ["aac", "mp3", "opus"]
+
+            /// The delivery of a video in `container` (as `VideoInfo.container` names it) with
+            /// `codec`, `audio` and, for MP4 and QuickTime, `indexFirst`.
+            public static func decide(container: String, codec: String, audio: String?, indexFirst: Bool?) -> Delivery {
+                if VideoInfo.playsAsItIs(container: container, codec: codec, audio: audio) {
+                    return indexFirst == false ? .remux : .original
+                }
+                let streamsPlay = browserVideoCodecs.contains(codec) && (audio.map { browserAudioCodecs.contains($0) } ?? true)
+                return streamsPlay ? .remux : .transcode
+            }
+        }
+
+        /// Whether Chrome, Firefox and Safari all play a file of this container, codec and audio
+        /// in `<video>` (see `playable`).
+        public static func playsAsItIs(container: String, codec: String, audio: String?) -> Bool {
+            switch container {
+            case "mp4", "mov":
+                Delivery.browserVideoCodecs.contains(codec) && (audio.map { Delivery.browserAudioCodecs.contains($0) } ?? true)
+            case "webm":
+                ["vp8", "vp9", "av1"].contains(codec) && (audio == nil || ["opus", "vorbis"].contains(audio!))
+            default: false
+            }
+        }
+
+        /// Creates video facts; `playable` and `delivery` follow from the container, the codecs
+        /// and `indexFirst`.
         public init(
             container: String, codec: String, duration: Double, frameRate: Double, audio: String?, rotation: Int,
-            hdr: String?, playable: Bool, poster: Double
+            hdr: String?, poster: Double, indexFirst: Bool? = nil
         ) {
             self.container = container
             self.codec = codec
@@ -51,8 +98,10 @@ extension Manifest {
             self.audio = audio
             self.rotation = rotation
             self.hdr = hdr
-            self.playable = playable
+            self.playable = Self.playsAsItIs(container: container, codec: codec, audio: audio)
             self.poster = poster.roundedForManifest
+            self.indexFirst = indexFirst
+            self.delivery = Delivery.decide(container: container, codec: codec, audio: audio, indexFirst: indexFirst)
         }
     }
 

@@ -122,7 +122,7 @@ struct DataKeptTests {
             #expect(rerun.summary["reused"] as? Int == 6 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
             // And the next run is the no-op it always was.
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
@@ -174,7 +174,7 @@ struct DataKeptTests {
             // Reprobed: loop.gif and the Apple photo; the 4 other photos and the one-frame GIF are reused.
             #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
             #expect(
                 try await Self.query(out, "SELECT pair FROM files WHERE pair IS NOT NULL")
                     == ["photo AB12CD34-0000-4000-8000-000000000007"])
@@ -213,10 +213,40 @@ struct DataKeptTests {
             // version's addresses, are there).
             #expect(rerun.summary["reused"] as? Int == 3 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-7"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             let files = Fixtures.ffmpeg == nil ? 5 : 6
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == files, "\(again.stderr)")
+        }
+    }
+
+    @Test(
+        "an upgrade from state index format 7 (videos without their delivery) probes the videos again, decodes nothing, and reuses every other file",
+        .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make the video"))
+    func upgradesFormat7() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(2, width: 120, height: 90))
+            try await Fixtures.makeVideos(lib, [("album/clip.mp4", VideoFixture().with { $0.seconds = 0.5 })])
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            // What format 7 wrote: the video's facts without `indexFirst` and `delivery`.
+            let downgrade =
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                + "db.execute(\"UPDATE entries SET entry = CAST(json_remove(CAST(entry AS TEXT), '$.media.video.indexFirst', "
+                + "'$.media.video.delivery') AS BLOB) WHERE json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL\"); "
+                + "db.execute(\"UPDATE meta SET value = 'thumbframe-state-7' WHERE key = 'format'\"); db.commit()"
+            #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"]).status == 0)
+            let stripped = try await Self.query(
+                out, "SELECT CAST(entry AS TEXT) FROM entries WHERE json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL")
+            #expect(stripped.count == 1 && !stripped[0].contains("delivery"))
+            let before = SafetyTests.snapshot(out + "/thumbs")
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(rerun.summary["reused"] as? Int == 2 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            let video = try #require(try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "album/clip.mp4" }?.video)
+            #expect(video.delivery == .remux && video.indexFirst == false)
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
         }
     }
 

@@ -55,7 +55,7 @@ struct ValidateTests {
                         $0.items[2].kind = .video
                         $0.items[2].video = .init(
                             container: "mp4", codec: "h264", duration: 1, frameRate: 30, audio: nil, rotation: 45, hdr: nil,
-                            playable: true, poster: 0.5)
+                            poster: 0.5)
                     }
                 ),
                 ("format 'thumbframe-manifesto' version 3", { $0.format = "thumbframe-manifesto" }),

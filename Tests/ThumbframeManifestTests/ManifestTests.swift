@@ -118,10 +118,11 @@ struct ManifestCodingTests {
             kind: .video,
             video: .init(
                 container: "mov", codec: "hevc", duration: 3.33333, frameRate: 29.97002997, audio: "aac", rotation: 90,
-                hdr: "hlg", playable: false, poster: 0.5))
+                hdr: "hlg", poster: 0.5, indexFirst: false))
         let page = try ManifestPage(items: mixed.items.map(ManifestPage.Item.init)).encoded()
         let text = String(decoding: page, as: UTF8.self)
         #expect(text.contains(#""kind":"video""#) && text.contains(#""duration":3.3333"#) && text.contains(#""frameRate":29.97"#))
+        #expect(text.contains(#""playable":false"#) && text.contains(#""delivery":"transcode""#) && text.contains(#""indexFirst":false"#))
         let back = try ManifestPage.decode(from: page).items[0].item(index: 0, section: 0)
         #expect(back == mixed.items[0])
         var summary = ManifestDocument.Summary()

@@ -152,13 +152,16 @@ package enum ManifestQuery {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A video's facts on one line: `mp4 h264 12.5 s 29.97 fps, aac, rotated 90, hlg, plays in browsers, poster at 1.25 s`.
+    /// A video's facts on one line: `mp4 h264 12.5 s 29.97 fps, aac, rotated 90, hlg, plays in
+    /// browsers, index last: remux, poster at 1.25 s`.
     static func describe(_ video: Manifest.VideoInfo) -> String {
         var parts = ["\(video.container) \(video.codec) \(number(video.duration)) s \(number(video.frameRate)) fps"]
         parts.append(video.audio ?? "silent")
         if video.rotation != 0 { parts.append("rotated \(video.rotation)") }
         if let hdr = video.hdr { parts.append(hdr) }
         parts.append(video.playable ? "plays in browsers" : "not playable in every browser")
+        if video.indexFirst == false { parts.append("index last") }
+        if let delivery = video.delivery { parts.append("delivery " + delivery.rawValue) }
         parts.append("poster at \(number(video.poster)) s")
         return parts.joined(separator: ", ")
     }

@@ -78,14 +78,13 @@ extension StateIndex {
             let hasPair = try columns.step()
             columns.reset()
             if !hasPair { try database.execute("ALTER TABLE files ADD COLUMN pair TEXT") }
-            try database.execute(
-                """
-                UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (
-                    SELECT path FROM entries
-                    WHERE (json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
-                            AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
-                        OR json_extract(CAST(entry AS TEXT), '$.exif.make') = 'Apple');
-                """)
+            try reprobe(
+                database,
+                where: """
+                    (json_extract(CAST(entry AS TEXT), '$.image.format') IN ('gif', 'webp')
+                        AND json_extract(CAST(entry AS TEXT), '$.image.pages') > 1)
+                    OR json_extract(CAST(entry AS TEXT), '$.exif.make') = 'Apple'
+                    """)
         }
     }
 
@@ -99,16 +98,40 @@ extension StateIndex {
     /// (`ImageHeader.pixelsRevision`), motion MP4s (remuxed without metadata) and pyramids
     /// (Lanczos3 levels) under their new content addresses; the pruner removes the old.
     static func migrateFrom6(_ database: SQLiteDatabase) throws(SQLiteError) {
-        try upgrade(database, from: format6, to: format) { () throws(SQLiteError) in
-            try database.execute(
-                """
-                UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (
-                    SELECT path FROM entries
-                    WHERE json_extract(CAST(entry AS TEXT), '$.image.format') IN ('heic', 'avif', 'heif')
-                        OR json_extract(CAST(entry AS TEXT), '$.media.motion.source') = 'embedded'
-                        OR json_extract(CAST(entry AS TEXT), '$.thumbnails.tiles') IS NOT NULL);
-                """)
+        try upgrade(database, from: format6, to: format7) { () throws(SQLiteError) in
+            try reprobe(
+                database,
+                where: """
+                    json_extract(CAST(entry AS TEXT), '$.image.format') IN ('heic', 'avif', 'heif')
+                    OR json_extract(CAST(entry AS TEXT), '$.media.motion.source') = 'embedded'
+                    OR json_extract(CAST(entry AS TEXT), '$.thumbnails.tiles') IS NOT NULL
+                    """)
         }
+    }
+
+    /// Format 7's videos and motion parts lack `indexFirst` and `delivery` (how every browser
+    /// gets to play them).
+    static let format7 = "thumbframe-state-7"
+
+    /// Marks the rows of videos and of photos with an embedded motion touched: the next build
+    /// probes them again (a Live Photo's MOV is a video row of its own) and decodes nothing
+    /// whose thumbnails are there.
+    static func migrateFrom7(_ database: SQLiteDatabase) throws(SQLiteError) {
+        try upgrade(database, from: format7, to: format) { () throws(SQLiteError) in
+            try reprobe(
+                database,
+                where: """
+                    json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL
+                    OR json_extract(CAST(entry AS TEXT), '$.media.motion.video') IS NOT NULL
+                    """)
+        }
+    }
+
+    /// Marks the rows whose entries match `condition` (SQL over `entry`) touched: the next build
+    /// probes them again (`reprobeMark`); failures are left as they are.
+    private static func reprobe(_ database: SQLiteDatabase, where condition: String) throws(SQLiteError) {
+        try database.execute(
+            "UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (SELECT path FROM entries WHERE \(condition));")
     }
 
     /// Runs `change` and records the new format in one transaction; a failure rolls both back

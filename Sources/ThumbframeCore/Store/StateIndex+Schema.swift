@@ -42,11 +42,16 @@ extension StateIndex {
             try migrateFrom4(database)
             try migrateFrom5(database)
             try migrateFrom6(database)
+            try migrateFrom7(database)
         case Self.format5 where !readOnly:
             try migrateFrom5(database)
             try migrateFrom6(database)
+            try migrateFrom7(database)
         case Self.format6 where !readOnly:
             try migrateFrom6(database)
+            try migrateFrom7(database)
+        case Self.format7 where !readOnly:
+            try migrateFrom7(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)
