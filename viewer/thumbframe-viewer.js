@@ -144,6 +144,17 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   }
 
   // An original's URL (`--original-url` and the path below the source directory), or null.
+  // A video's original as <video> would be asked for it: its MIME type and codec, for
+  // canPlayType, which answers before a byte is fetched (Safari plays HEVC, Chromium and Firefox
+  // mostly do not; Matroska, AVI and MPEG-TS play nowhere).
+  const videoType = (video) => {
+    const type = { mp4: "video/mp4", mov: "video/mp4", "3gp": "video/3gpp", webm: "video/webm", matroska: "video/x-matroska",
+      avi: "video/x-msvideo", mpegts: "video/mp2t" }[video.container] || `video/${video.container}`;
+    const codec = { h264: "avc1.42E01E", hevc: "hvc1.1.6.L93.B0", vp9: "vp09.00.10.08", av1: "av01.0.04M.08", vp8: "vp8",
+      mpeg4: "mp4v.20.9" }[video.codec];
+    return codec ? `${type}; codecs="${codec}"` : type;
+  };
+  const playsHere = (video) => video.playable || document.createElement("video").canPlayType(videoType(video)) !== "";
   const originalURL = (path) => settings.originalURL ? settings.originalURL + path.split("/").map(encodeURIComponent).join("/") : null;
   // The display thumbnail: a video's is its poster.
   const displayThumbnail = (item) => item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
@@ -456,7 +467,27 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
 
   // ---- lightbox ----------------------------------------------------------------------------
   const box = $("tf-lightbox"), scroller = $("tf-scroll"), content = $("tf-content"), image = $("tf-image");
-  const player = $("tf-video"), live = $("tf-live"), rawLink = $("tf-raw");
+  const player = $("tf-video"), live = $("tf-live"), rawLink = $("tf-raw"), note = $("tf-note");
+
+  // A video this browser cannot play is its poster and a sentence saying so, with its original
+  // to download: never a greyed player stuck at 0:00.
+  function cannotPlay(item, source) {
+    player.pause();
+    player.removeAttribute("src");
+    player.hidden = true;
+    image.hidden = false;
+    const v = item.video;
+    note.textContent = `This video (${v.codec.toUpperCase()} in ${v.container.toUpperCase()}) does not play in this browser.`;
+    if (source) {
+      const link = document.createElement("a");
+      Object.assign(link, { href: source, textContent: "Download it", download: "" });
+      note.append(" ", link);
+    }
+    note.hidden = false;
+  }
+  player.addEventListener("error", () => {
+    if (shownItem && shownItem.kind === "video" && player.getAttribute("src")) cannotPlay(shownItem, player.getAttribute("src"));
+  });
   let current = -1, zoom = 1, frame = null, currentLayout = null, shownItem = null;
 
   function sectionOf(index) {
@@ -514,9 +545,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     stopMotion(content);
     player.pause();
     const video = item.kind === "video" ? originalURL(item.path) : null;
+    note.hidden = true;
+    note.textContent = "";
     player.hidden = !video;
     image.hidden = !!video;
-    if (video) {
+    if (video && item.video && !playsHere(item.video)) cannotPlay(item, video);
+    else if (video) {
       player.poster = url(displayThumbnail(item).path);
       player.src = video;
       player.dataset.index = current;

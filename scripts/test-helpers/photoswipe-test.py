@@ -132,8 +132,20 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
             layout = item["layouts"][name]
             frame, zoom = layout["frame"], layout["zoom"]
             if item["kind"] == "video" and originals:
-                # A video slide: the page's <video> at the manifest's frame, from the original; it plays.
                 driver.execute_script(f"document.querySelectorAll('#grid img')[{index}].click()")
+                # One this browser cannot play is its poster and a note saying so.
+                wait(driver, "return !!document.querySelector('.pswp--open')", 5)
+                note = wait(driver, """const n = document.querySelector('.pswp--open .pswp__note');
+                    return n && !n.hidden && n.textContent;""", 2)
+                if note:
+                    video = driver.execute_script("""return !!document.querySelector('.pswp__item[aria-hidden="false"] video')""")
+                    check(f"{name}: video {item['path']} ({item['video']['codec']}) says it does not play here, its poster shown",
+                          "does not play in this browser" in note and not video, f"{note} {video}")
+                    time.sleep(0.6)  # the opening animation, before Escape is taken
+                    webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+                    check(f"{name}: Escape closes {item['path']}", wait(driver, "return !document.querySelector('.pswp')", 5))
+                    continue
+                # A video slide: the page's <video> at the manifest's frame, from the original; it plays.
                 state = wait(driver, """
                     const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
                     if (!v) return null; const r = v.getBoundingClientRect();

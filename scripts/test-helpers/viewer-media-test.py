@@ -90,6 +90,23 @@ try:
     for index, item in enumerate(items):
         if item["kind"] != "video":
             continue
+        # What this browser says of the original before fetching it; one it cannot play is
+        # its poster and a sentence saying so, never a greyed player.
+        plays = driver.execute_script(f"""
+            return thumbframeViewer.open({index}).then(() => {{
+              const n = document.getElementById('tf-note');
+              return n.hidden; }});""")
+        if not plays:
+            state = driver.execute_script("""
+                const n = document.getElementById('tf-note'), v = document.getElementById('tf-video');
+                const i = document.getElementById('tf-image'), a = n.querySelector('a');
+                return [n.textContent, v.hidden, i.hidden, a ? a.getAttribute('href') : null,
+                        document.createElement('video').canPlayType('video/mp4; codecs="hvc1.1.6.L93.B0"')];""")
+            check(f"lightbox: {item['path']} ({item['video']['codec']}) says in words it does not play here, poster shown",
+                  "does not play in this browser" in state[0] and state[1] and not state[2]
+                  and (state[3] or "").endswith("originals/" + item["path"]), f"{state}")
+            driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}-note.png"))
+            continue
         frame = item["layouts"]["phone"]["frame"]
         state = driver.execute_script(f"""
             return thumbframeViewer.open({index}).then(() => {{
