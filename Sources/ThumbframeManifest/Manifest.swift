@@ -149,6 +149,9 @@ extension Manifest {
         public func layout(image: ImageInfo, kind: Kind, thumbnails: [String: Thumbnail], in viewport: Viewport) -> Layout {
             let size = layoutSize(image: image, kind: kind, thumbnails: thumbnails)
             var layout = LayoutEngine.layout(width: size.width, height: size.height, viewport: viewport, preset: preset)
+            // A video plays at its frame and does not zoom (a player's controls are not a photo's
+            // gestures): its zoom range is the fit alone, poster included.
+            if kind == .video { (layout.zoom.max, layout.zoom.doubleTap) = (layout.zoom.min, layout.zoom.min) }
             layout.ladder = ladderRungs(layout: layout, image: image, kind: kind, thumbnails: thumbnails, in: viewport)
             return layout
         }

@@ -65,7 +65,10 @@ struct VideoDeliveryTests {
             let (_, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
             #expect(manifest.failures.isEmpty, "\(manifest.failures)")
             for (name, _, delivery) in videos {
-                let video = try #require(manifest.items.first { $0.path == name }?.video, "\(name)")
+                let item = try #require(manifest.items.first { $0.path == name }, "\(name)")
+                // A video does not zoom: its range is the fit, in every viewport.
+                #expect(item.layouts.values.allSatisfy { $0.zoom.max == $0.zoom.min && $0.zoom.doubleTap == $0.zoom.min }, "\(name)")
+                let video = try #require(item.video)
                 #expect(video.delivery == delivery, "\(name): \(video)")
                 let iso = name.hasSuffix(".mp4") || name.hasSuffix(".mov")
                 #expect(video.indexFirst == (iso ? try Self.moovFirst(source + "/" + name) : nil), "\(name)")

@@ -332,7 +332,10 @@ enum ViewerAssets {
             const viewport = settings.viewports.find((v) => v.width === innerWidth && v.height === innerHeight);
             if (viewport && item.layouts[viewport.name]) return { ...item.layouts[viewport.name], viewport: viewport.name };
             const [w, h] = loaded(item).layoutSize;
-            return { ...layoutFor(w, h, innerWidth, innerHeight, devicePixelRatio || 1, settings.preset), viewport: null };
+            const fitted = layoutFor(w, h, innerWidth, innerHeight, devicePixelRatio || 1, settings.preset);
+            // A video does not zoom, as in the manifest's own layouts: its range is the fit.
+            if (item.kind === "video") fitted.zoom = { ...fitted.zoom, max: fitted.zoom.min, doubleTap: fitted.zoom.min };
+            return { ...fitted, viewport: null };
           }
 
           // ---- kinds: videos, animated images, Live and Motion Photos ---------------------------------
