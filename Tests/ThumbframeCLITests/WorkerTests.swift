@@ -99,13 +99,15 @@ struct WorkerTests {
     func stoppedWorker() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.library(root)
-            let (run, caught) = try await Self.build(source, root + "/out", ["--decode-timeout", "5"]) { kill($0, SIGSTOP) }
+            // A deadline long enough that slow.jpg's own decode, slowed by a busy machine (the
+            // suite runs in parallel), cannot reach it before the worker is caught and stopped.
+            let (run, caught) = try await Self.build(source, root + "/out", ["--decode-timeout", "30"]) { kill($0, SIGSTOP) }
             #expect(caught, "a worker decoded slow.jpg")
             #expect(run.status == 1, "\(run.stderr)")
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(
-                manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: timed out after 5 s (--decode-timeout), killed"])
+                manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: timed out after 30 s (--decode-timeout), killed"])
             #expect(run.summary["failed"] as? [String: Int] == ["time": 1], "\(run.summary)")
             #expect(Self.workers(of: source).isEmpty, "no worker outlives its build")
         }
