@@ -14,32 +14,23 @@ enum ISOMediaIndex {
     static let maximumBoxes = 65_536
 
     /// The samples the file's tracks claim together (each track's larger of its `stsz`/`stz2`
-    /// count and its `stts` total), or nil when it has no `moov` box it can read. `read` gives
-    /// `length` bytes at `offset` of the `size`-byte file (fewer at its end); `moovLimit` caps
-    /// the bytes of `moov` read (a larger one counts as `Int.max` samples).
-    static func claimedSamples(size: Int, moovLimit: Int, read: (Int, Int) -> [UInt8]) -> Int? {
+    /// count and its `stts` total) and whether its `moov` comes before its media data (`mdat`:
+    /// a browser plays it before it has the whole file), from one walk of the top-level boxes;
+    /// nil when it has no `moov` box it can read. `read` gives `length` bytes at `offset` of the
+    /// `size`-byte file (fewer at its end); `moovLimit` caps the bytes of `moov` read (a larger
+    /// one counts as `Int.max` samples).
+    static func index(size: Int, moovLimit: Int, read: (Int, Int) -> [UInt8]) -> (samples: Int, first: Bool)? {
         var at = 0
+        var mediaBefore = false
         for _ in 0..<maximumTopBoxes {
             guard at <= size - 8, let (boxSize, type, header) = boxHeader(read(at, 16), remaining: size - at) else { return nil }
+            if type == "mdat" { mediaBefore = true }
             if type == "moov" {
-                guard boxSize - header <= moovLimit else { return Int.max }
+                guard boxSize - header <= moovLimit else { return (Int.max, !mediaBefore) }
                 let moov = read(at + header, boxSize - header)
                 guard moov.count == boxSize - header else { return nil }
-                return samples(in: moov)
+                return (samples(in: moov), !mediaBefore)
             }
-            at += boxSize
-        }
-        return nil
-    }
-
-    /// Whether the file's index (`moov`) comes before its media data (`mdat`), walking the
-    /// top-level boxes; nil when the file has neither where the walk can reach it.
-    static func indexFirst(size: Int, read: (Int, Int) -> [UInt8]) -> Bool? {
-        var at = 0
-        for _ in 0..<maximumTopBoxes {
-            guard at <= size - 8, let (boxSize, type, _) = boxHeader(read(at, 16), remaining: size - at) else { return nil }
-            if type == "moov" { return true }
-            if type == "mdat" { return false }
             at += boxSize
         }
         return nil

@@ -74,19 +74,23 @@ package struct VideoDecoder: Sendable {
         }
     }
 
-    /// Why FFmpeg may not read this MP4 or QuickTime file's index: its tracks claim more samples
-    /// than `--max-decode-bytes` holds at `ISOMediaIndex.bytesPerSample` each. nil otherwise (or
-    /// when it is no ISO media, or its `moov` cannot be found: FFmpeg then says what it finds).
-    static func indexRefusal(fd: Int32, offset: Int, size: Int, limits: ResourceLimits) -> String? {
+    /// An MP4 or QuickTime file's index, read from its boxes before FFmpeg is given the file:
+    /// why FFmpeg may not read it (its tracks claim more samples than `--max-decode-bytes` holds
+    /// at `ISOMediaIndex.bytesPerSample` each) and whether it comes before the media data. Both
+    /// nil when it is no ISO media or its `moov` cannot be found (FFmpeg then says what it finds).
+    static func index(fd: Int32, offset: Int, size: Int, limits: ResourceLimits) -> (refusal: String?, first: Bool?) {
         let read = reader(fd: fd, offset: offset, size: size)
-        guard isISOMedia(read),
-            let samples = ISOMediaIndex.claimedSamples(size: size, moovLimit: limits.maxDecodeBytes, read: read)
-        else { return nil }
+        let head = read(0, 12)
+        guard head.count == 12, ["ftyp", "moov", "mdat", "wide", "free"].contains(String(decoding: head[4..<8], as: UTF8.self)),
+            let (samples, first) = ISOMediaIndex.index(size: size, moovLimit: limits.maxDecodeBytes, read: read)
+        else { return (nil, nil) }
         let bytes = samples.multipliedReportingOverflow(by: ISOMediaIndex.bytesPerSample)
-        guard bytes.overflow || bytes.partialValue > limits.maxDecodeBytes else { return nil }
+        guard bytes.overflow || bytes.partialValue > limits.maxDecodeBytes else { return (nil, first) }
         let claimed = samples == Int.max ? "a moov box larger than that" : "\(samples) samples"
-        return
-            "its index claims \(claimed) (about \(bytes.overflow ? "more than " + ResourceLimits.mebibytes(limits.maxDecodeBytes) : ResourceLimits.mebibytes(bytes.partialValue)) for FFmpeg to hold), over --max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes))"
+        return (
+            "its index claims \(claimed) (about \(bytes.overflow ? "more than " + ResourceLimits.mebibytes(limits.maxDecodeBytes) : ResourceLimits.mebibytes(bytes.partialValue)) for FFmpeg to hold), over --max-decode-bytes \(ResourceLimits.mebibytes(limits.maxDecodeBytes))",
+            first
+        )
     }
 
     /// Reads `length` bytes at `at` of the `size` bytes at `offset` in `fd` (fewer at the end).
@@ -99,19 +103,14 @@ package struct VideoDecoder: Sendable {
         }
     }
 
-    /// Whether the file starts as MP4 or QuickTime does (with or without `ftyp`).
-    static func isISOMedia(_ read: (Int, Int) -> [UInt8]) -> Bool {
-        let head = read(0, 12)
-        return head.count == 12 && ["ftyp", "moov", "mdat", "wide", "free"].contains(String(decoding: head[4..<8], as: UTF8.self))
-    }
-
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
     /// while the container is open.
     private static func open<T>(
         fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
         _ body: (OpaquePointer, Probe) -> Result<T, DecodeFailure>
     ) -> Result<T, DecodeFailure> {
-        if let refusal = indexRefusal(fd: fd, offset: offset, size: size, limits: limits) {
+        let index = index(fd: fd, offset: offset, size: size, limits: limits)
+        if let refusal = index.refusal {
             return .failure(DecodeFailure(stage: .probe, reason: refusal))
         }
         var stopped: Int32 = 0
@@ -125,9 +124,7 @@ package struct VideoDecoder: Sendable {
                 DecodeFailure.stopped(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
         }
         defer { tf_video_close(video) }
-        let read = reader(fd: fd, offset: offset, size: size)
-        let indexFirst = isISOMedia(read) ? ISOMediaIndex.indexFirst(size: size, read: read) : nil
-        return Probe.read(tf_video_format(video)!, indexFirst: indexFirst).flatMap { probe in
+        return Probe.read(tf_video_format(video)!, indexFirst: index.first).flatMap { probe in
             if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
             return body(video, probe)
         }

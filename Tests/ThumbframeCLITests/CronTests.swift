@@ -10,17 +10,14 @@ import ThumbframeTestSupport
 struct CronTests {
     static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
-    static func writeBroken(_ path: String) throws {
-        try Fixtures.write(Array("not a JPEG, whatever its name says".utf8), to: path)
-    }
+    /// A file named like a JPEG that is none.
+    static let broken = Array("not a JPEG, whatever its name says".utf8)
 
     @Test("-q prints the failures --fail-on counts, no others; text and JSON mark new failures; the summary counts them")
     func quietPrintsWhatDecides() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Fixtures.makeDirectory(source)
-            try Fixtures.writeImage(to: source + "/a.jpg", width: 64, height: 48)
-            try Self.writeBroken(source + "/broken.jpg")
+            try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48), .bytes("broken.jpg", Self.broken)])
             func build(_ extra: [String]) async throws -> Processes.Output {
                 try await CLITests.run(["build", source, "--out", out] + extra)
             }
@@ -44,13 +41,13 @@ struct CronTests {
             #expect(plain.stderr.contains(" 1 failed, ") && !plain.stderr.contains("new failure"), "\(plain.stderr)")
 
             // Another broken file: -q --fail-on new prints it alone, and exits 1.
-            try Self.writeBroken(source + "/broken2.jpg")
+            try Fixtures.makeLibrary(source, [.bytes("broken2.jpg", Self.broken)])
             let second = try await build(["-q", "--fail-on", "new"])
             #expect(second.status == 1)
             #expect(Self.lines(second.stderr).map { String($0.prefix(32)) } == ["new failure: broken2.jpg: probe:"], "\(second.stderr)")
 
             // JSON lines: each failure's `new`, and the summary's count.
-            try Self.writeBroken(source + "/broken3.jpg")
+            try Fixtures.makeLibrary(source, [.bytes("broken3.jpg", Self.broken)])
             let json = try await build(["--log-format", "json", "--fail-on", "new"])
             #expect(json.status == 1)
             let events = Self.lines(json.stderr).compactMap {
@@ -77,9 +74,8 @@ extension CronTests {
     func checkJSON() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Fixtures.makeDirectory(source)
-            for name in ["a", "b", "c"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 64, height: 48) }
-            try Self.writeBroken(source + "/broken.jpg")
+            try Fixtures.makeLibrary(
+                source, ["a", "b", "c"].map { .photo("\($0).jpg", width: 64, height: 48) } + [.bytes("broken.jpg", Self.broken)])
             let check = ["build", source, "--out", out, "--check", "--json"]
 
             let none = try await CLITests.run(check)
@@ -128,10 +124,8 @@ extension CronTests {
     func checkoutIsNoChange() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (source, out) = (root + "/src", root + "/out")
-            try Fixtures.makeDirectory(source + "/2024")
-            for (number, name) in ["a", "b", "2024/c"].enumerated() {
-                try Fixtures.writeImage(to: source + "/\(name).jpg", width: 96 + number, height: 64)
-            }
+            try Fixtures.makeLibrary(
+                source, ["a", "b", "2024/c"].enumerated().map { .photo("\($1).jpg", width: 96 + $0, height: 64) })
             let first = try await CLITests.run(["build", source, "--out", out])
             #expect(first.status == 0, "\(first.stderr)")
             let before = try Self.published(out)

@@ -12,8 +12,7 @@ struct DefaultsTests {
     /// A library of one 3000×2000 photo: large enough for both rungs of the ladder.
     static func library(_ root: String) throws -> String {
         let source = root + "/photos"
-        try Fixtures.makeDirectory(source)
-        try Fixtures.writeImage(to: source + "/large.jpg", width: 3000, height: 2000)
+        try Fixtures.makeLibrary(source, [.photo("large.jpg", width: 3000, height: 2000)])
         return source
     }
 

@@ -28,9 +28,8 @@ struct RecipeTests {
     /// A library with one photo and, when asked, one broken file.
     static func library(_ root: String, broken: Bool) throws -> String {
         let source = root + "/photos"
-        try Fixtures.makeDirectory(source)
-        try Fixtures.writeImage(to: source + "/a.jpg", width: 64, height: 48)
-        if broken { try Fixtures.write(Array("not a JPEG".utf8), to: source + "/broken.jpg") }
+        try Fixtures.makeLibrary(
+            source, [.photo("a.jpg", width: 64, height: 48)] + (broken ? [.bytes("broken.jpg", Array("not a JPEG".utf8))] : []))
         return source
     }
 

@@ -17,8 +17,7 @@ struct UsageMistakeTests {
     func namedMistakes() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Fixtures.makeDirectory(source)
-            try Fixtures.writeImage(to: source + "/a.jpg", width: 64, height: 48)
+            try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48)])
             let cases: [([String], String)] = [
                 (["build", source, "-o", root + "/x"], "unknown option '-o'; did you mean '--out'?"),
                 (["build", source, "--output", root + "/x"], "unknown option '--output'; did you mean '--out'?"),
@@ -50,8 +49,7 @@ struct UsageMistakeTests {
     @Test("a config file: numbers are numbers, a key given twice and JSON that does not parse are named, paths are the file's")
     func configMistakes() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Fixtures.makeDirectory(root + "/site/photos")
-            try Fixtures.writeImage(to: root + "/site/photos/a.jpg", width: 64, height: 48)
+            try Fixtures.makeLibrary(root + "/site/photos", [.photo("a.jpg", width: 64, height: 48)])
             let config = root + "/site/thumbframe.json"
             for (body, expected) in [
                 (#"{"source": "photos", "out": "public", "jobs": "2"}"#, #""jobs" must be a number"#),
@@ -76,9 +74,8 @@ extension UsageMistakeTests {
     @Test("show --path of a failed file says why it failed; help build names every default recipe")
     func failedPathAndDefaults() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            try Fixtures.makeDirectory(root + "/src")
-            try Fixtures.writeImage(to: root + "/src/a.jpg", width: 64, height: 48)
-            try Fixtures.write(Array("not a JPEG".utf8), to: root + "/src/broken.jpg")
+            try Fixtures.makeLibrary(
+                root + "/src", [.photo("a.jpg", width: 64, height: 48), .bytes("broken.jpg", Array("not a JPEG".utf8))])
             _ = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])
             let failed = try await CLITests.run(["show", root + "/out/manifest.json", "--path", "broken.jpg"])
             #expect(failed.status == 64)

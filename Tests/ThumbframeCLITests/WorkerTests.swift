@@ -57,8 +57,7 @@ struct WorkerTests {
     /// build hands it to slow.jpg's worker ahead, and it must be made again when that one dies.
     static func library(_ root: String) throws -> String {
         let source = root + "/src"
-        try Fixtures.makeDirectory(source)
-        for name in ["a", "b", "c", "z"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 320, height: 240) }
+        try Fixtures.makeLibrary(source, ["a", "b", "c", "z"].map { .photo("\($0).jpg", width: 320, height: 240) })
         try Fixtures.writeNoise(to: root + "/noise.jpg", width: 5000, height: 5000)
         try Fixtures.reencode(root + "/noise.jpg", to: source + "/slow.jpg", options: "[interlace,Q=95]")
         return source
@@ -153,8 +152,7 @@ extension WorkerTests {
     func refusedSandbox() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
-            try Fixtures.makeDirectory(source)
-            for name in ["a", "b", "c", "d", "e"] { try Fixtures.writeImage(to: source + "/\(name).jpg", width: 320, height: 240) }
+            try Fixtures.makeLibrary(source, ["a", "b", "c", "d", "e"].map { .photo("\($0).jpg", width: 320, height: 240) })
             let run = try await Processes.run(
                 "/usr/bin/python3",
                 ["-c", Self.refusingProfile, CLITests.executable, "build", source, "--out", root + "/out", "--jobs", "2"])

@@ -143,14 +143,14 @@ struct ParserBoundsTests {
         let moov = box("moov", box("trak", box("mdia", box("minf", box("stbl", stbl)))))
         let file = Self.mp4 + moov
         let read = { (at: Int, length: Int) -> [UInt8] in at < file.count ? Array(file[at..<min(file.count, at + length)]) : [] }
-        let samples = ISOMediaIndex.claimedSamples(size: file.count, moovLimit: 1 << 20, read: read)
+        let samples = ISOMediaIndex.index(size: file.count, moovLimit: 1 << 20, read: read)?.samples
         // stts adds two counts of `word`; stsz says `word`: the larger, never a trap.
         #expect(samples == max(Int(word), 2 * Int(word)))
         // A top-level box whose size runs past the end, and a moov larger than the limit.
         let broken = Self.be32(word | 0x100) + Array("free".utf8) + moov
         let readBroken = { (at: Int, length: Int) -> [UInt8] in at < broken.count ? Array(broken[at..<min(broken.count, at + length)]) : []
         }
-        #expect(ISOMediaIndex.claimedSamples(size: broken.count, moovLimit: 1 << 20, read: readBroken) == nil || word == 0)
-        #expect(ISOMediaIndex.claimedSamples(size: file.count, moovLimit: 8, read: read) == Int.max)
+        #expect(ISOMediaIndex.index(size: broken.count, moovLimit: 1 << 20, read: readBroken) == nil || word == 0)
+        #expect(ISOMediaIndex.index(size: file.count, moovLimit: 8, read: read)?.samples == Int.max)
     }
 }
