@@ -50,7 +50,9 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg",
             pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"]), .brew(["ffmpeg"])]
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libswresample-dev", "libavutil-dev"]), .brew(["ffmpeg"]),
+            ]
         ),
         // LibRaw (Debian's 0.20, thread-safe build) for RAW files: the module map links it with the
         // OpenMP and C++ runtimes its pkg-config names in flags SwiftPM drops.

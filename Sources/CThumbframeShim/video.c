@@ -160,6 +160,10 @@ AVFormatContext *tf_video_format(TFVideo *video) { return video->format; }
 
 int tf_video_stopped(TFVideo *video) { return video->guard.stopped; }
 
+void tf_video_rearm(TFVideo *video, double timeout_seconds, const int *stop) { video->guard = tf_guard_start(timeout_seconds, stop); }
+
+int tf_video_check(TFVideo *video) { return tf_guard_check(&video->guard); }
+
 void tf_video_close(TFVideo *video) {
     if (!video) return;
     if (video->format) avformat_close_input(&video->format);
@@ -185,104 +189,4 @@ double tf_video_rotation(AVStream *stream, int *mirrored) {
     *mirrored = determinant < 0;
     double angle = av_display_rotation_get(matrix);
     return angle == angle ? angle : 0; // NaN for a degenerate matrix
-}
-
-int tf_video_remux_bare(TFVideo *video, int64_t max_bytes, uint8_t **out, int *length, char *error, size_t error_length) {
-    *out = NULL;
-    *length = 0;
-    AVFormatContext *input = video->format;
-    AVFormatContext *output = NULL;
-    int *map = NULL;
-    AVPacket *packet = NULL;
-    uint8_t *bytes = NULL;
-    int result = avformat_alloc_output_context2(&output, NULL, "mp4", NULL);
-    if (result < 0) goto done;
-    // No muxer text of its own either: bitexact leaves out the encoder ("Lavf…") atom.
-    output->flags |= AVFMT_FLAG_BITEXACT;
-    output->interrupt_callback = input->interrupt_callback;
-    map = av_malloc_array(input->nb_streams, sizeof *map);
-    if (!map) {
-        result = AVERROR(ENOMEM);
-        goto done;
-    }
-    // The first video stream and the first audio stream; data tracks (a Motion Photo's timing
-    // track), subtitles and further streams are left out. No metadata is copied: neither the
-    // container's (location, owner, device, dates, titles) nor any stream's.
-    int video_index = av_find_best_stream(input, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
-    int audio_index = av_find_best_stream(input, AVMEDIA_TYPE_AUDIO, -1, video_index, NULL, 0);
-    if (video_index < 0) {
-        result = video_index;
-        goto done;
-    }
-    int streams = 0;
-    for (unsigned i = 0; i < input->nb_streams; i++) {
-        map[i] = -1;
-        if ((int) i != video_index && (int) i != audio_index) continue;
-        AVStream *from = input->streams[i];
-        AVStream *to = avformat_new_stream(output, NULL);
-        if (!to || (result = avcodec_parameters_copy(to->codecpar, from->codecpar)) < 0) {
-            if (!to) result = AVERROR(ENOMEM);
-            goto done;
-        }
-        // HEVC as hvc1 (parameter sets in the sample description): what Safari plays.
-        to->codecpar->codec_tag = to->codecpar->codec_id == AV_CODEC_ID_HEVC ? MKTAG('h', 'v', 'c', '1') : 0;
-        to->time_base = from->time_base;
-        // The display matrix is how the picture is turned, not metadata about anyone: kept.
-        size_t matrix_size = 0;
-        const uint8_t *matrix = av_stream_get_side_data(from, AV_PKT_DATA_DISPLAYMATRIX, &matrix_size);
-        if (matrix && matrix_size == 9 * sizeof(int32_t)) {
-            uint8_t *copy = av_stream_new_side_data(to, AV_PKT_DATA_DISPLAYMATRIX, matrix_size);
-            if (copy) memcpy(copy, matrix, matrix_size);
-        }
-        map[i] = streams++;
-    }
-    if ((result = avio_open_dyn_buf(&output->pb)) < 0) goto done;
-    if ((result = avformat_write_header(output, NULL)) < 0) goto done;
-    packet = av_packet_alloc();
-    if (!packet) {
-        result = AVERROR(ENOMEM);
-        goto done;
-    }
-    int64_t copied = 0;
-    while ((result = av_read_frame(input, packet)) >= 0) {
-        int index = packet->stream_index;
-        if (index < 0 || (unsigned) index >= input->nb_streams || map[index] < 0) {
-            av_packet_unref(packet);
-            continue;
-        }
-        copied += packet->size;
-        if (copied > max_bytes) {
-            av_packet_unref(packet);
-            snprintf(error, error_length, "its packets add up to more than the %lld bytes it occupies", (long long) max_bytes);
-            result = AVERROR_INVALIDDATA;
-            goto done;
-        }
-        av_packet_rescale_ts(packet, input->streams[index]->time_base, output->streams[map[index]]->time_base);
-        packet->stream_index = map[index];
-        packet->pos = -1;
-        if ((result = av_interleaved_write_frame(output, packet)) < 0) goto done;
-    }
-    if (result != AVERROR_EOF) goto done;
-    if ((result = av_write_trailer(output)) < 0) goto done;
-    *length = avio_close_dyn_buf(output->pb, &bytes);
-    output->pb = NULL;
-    *out = bytes;
-    result = 0;
-done:
-    if (result < 0 && error[0] == 0) {
-        char text[128];
-        tf_av_error_text(result, text, sizeof text);
-        snprintf(error, error_length, "%s", text);
-    }
-    if (output) {
-        if (output->pb) {
-            uint8_t *discard = NULL;
-            avio_close_dyn_buf(output->pb, &discard);
-            av_free(discard);
-        }
-        avformat_free_context(output);
-    }
-    av_packet_free(&packet);
-    av_free(map);
-    return result < 0 ? result : 0;
 }

@@ -15,6 +15,9 @@ package struct ResourceLimits: Sendable, Equatable, Codable {
     package var maxDecodeBytes = 512 << 20
     /// Seconds one decode may take before it is killed (`--decode-timeout`); 0: no deadline.
     package var decodeTimeout = 120.0
+    /// Seconds one video's rendition may take (`--video-timeout`; a transcode is longer than a
+    /// decode): the worker is killed once it is over by as long again (at most 60 s); 0: no deadline.
+    package var videoTimeout = 3600.0
     /// Progressive JPEGs with more scans fail from their markers: libjpeg decodes every scan
     /// over the whole image before the first row comes out, and cannot be interrupted there
     /// (the limit libjpeg-turbo's tools suggest).

@@ -51,29 +51,6 @@ package struct VideoDecoder: Sendable {
         }
     }
 
-    /// A Motion Photo's MP4 (`size` bytes at `offset` in `fd`): its facts, and its video and
-    /// sound remuxed into an MP4 that carries no metadata (`tf_video_remux_bare`): what is
-    /// published of it. Its packets may add up to no more than the bytes it occupies.
-    package func bareCopy(fd: Int32, offset: Int, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?)
-        -> Result<(video: Manifest.VideoInfo, width: Int, height: Int, mp4: [UInt8]), DecodeFailure>
-    {
-        Self.open(fd: fd, offset: offset, size: size, limits: limits, cancellation: cancellation) { video, probe in
-            let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
-            var bytes: UnsafeMutablePointer<UInt8>?
-            var length: Int32 = 0
-            var message = [CChar](repeating: 0, count: 256)
-            guard tf_video_remux_bare(video, Int64(size), &bytes, &length, &message, message.count) == 0, let bytes else {
-                let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                return .failure(
-                    DecodeFailure.stopped(tf_video_stopped(video), limits: limits)
-                        ?? DecodeFailure(stage: .decode, reason: "cannot copy the motion video: " + reason))
-            }
-            defer { av_free(bytes) }
-            let mp4 = Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
-            return .success((probe.info, header.displayWidth, header.displayHeight, mp4))
-        }
-    }
-
     /// An MP4 or QuickTime file's index, read from its boxes before FFmpeg is given the file:
     /// why FFmpeg may not read it (its tracks claim more samples than `--max-decode-bytes` holds
     /// at `ISOMediaIndex.bytesPerSample` each) and whether it comes before the media data. Both
@@ -105,7 +82,7 @@ package struct VideoDecoder: Sendable {
 
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
     /// while the container is open.
-    private static func open<T>(
+    static func open<T>(
         fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
         _ body: (OpaquePointer, Probe) -> Result<T, DecodeFailure>
     ) -> Result<T, DecodeFailure> {
@@ -215,10 +192,15 @@ extension VideoDecoder {
                 width = max(1, Int((Double(width) * Double(aspect.num) / Double(aspect.den)).rounded()))
             }
             let name = containerName(container, codec: codec, audio: audio)
+            let sound = streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO }?.pointee.codecpar
+            var text = [CChar](repeating: 0, count: 96)
+            let named = tf_video_codecs(stream.pointee.codecpar, sound, &text, text.count) != 0
+            let codecs = named ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
             let info = Manifest.VideoInfo(
                 container: name, codec: codec, duration: max(0, duration.isFinite ? duration : 0),
                 frameRate: frameRate.isFinite ? max(0, frameRate) : 0, audio: audio, rotation: rotation, hdr: hdr, poster: 0,
-                indexFirst: ["mp4", "mov", "3gp"].contains(name) ? indexFirst : nil)
+                indexFirst: ["mp4", "mov", "3gp"].contains(name) ? indexFirst : nil,
+                codecs: ["mp4", "mov", "3gp"].contains(name) ? codecs : nil)
             let depth = av_pix_fmt_desc_get(AVPixelFormat(parameters.format))?.pointee.comp.0.depth ?? 8
             return .success(
                 Probe(

@@ -81,6 +81,14 @@ public final class ContainedDirectory: @unchecked Sendable {
         return data
     }
 
+    /// `body` given the regular file at `relativePath` open for reading and its size, reached as
+    /// `read` reaches it (for a file too large to read whole: a video hashed a block at a time).
+    public func withFile<T>(_ relativePath: String, _ body: (_ fd: Int32, _ size: Int) -> T) throws(ContainedFileError) -> T {
+        let (file, size) = try openFile(relativePath)
+        defer { close(file) }
+        return body(file, size)
+    }
+
     /// The size of the regular file at `relativePath`, reached as `read` reaches it.
     public func size(of relativePath: String) throws(ContainedFileError) -> Int {
         let (file, size) = try openFile(relativePath)

@@ -139,6 +139,19 @@ extension Manifest {
             if !(video.duration >= 0) || !(video.frameRate >= 0) || !(video.poster >= 0) {
                 problems.append("\(name).\(key) has a negative duration, frame rate or poster time")
             }
+            if let rendition = video.rendition {
+                if !(isThumbnailPath(rendition.path) && rendition.path.hasSuffix(".mp4")) {
+                    problems.append("\(name).\(key).rendition.path is not an MP4 inside thumbs/")
+                }
+                if rendition.delivery == .original || video.delivery == .original {
+                    problems.append("\(name).\(key).rendition is of a video that plays as it is")
+                }
+                if !isSHA256(rendition.sha256) || rendition.bytes <= 0 || rendition.width <= 0 || rendition.height <= 0
+                    || rendition.codecs.isEmpty || !(rendition.duration >= 0)
+                {
+                    problems.append("\(name).\(key).rendition has no size, SHA-256, picture size, codecs or duration")
+                }
+            }
         }
         if let video = media.video { check(video, "video") }
         if let animation = media.animation, animation.frames < 2 || !(animation.duration >= 0) || animation.loop < 0 {

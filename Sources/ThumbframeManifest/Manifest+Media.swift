@@ -45,6 +45,14 @@ extension Manifest {
         public var indexFirst: Bool?
         /// How every browser gets to play it (`Delivery.decide`); nil in manifests written before it.
         public var delivery: Delivery?
+        /// RFC 6381 codecs of the file as it is, for a `<source type>` (`hvc1.2.4.L153.B0,mp4a.40.2`):
+        /// a browser that can play them takes the original. nil where they have no such name here
+        /// (MPEG-4 Part 2, MPEG-2, VC-1, PCM sound, ...) and in manifests written before it.
+        public var codecs: String?
+        /// The fast-start MP4 every browser plays, made when `delivery` is not `original`
+        /// (`--video-renditions`); nil otherwise. A frontend lists it after the original (by
+        /// `codecs`) so a browser that plays the original takes that.
+        public var rendition: VideoRendition?
 
         /// How a video reaches every browser: as it is, remuxed, or transcoded.
         public enum Delivery: String, Codable, Hashable, Sendable, CaseIterable {
@@ -89,7 +97,7 @@ extension Manifest {
         /// and `indexFirst`.
         public init(
             container: String, codec: String, duration: Double, frameRate: Double, audio: String?, rotation: Int,
-            hdr: String?, poster: Double, indexFirst: Bool? = nil
+            hdr: String?, poster: Double, indexFirst: Bool? = nil, codecs: String? = nil
         ) {
             self.container = container
             self.codec = codec
@@ -102,6 +110,67 @@ extension Manifest {
             self.poster = poster.roundedForManifest
             self.indexFirst = indexFirst
             self.delivery = Delivery.decide(container: container, codec: codec, audio: audio, indexFirst: indexFirst)
+            self.codecs = codecs
+        }
+    }
+
+    /// A video made for browsers from one that does not play everywhere as it is: the same
+    /// streams in a fast-start MP4 (`remux`), or H.264 High and AAC (`transcode`). No metadata
+    /// of the source is in it; its display matrix is the source's.
+    public struct VideoRendition: Codable, Hashable, Sendable {
+        /// The MP4, relative to the manifest (`thumbs/XX/<hash>.mp4`, content-addressed).
+        public var path: String
+        /// How it was made: `remux` or `transcode`.
+        public var delivery: VideoInfo.Delivery
+        /// RFC 6381 codecs of its streams (`avc1.640028,mp4a.40.2`).
+        public var codecs: String
+        /// Display width and height (after the display matrix turns it).
+        public var width: Int
+        public var height: Int
+        /// Length in seconds of its video stream (4 decimals).
+        public var duration: Double
+        /// Size in bytes.
+        public var bytes: Int
+        /// SHA-256 of the file, lowercase hex.
+        public var sha256: String
+
+        /// The `type` of a `<source>` element for it: `video/mp4; codecs="avc1.640028,mp4a.40.2"`.
+        public var mimeType: String { "video/mp4; codecs=\"\(codecs)\"" }
+
+        /// Creates a rendition's facts.
+        public init(
+            path: String, delivery: VideoInfo.Delivery, codecs: String, width: Int, height: Int, duration: Double, bytes: Int,
+            sha256: String
+        ) {
+            self.path = path
+            self.delivery = delivery
+            self.codecs = codecs
+            self.width = width
+            self.height = height
+            self.duration = duration.roundedForManifest
+            self.bytes = bytes
+            self.sha256 = sha256
+        }
+    }
+
+    /// Which videos get a rendition (`--video-renditions`).
+    public enum VideoRenditions: String, Codable, Hashable, Sendable, CaseIterable {
+        /// None: a frontend shows the poster and says when a video does not play.
+        case none
+        /// Remuxes only (seconds each): containers browsers do not play, index at the end.
+        case remux
+        /// Remuxes, and transcodes for codecs not every browser plays (HEVC, MPEG-4 Part 2, ...).
+        case auto
+
+        /// What a build does without `--video-renditions`.
+        public static let `default` = Self.auto
+
+        /// Whether a video of this delivery gets a rendition.
+        public func makes(_ delivery: VideoInfo.Delivery?) -> Bool {
+            switch (self, delivery) {
+            case (.auto, .remux), (.auto, .transcode), (.remux, .remux): true
+            default: false
+            }
         }
     }
 

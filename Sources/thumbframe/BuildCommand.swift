@@ -133,6 +133,19 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(name: .customLong("decode-timeout"), help: "Seconds one image's decode may take before it fails (0: no limit).")
     var decodeTimeout: Double = ResourceLimits().decodeTimeout
 
+    @Option(
+        name: .customLong("video-renditions"),
+        help:
+            "MP4s every browser plays, for videos that do not play everywhere as they are: none, remux (the same streams in a fast-start MP4: other containers, an index at the end) or auto (remux, and transcode HEVC, MPEG-4 Part 2, MPEG-2, ... to H.264 High + AAC)."
+    )
+    var videoRenditions: Manifest.VideoRenditions = .default
+
+    @Option(name: .customLong("video-max-side"), help: "A transcoded video's long side at most this many pixels (never enlarged).")
+    var videoMaxSide: Int = RenditionSettings.defaultMaxSide
+
+    @Option(name: .customLong("video-timeout"), help: "Seconds one video's rendition may take before it is given up (0: no limit).")
+    var videoTimeout: Double = ResourceLimits().videoTimeout
+
     @Flag(
         name: .customLong("allow-shrink"),
         help: "Write the manifest even if it drops more than half of the previous one's items (exit 69 otherwise).")
@@ -192,6 +205,8 @@ struct BuildCommand: AsyncParsableCommand {
         options.limits.maxFileBytes = maxFileBytes
         options.limits.maxDecodeBytes = maxDecodeBytes
         options.limits.decodeTimeout = decodeTimeout
+        options.limits.videoTimeout = videoTimeout
+        options.renditions = RenditionSettings(mode: videoRenditions, maxSide: videoMaxSide)
         options.allowShrink = allowShrink
         options.originalURL = originalURL
         options.rawPairs = rawPairs

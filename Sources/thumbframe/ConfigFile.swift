@@ -31,6 +31,7 @@ enum ConfigFile {
         "exclude": .values,
         "jobs": .number,
         "max-pixels": .number, "max-file-bytes": .number, "max-decode-bytes": .number, "decode-timeout": .number,
+        "video-renditions": .value, "video-max-side": .number, "video-timeout": .number,
         "allow-shrink": .flag, "follow-symlinks": .flag, "force": .flag, "verify": .flag, "check": .flag, "json": .flag,
         "fail-on": .value, "quiet": .flag, "progress": .invertibleFlag, "log-format": .value,
     ]

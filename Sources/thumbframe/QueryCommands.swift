@@ -177,6 +177,7 @@ extension Manifest.SectionMode: ExpressibleByArgument {}
 extension Manifest.ItemOrder: ExpressibleByArgument {}
 extension Manifest.RawPairs: ExpressibleByArgument {}
 extension ZoomRenditions: ExpressibleByArgument {}
+extension Manifest.VideoRenditions: ExpressibleByArgument {}
 
 extension Viewport: ExpressibleByArgument {
     public init?(argument: String) {

@@ -229,11 +229,11 @@ struct DataKeptTests {
             try Fixtures.makeLibrary(lib, Fixtures.photos(2, width: 120, height: 90))
             try await Fixtures.makeVideos(lib, [("album/clip.mp4", VideoFixture().with { $0.seconds = 0.5 })])
             #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
-            // What format 7 wrote: the video's facts without `indexFirst` and `delivery`.
+            // What format 7 wrote: the video's facts without `indexFirst`, `delivery` (and what came later).
             let downgrade =
                 "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
                 + "db.execute(\"UPDATE entries SET entry = CAST(json_remove(CAST(entry AS TEXT), '$.media.video.indexFirst', "
-                + "'$.media.video.delivery') AS BLOB) WHERE json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL\"); "
+                + "'$.media.video.delivery', '$.media.video.codecs', '$.media.video.rendition') AS BLOB) WHERE json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL\"); "
                 + "db.execute(\"UPDATE meta SET value = 'thumbframe-state-7' WHERE key = 'format'\"); db.commit()"
             #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"]).status == 0)
             let stripped = try await Self.query(

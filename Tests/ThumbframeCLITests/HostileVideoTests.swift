@@ -9,6 +9,37 @@ import ThumbframeTestSupport
 /// crash in a demuxer or decoder would show as the run's signal.
 @Suite("Hostile videos", .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make fixtures"))
 struct HostileVideoTests {
+    @Test(
+        "a rendition past --video-timeout is given up: the video is published without one and a warning names it; the next file goes on"
+    )
+    func renditionTimeout() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            let long = VideoFixture().with {
+                $0.codec = "libx265"
+                $0.width = 1920
+                $0.height = 1080
+                $0.seconds = 4
+            }
+            try await Fixtures.makeVideos(lib, [("long.mov", long), ("short.mkv", VideoFixture().with { $0.seconds = 0.5 })])
+            let run = try await CLITests.run(["build", lib, "--out", root + "/out", "--video-timeout", "0.2"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(
+                run.stderr.hasPrefix("long.mov: no rendition: its rendition timed out after 0.2 s (--video-timeout)\n"),
+                "\(run.stderr)")
+            let manifest = try ManifestFile.load(root + "/out/manifest.json")
+            #expect(manifest.failures.isEmpty && manifest.items.count == 2)
+            #expect(manifest.items.first { $0.path == "long.mov" }?.video?.rendition == nil)
+            #expect(manifest.items.first { $0.path == "short.mkv" }?.video?.rendition?.delivery == .remux)
+            // Nothing half-written is left behind: only the remux's MP4 is in OUT_DIR.
+            let mp4s = FileManager.default.enumerator(atPath: root + "/out/thumbs")!.compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".mp4") || $0.contains(".tf-tmp-")
+            }
+            #expect(mp4s.count == 1, "\(mp4s)")
+            #expect(try await CLITests.run(["validate", root + "/out/manifest.json"]).stdout == "valid\n")
+        }
+    }
+
     @Test("truncated and byte-flipped MP4, MOV and WebM files: every one an item or a one-line failure, no crash")
     func mutatedContainers() async throws {
         try await Fixtures.withTemporaryDirectory { root in

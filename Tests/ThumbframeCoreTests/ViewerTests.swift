@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThumbframeImaging
 import ThumbframeManifest
 import ThumbframeTestSupport
 
@@ -251,10 +252,26 @@ struct ViewerTests {
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-media-test.py", root + "/out", artifacts])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
-            // HEVC either plays here or says in words that it does not.
+            // HEVC plays everywhere from its rendition; every video that has one lists it.
+            #expect(run.stdout.contains("ok   lightbox: phone.mov plays"), "\(run.stdout)")
+            let videos = manifest.items.compactMap { item in item.video.map { (item.path, $0) } }
+            #expect(videos.filter { $0.1.rendition != nil }.map(\.0) == videos.filter { $0.1.delivery != .original }.map(\.0))
+            #expect(videos.contains { $0.0 == "phone.mov" && $0.1.rendition?.delivery == .transcode })
+            #expect(run.stdout.contains("ok   lightbox: phone.mov's poster first, then"), "\(run.stdout)")
+            // Without renditions, HEVC either plays here or says in words that it does not.
+            let bare = root + "/bare"
+            try Fixtures.makeDirectory(bare)
+            try FileManager.default.copyItem(atPath: lib + "/phone.mov", toPath: bare + "/phone.mov")
+            var none = BuildOptions(source: bare, output: root + "/bare-out")
+            (none.viewer, none.originalURL, none.renditions.mode) = (true, "originals/", .none)
+            _ = try await Builder(options: none).run()
+            try FileManager.default.createSymbolicLink(atPath: root + "/bare-out/originals", withDestinationPath: bare)
+            let note = try await Processes.run(
+                "/usr/bin/env",
+                ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-media-test.py", root + "/bare-out", artifacts + "-bare"])
             #expect(
-                run.stdout.contains("ok   lightbox: phone.mov plays")
-                    || run.stdout.contains("ok   lightbox: phone.mov (hevc) says in words it does not play here"), "\(run.stdout)")
+                note.stdout.contains("ok   lightbox: phone.mov plays")
+                    || note.stdout.contains("ok   lightbox: phone.mov (hevc) says in words it does not play here"), "\(note.stdout)")
             #expect(run.stdout.contains("ok   lightbox: scan.tif (tiff) shows the thumbnail its ladder names"), "\(run.stdout)")
             #expect(run.stdout.contains("ok   lightbox: a.jpg (jpeg) shows its original"), "\(run.stdout)")
             // The PhotoSwipe page of docs/frontends.md plays the same videos at PhotoSwipe's frame, the manifest's.
@@ -271,6 +288,8 @@ struct ViewerTests {
                     root + "/pswp", artifacts, "--originals", lib,
                 ])
             #expect(page.status == 0 && page.stdout.contains("video portrait.mp4 plays"), "\(page.stdout)\n\(page.stderr)")
+            #expect(page.stdout.contains("video phone.mov at the manifest's frame, from its rendition"), "\(page.stdout)")
+            #expect(page.stdout.contains("video phone.mov plays"), "\(page.stdout)")
             #expect(page.stdout.contains("ok   phone: scan.tif loads the original or a rendition of the srcset"), "\(page.stdout)")
         }
     }

@@ -30,7 +30,8 @@ func readmeFrontendExample() async throws {
         width: first.image.width, height: first.image.height,
         viewport: Viewport(name: "now", width: 430, height: 932, scale: 3), preset: reader.document.settings.preset)
     switch first.kind {
-    case .video: _ = first.video?.duration
+    case .video:
+        _ = first.video?.rendition?.path ?? first.path
     case .animated: _ = first.animation?.frames
     case .photo: _ = first.motion?.original ?? first.motion?.path
     }

@@ -11,7 +11,8 @@ at 390x844 and checks:
   - a still's lightbox shows its original where browsers decode its format (settings.browserFormats),
     else the thumbnail its zoom ladder names for the fitted photo (a TIFF);
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
-    display thumbnail and its source the original, and plays (currentTime advances);
+    display thumbnail and its sources the original where this browser plays it and the
+    rendition where there is one, and plays (currentTime advances, no media error);
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
     gone when it leaves; in the lightbox, the LIVE button plays it over the photo.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
@@ -111,18 +112,31 @@ try:
         state = driver.execute_script(f"""
             return thumbframeViewer.open({index}).then(() => {{
               const v = document.getElementById('tf-video'), r = v.getBoundingClientRect();
-              return [r.x, r.y, r.width, r.height, v.hidden, document.getElementById('tf-image').hidden, v.poster, v.src]; }});""")
+              return [r.x, r.y, r.width, r.height, v.hidden, document.getElementById('tf-image').hidden, v.poster,
+                      [...v.querySelectorAll('source')].map((s) => s.getAttribute('src'))]; }});""")
         expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
         check(f"lightbox: {item['path']} in a <video> at the manifest's frame",
               not state[4] and state[5] and all(abs(a - b) <= 1 for a, b in zip(state[:4], expected)), f"{state[:6]} vs {expected}")
         poster = item["thumbnails"][manifest["settings"]["display"]]["path"]
-        check(f"lightbox: {item['path']}'s poster first, its original to play",
-              state[6].endswith(poster) and state[7].endswith("originals/" + item["path"]), f"{state[6]} {state[7]}")
+        # The <source> list: the original where this browser plays it, the rendition where it
+        # has one (first when the original is only to be remuxed).
+        video = item["video"]
+        rendition = video.get("rendition")
+        own_type = f'video/mp4; codecs="{video["codecs"]}"' if video.get("codecs") else None
+        original_plays = video["playable"] or bool(own_type and driver.execute_script(
+            "return document.createElement('video').canPlayType(arguments[0])", own_type))
+        expected_sources = [s for s in ([rendition and rendition["path"], original_plays and "originals/" + item["path"]]
+                                        if video["delivery"] == "remux" else
+                                        [original_plays and "originals/" + item["path"], rendition and rendition["path"]]) if s]
+        check(f"lightbox: {item['path']}'s poster first, then {' or '.join(expected_sources)} ({video['delivery']})",
+              state[6].endswith(poster) and len(state[7]) == len(expected_sources)
+              and all(a.endswith(b) for a, b in zip(state[7], expected_sources)), f"{state[6]} {state[7]}")
         played = driver.execute_script("""
             const v = document.getElementById('tf-video'); v.muted = true;
             return v.play().then(() => true, (e) => String(e));""")
         time = wait(driver, "const v = document.getElementById('tf-video'); return v.currentTime > 0.2 && v.currentTime", 8)
-        check(f"lightbox: {item['path']} plays", played is True and bool(time), f"{played}, currentTime {time}")
+        error = driver.execute_script("const v = document.getElementById('tf-video'); return [v.error && v.error.code, v.currentSrc]")
+        check(f"lightbox: {item['path']} plays", played is True and bool(time) and not error[0], f"{played}, currentTime {time}, {error}")
         driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}.png"))
     driver.execute_script("thumbframeViewer.close()")
 

@@ -39,16 +39,15 @@ void tf_video_limit_frames(AVCodecContext *context, int64_t max_pixels);
 /// was set, and its size.
 int tf_video_refused_size(int *width, int *height);
 
+/// Starts the deadline again: every blocking call (and `tf_video_check`) stops once
+/// `timeout_seconds` have passed from now (0: none) or once `*stop` is non-zero.
+void tf_video_rearm(TFVideo *video, double timeout_seconds, const int *stop);
+
+/// 1 once the deadline has passed or the stop flag is set (`tf_video_stopped` says which), else 0.
+int tf_video_check(TFVideo *video);
+
 /// Closes the container and frees everything tf_video_open made.
 void tf_video_close(TFVideo *video);
-
-/// The open container's first video stream (and first audio stream) copied packet for packet
-/// into a new MP4 in memory that carries no metadata at all: no location (`©xyz`, `loci`, the
-/// `mdta` keys), owner, device, dates, titles or encoder tag, no data or subtitle track; only
-/// the codecs' own parameters and the display matrix. Stops (AVERROR_INVALIDDATA) once the
-/// packets add up to more than `max_bytes`. `*out` (freed with av_free) and `*length` on success
-/// (0); a negative FFmpeg error and its reason in `error` otherwise.
-int tf_video_remux_bare(TFVideo *video, int64_t max_bytes, uint8_t **out, int *length, char *error, size_t error_length);
 
 /// FFmpeg's AVERROR(EAGAIN) and AVERROR_EOF (macros Swift cannot import).
 int tf_averror_eagain(void);

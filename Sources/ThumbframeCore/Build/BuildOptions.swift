@@ -32,6 +32,8 @@ package struct BuildOptions: Sendable, Equatable {
     package var jobs: Int
     /// What one file may cost (bytes, pixels, decoder memory, scans, time) before it fails.
     package var limits = ResourceLimits()
+    /// `--video-renditions`, `--video-max-side`: which videos get an MP4 every browser plays.
+    package var renditions = RenditionSettings()
     /// Images with more pixels than this fail from their header, before any decode.
     package var maxPixels: Int {
         get { limits.maxPixels }
@@ -128,9 +130,11 @@ package struct BuildOptions: Sendable, Equatable {
         try within(tilePixels, 0...(1 << 40), "--tile-pixels")
         try within(limits.maxFileBytes, 1...(1 << 50), "--max-file-bytes")
         try within(limits.maxDecodeBytes, 1...(1 << 50), "--max-decode-bytes")
-        guard limits.decodeTimeout >= 0, limits.decodeTimeout <= Self.maximumDecodeTimeout else {
-            throw .invalidOptions(
-                "--decode-timeout must be 0 (none) or a number of seconds up to \(Int(Self.maximumDecodeTimeout)) (a day)")
+        try within(renditions.maxSide, 16...8192, "--video-max-side")
+        for (timeout, option) in [(limits.decodeTimeout, "--decode-timeout"), (limits.videoTimeout, "--video-timeout")] {
+            guard timeout >= 0, timeout <= Self.maximumDecodeTimeout else {
+                throw .invalidOptions("\(option) must be 0 (none) or a number of seconds up to \(Int(Self.maximumDecodeTimeout)) (a day)")
+            }
         }
     }
 }

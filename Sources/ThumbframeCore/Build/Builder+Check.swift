@@ -43,6 +43,12 @@ extension Builder {
                     stale.append(unit.known ? "changed \(path)" : "added \(path)")
                     if unit.known { staleness.changed.append(path) } else { staleness.added.append(path) }
                 }
+                let videos = try index.renditionsStale(options.renditions.canonical)
+                if videos > 0 {
+                    let reason = "video renditions are made otherwise now: \(videos) items would get theirs again"
+                    stale.append(reason)
+                    staleness.manifest = staleness.manifest ?? reason
+                }
                 // The scan that made the plan ran in path byte order.
                 staleness.removed = plan.missing.map { String(decoding: $0.path, as: UTF8.self) }
                 stale += staleness.removed.map { "removed \($0)" }

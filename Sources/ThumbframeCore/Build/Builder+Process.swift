@@ -21,9 +21,10 @@ extension Builder {
     func process(
         _ plan: ReusePlan, index: StateIndex, site: BuildSite, output: OutputDirectory
     ) async throws(ThumbframeError) -> Tally {
-        let context = ProcessingContext(
+        var context = ProcessingContext(
             recipes: options.thumbnails, settings: options.settings, source: site.source, output: output, limits: options.limits,
             overwrite: options.force, cancellation: cancellation)
+        context.renditions = options.renditions
         let cancellation = cancellation
         var tally = Tally()
         var newlyFailed = Set<Int>()
@@ -43,6 +44,7 @@ extension Builder {
                 return
             }
             let unit = plan.work[position]
+            if let note = timed.note { events(.warning("\(unit.file.relativePath): \(note)")) }
             var entry = timed.outcome.entry
             switch timed.outcome {
             case .item, .encoded:
@@ -149,7 +151,7 @@ extension Builder {
         let setup = WorkerProtocol.Setup(
             recipes: context.recipes, settings: context.settings, limits: context.limits, overwrite: context.overwrite,
             threadsPerImage: Self.threadsPerImage(jobs: options.jobs), sourcePath: context.source.path,
-            outputPath: context.output.path, memoryLimit: memory)
+            outputPath: context.output.path, memoryLimit: memory, renditions: context.renditions)
         return DecodeWorkers(executable: executable, setup: setup, source: context.source, output: context.output, events: events)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 import ThumbframeManifest
 
 extension Builder {
@@ -12,7 +13,7 @@ extension Builder {
         let record = ShardRecord(
             shard: shard.index, count: shard.count, generator: shape.generator, recipes: shape.recipes,
             settings: options.settings, source: options.sourceTitle, walkDigest: walkDigest, walkFailures: walk.failures,
-            walkSkipped: walk.skipped.isEmpty ? nil : walk.skipped)
+            walkSkipped: walk.skipped.isEmpty ? nil : walk.skipped, renditions: options.renditions.canonical)
         var counts = (items: 0, failures: 0)
         try index.stopping { () throws(SQLiteError) in
             try index.removeRows(removed)

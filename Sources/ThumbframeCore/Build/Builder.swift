@@ -41,6 +41,10 @@ package struct Builder: Sendable {
         if let shard = options.shard { walk.files.removeAll { !shard.contains($0.rawPath) } }
         // In path order, the index's: the plan merges the two (sorted in place, not copied).
         walk.files.sort { $0.rawPath.lexicographicallyPrecedes($1.rawPath) }
+        // Renditions made otherwise (or not at all) before: the videos' rows are made again.
+        if !options.check, let index = site.index {
+            _ = try index.stopping { () throws(SQLiteError) in try index.setRenditions(options.renditions.canonical) }
+        }
         var plan = try makePlan(walk.files, site: site, reusable: itemsMatch)
         // Before anything changes: a source that lost most of its files (an unmounted NAS) stops
         // here. (Shards are guarded at merge, over the whole library.)

@@ -51,6 +51,8 @@ package struct ShardMerge: Sendable {
                 try index.importRows(from: path + "/" + Shard(index: number, count: count).stateName)
             }
             try index.setShape(first.shape)
+            // The shards' rows carry their renditions: recorded as what made them, not a change.
+            if let renditions = first.renditions { try index.setMeta(.renditions, renditions) }
             try index.markDirty()
             return (published, try index.rowCounts().items)
         }

@@ -160,12 +160,33 @@ final class Directory: @unchecked Sendable {
         if durable, fsync(fd) != 0 { throw .posix(errno) }
     }
 
+    /// A file made by `make` through its descriptor (open for reading and writing: a muxer reads
+    /// back what it wrote), in a temporary file renamed to `name` when `make` gives a value; when
+    /// it gives nil, the temporary file is removed and nothing is renamed.
+    func writeAtomically<T>(to name: String, make: (Int32) -> T?) throws(FileSystemError) -> T? {
+        let (temporary, tfd) = try createTemporary(readable: true)
+        let made = make(tfd)
+        close(tfd)
+        guard let made else {
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+            return nil
+        }
+        let renamed = temporary.withCString { from in name.withCString { to in renameat(fd, from, fd, to) } }
+        guard renamed == 0 else {
+            let code = errno
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+            throw .posix(code)
+        }
+        return made
+    }
+
     /// A new temporary file, created exclusively under a name no earlier run can have left
     /// (random, not the process id: in a container every run is PID 1).
-    private func createTemporary() throws(FileSystemError) -> (String, Int32) {
+    private func createTemporary(readable: Bool = false) throws(FileSystemError) -> (String, Int32) {
         for _ in 0..<8 {
             let name = TemporaryName.make()
-            let tfd = name.withCString { openat(fd, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            let access = readable ? O_RDWR : O_WRONLY
+            let tfd = name.withCString { openat(fd, $0, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
             if tfd >= 0 { return (name, tfd) }
             if errno != EEXIST { throw .posix(errno) }
         }

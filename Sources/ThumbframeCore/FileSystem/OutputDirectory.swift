@@ -98,12 +98,26 @@ final class OutputDirectory: @unchecked Sendable {
         return try? directory.readFile(name.fileBytes, limit: 1 << 30)
     }
 
+    /// A thumbnail, rendition or page opened for reading, or nil when it is missing or not a regular file.
+    func open(file path: String) -> OpenFile? {
+        guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return nil }
+        return try? directory.openFile(name.fileBytes)
+    }
+
     /// Writes a thumbnail or page atomically, after recording its name in the journal (unless
     /// `journal(_:)` already did: an item's thumbnails are recorded in one write).
     func write(file path: String, _ bytes: [UInt8], journaled: Bool = false) throws(FileSystemError) {
         guard let name = OutputName(path) else { throw .notRegular }
         if !journaled { try appendToJournal([path]) }
         try fanout(name, create: true).writeAtomically(bytes, to: name.file, durable: false)
+    }
+
+    /// Writes a video rendition or motion MP4 through a descriptor (`Directory.writeAtomically(to:make:)`),
+    /// after recording its name in the journal; nil (and nothing at `path`) when `make` gives nil.
+    func write<T>(file path: String, make: (Int32) -> T?) throws(FileSystemError) -> T? {
+        guard let name = OutputName(path) else { throw .notRegular }
+        try appendToJournal([path])
+        return try fanout(name, create: true).writeAtomically(to: name.file, make: make)
     }
 
     /// The fan-out directory of a thumbnail, created when missing.

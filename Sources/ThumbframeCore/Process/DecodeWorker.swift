@@ -52,9 +52,12 @@ package enum DecodeWorker {
             if let prepared { sandbox.seccomp = sandbox.seccomp ?? prepared }
         }
         guard WorkerProtocol.send(channel, WorkerProtocol.FromWorker.ready(sandbox: sandbox, memory: memory).wire) else { exit(0) }
-        let context = ProcessingContext(
+        var context = ProcessingContext(
             recipes: setup.recipes, settings: setup.settings, source: source, output: output, limits: setup.limits,
             overwrite: setup.overwrite)
+        context.renditions = setup.renditions
+        // The build gives a rendition a deadline of its own, from when it starts.
+        context.renditionStarts = { _ = WorkerProtocol.send(channel, WorkerProtocol.FromWorker.rendering.wire) }
         while let message = next() {
             let answer: WorkerProtocol.FromWorker
             switch message {
@@ -88,7 +91,7 @@ package enum DecodeWorker {
             // One file at a time in a worker: libvips' message is this file's own.
             outcome = .failed(failure)
         }
-        return .init(outcome: outcome, outputUnwritable: timed.outputUnwritable)
+        return .init(outcome: outcome, outputUnwritable: timed.outputUnwritable, note: timed.note)
     }
 
     /// Opens a socket and reads a file, as a decoder gone wrong might: what the sandbox lets through.

@@ -101,7 +101,14 @@ final class DecodeWorkers: @unchecked Sendable {
             handedOn = true
         }
         let deadline = Self.hardDeadline(limits: setup.limits, bytes: file.stat.size).map { Worker.now() + $0 }
-        let answer = wait(worker, deadline: deadline, cancellation: cancellation)
+        var answer = wait(worker, deadline: deadline, cancellation: cancellation)
+        // A video's rendition: from now on the deadline is --video-timeout's (more than one for
+        // a Motion Photo with a moving part to transcode as well).
+        while case .answer(.rendering) = answer {
+            let limit = setup.limits.videoTimeout
+            let deadline = limit > 0 ? Worker.now() + limit + min(max(limit, 5), 60) : nil
+            answer = wait(worker, deadline: deadline, cancellation: cancellation, rendering: true)
+        }
         if case .answer(.done(let done)) = answer {
             if !handedOn { give(back: worker) }
             return timed(done, file)
@@ -148,7 +155,7 @@ final class DecodeWorkers: @unchecked Sendable {
     }
 
     /// Waits until the worker answers, dies, or the deadline or a stop comes (then it is killed).
-    private func wait(_ worker: Worker, deadline: Double?, cancellation: CancellationFlag?) -> Ending {
+    private func wait(_ worker: Worker, deadline: Double?, cancellation: CancellationFlag?, rendering: Bool = false) -> Ending {
         switch worker.next(until: deadline, cancellation: cancellation) {
         case .message(let answer):
             return .answer(answer)
@@ -157,10 +164,11 @@ final class DecodeWorkers: @unchecked Sendable {
         case .closed:
             return .ended(end(worker, killing: false, reason: nil))
         case .deadline:
-            return .ended(
-                end(
-                    worker, killing: true,
-                    reason: "timed out after \(ResourceLimits.seconds(setup.limits.decodeTimeout)) (--decode-timeout), killed"))
+            let limit =
+                rendering
+                ? "\(ResourceLimits.seconds(setup.limits.videoTimeout)) (--video-timeout)"
+                : "\(ResourceLimits.seconds(setup.limits.decodeTimeout)) (--decode-timeout)"
+            return .ended(end(worker, killing: true, reason: "timed out after \(limit), killed"))
         case .cancelled:
             return .ended(end(worker, killing: true, reason: "stopped by a signal"))
         }
@@ -180,6 +188,7 @@ final class DecodeWorkers: @unchecked Sendable {
             timed = ItemProcessor.Timed(outcome: .failed(failure))
         }
         timed.outputUnwritable = done.outputUnwritable
+        timed.note = done.note
         return timed
     }
 

@@ -19,6 +19,11 @@ struct ProcessingContext: Sendable {
     var recorded: [String: Int] = [:]
     /// Set by SIGINT/SIGTERM: decodes in flight are killed.
     var cancellation: CancellationFlag?
+    /// Which videos get renditions, and how they are made (`--video-renditions`, `--video-max-side`).
+    var renditions = RenditionSettings()
+    /// Called as a rendition starts to be written (a decode worker tells the build, which gives
+    /// it `--video-timeout` from then).
+    var renditionStarts: (@Sendable () -> Void)?
 
     /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
     /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
@@ -41,6 +46,12 @@ struct ProcessingContext: Sendable {
     /// Lanczos3 reductions (v1's were dzsave's box averages).
     func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, header: ImageHeader) -> String {
         Self.contentPath("thumbframe-tiles-v2", sourceSHA256, tiles.canonical, header, extension: "dzi")
+    }
+
+    /// Content-addressed location of a video's rendition: the source's bytes (a Motion Photo's
+    /// MP4 alone) and what shapes the rendition (`RenditionSettings.recipe`).
+    func renditionPath(sourceSHA256: String, delivery: Manifest.VideoInfo.Delivery) -> String {
+        Self.contentPath("thumbframe-rendition-v1", sourceSHA256, renditions.recipe(delivery), nil, extension: "mp4")
     }
 
     /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what
@@ -138,19 +149,28 @@ enum ItemProcessor {
         /// OUT_DIR itself could not take the thumbnail (full disk, quota, read-only, I/O error):
         /// not this file's failure but the run's, which stops and keeps what it recorded.
         var outputUnwritable: String?
+        /// What the build says of the file beside its item: its video's rendition could not be
+        /// made (the item stands without it, as with `--video-renditions none`).
+        var note: String?
     }
 
     /// The test of an entry whose source bytes are unchanged (`--verify`, a touched file), for the
     /// build and for `--check`: every thumbnail still holds the bytes the entry recorded, and a
     /// deep-zoom pyramid still has every tile it was made with.
     static func thumbnailsIntact(_ item: Manifest.Item, output: OutputDirectory) -> Bool {
-        item.thumbnails.values.allSatisfy { thumbnail in
-            guard let sha256 = thumbnail.sha256, let bytes = output.read(file: thumbnail.path),
-                bytes.withUnsafeBytes(Digest.sha256) == sha256
-            else { return false }
-            guard let tiles = thumbnail.tiles else { return true }
-            return output.existingPyramid(dzi: thumbnail.path)?.count.files == tiles.files
+        let renditions = [item.video?.rendition, item.motion?.video.rendition].compactMap { $0 }
+        let intact = renditions.allSatisfy { rendition in
+            guard let file = output.open(file: rendition.path), let stat = file.stat(), stat.size == rendition.bytes else { return false }
+            return Digest.sha256(fd: file.fd, size: stat.size) == rendition.sha256
         }
+        return intact
+            && item.thumbnails.values.allSatisfy { thumbnail in
+                guard let sha256 = thumbnail.sha256, let bytes = output.read(file: thumbnail.path),
+                    bytes.withUnsafeBytes(Digest.sha256) == sha256
+                else { return false }
+                guard let tiles = thumbnail.tiles else { return true }
+                return output.existingPyramid(dzi: thumbnail.path)?.count.files == tiles.files
+            }
     }
 
     /// `known`: the placeholder recorded for a touched file, used when the bytes hash the same
@@ -199,10 +219,11 @@ enum ItemProcessor {
             }
             if case .item(var item) = timed.outcome, let range = motionRange(raw, format: item.image.format) {
                 switch embeddedMotion(raw, range, file: file, context: context) {
-                case .success(let motion):
+                case (.success(let motion), let note)?:
                     item.media.motion = motion
                     timed.outcome = .item(item)
-                case .failure(let problem):
+                    timed.note = note
+                case (.failure(let problem), _)?:
                     timed.outcome = .failed(failure(source, .write, problem.reason))
                     timed.outputUnwritable = problem.outputUnwritable ? problem.reason : nil
                 case nil: break
@@ -231,32 +252,118 @@ enum ItemProcessor {
 
     /// A Motion Photo's embedded MP4 (`range` of the JPEG's bytes), probed for its facts and
     /// remuxed without any metadata (the camera writes the place it was taken, the device and
-    /// dates into it) into OUT_DIR under its content address (`thumbs/XX/<hash>.mp4`, kept while
-    /// an item names it, like a thumbnail). nil when the MP4 is not a readable video: the photo
-    /// is still a photo, without motion.
+    /// dates into it) into a fast-start MP4 in OUT_DIR under its content address
+    /// (`thumbs/XX/<hash>.mp4`, kept while an item names it, like a thumbnail); with a rendition
+    /// when its codec plays nowhere or not everywhere (`transcode`). nil when the MP4 is not a
+    /// readable video: the photo is still a photo, without motion.
     static func embeddedMotion(
         _ raw: UnsafeRawBufferPointer, _ range: Range<Int>, file: OpenFile, context: ProcessingContext
-    ) -> Result<Manifest.MotionPart, MotionWriteFailure>? {
-        // v2: remuxed without metadata (v1 copied the camera's MP4 byte for byte).
-        let name = String(Digest.sha256("thumbframe-motion-v2\n\(Digest.sha256(UnsafeRawBufferPointer(rebasing: raw[range])))").prefix(32))
-        let path = "thumbs/\(name.prefix(2))/\(name).mp4"
-        guard
-            case .success(let copy) = VideoDecoder().bareCopy(
-                fd: file.fd, offset: range.lowerBound, size: range.count, limits: context.limits, cancellation: context.cancellation)
-        else { return nil }
-        let sha256 = copy.mp4.withUnsafeBytes(Digest.sha256)
-        if context.overwrite || existingThumbnail(path, context: context)?.sha256 != sha256 {
+    ) -> (motion: Result<Manifest.MotionPart, MotionWriteFailure>, note: String?)? {
+        // v3: a fast-start MP4 (v2's index came last; v1 copied the camera's MP4 byte for byte).
+        let sha256 = Digest.sha256(UnsafeRawBufferPointer(rebasing: raw[range]))
+        let path = OutputName.path(area: "thumbs", hash: Digest.sha256("thumbframe-motion-v3\n\(sha256)"), extension: "mp4")
+        let decoder = VideoDecoder()
+        let (offset, size) = (range.lowerBound, range.count)
+        var facts: (video: Manifest.VideoInfo, width: Int, height: Int, bytes: Int, sha256: String)
+        if !context.overwrite, let found = existingVideo(path, context: context),
+            case .success(let probed) = decoder.probe(
+                fd: file.fd, offset: offset, size: size, limits: context.limits, cancellation: context.cancellation)
+        {
+            facts = (probed.video, probed.width, probed.height, found.bytes, found.sha256)
+        } else {
+            let made: (written: VideoDecoder.Written, sha256: String)?
             do {
-                try context.output.write(file: path, copy.mp4)
+                made = try context.output.write(file: path) { output in
+                    switch decoder.writeRendition(
+                        fd: file.fd, offset: offset, size: size, into: output, delivery: .remux, settings: context.renditions,
+                        maxPacketBytes: size, limits: context.limits, cancellation: context.cancellation)
+                    {
+                    case .success(let written): Digest.sha256(fd: output, size: written.rendition.bytes).map { (written, $0) }
+                    case .failure: nil
+                    }
+                }
             } catch {
                 let reason = "cannot write motion \(path): \(error.localizedDescription)"
-                return .failure(MotionWriteFailure(reason: reason, outputUnwritable: error.isOutputUnwritable))
+                return (.failure(MotionWriteFailure(reason: reason, outputUnwritable: error.isOutputUnwritable)), nil)
+            }
+            guard let made else { return nil }
+            let written = made.written
+            facts = (written.source, written.displayWidth, written.displayHeight, written.rendition.bytes, made.sha256)
+        }
+        var motion = Manifest.MotionPart(
+            source: .embedded, path: path, bytes: facts.bytes, sha256: facts.sha256, video: facts.video, width: facts.width,
+            height: facts.height)
+        var note: String?
+        // The fast-start copy is the remux: a rendition only where the codec must change.
+        if facts.video.delivery == .transcode, context.renditions.mode.makes(.transcode) {
+            switch rendition(fd: file.fd, offset: offset, size: size, sha256: sha256, delivery: .transcode, context: context) {
+            case .success(let made): motion.video.rendition = made
+            case .failure(let problem):
+                if let unwritable = problem.outputUnwritable {
+                    return (.failure(MotionWriteFailure(reason: unwritable, outputUnwritable: true)), nil)
+                }
+                note = "motion: " + problem.reason
             }
         }
-        return .success(
-            Manifest.MotionPart(
-                source: .embedded, path: path, bytes: copy.mp4.count, sha256: sha256, video: copy.video, width: copy.width,
-                height: copy.height))
+        return (.success(motion), note)
+    }
+
+    /// Why a video's rendition could not be made.
+    struct RenditionFailure: Error {
+        var reason: String
+        /// OUT_DIR could not take it: the run's failure, not the file's.
+        var outputUnwritable: String?
+    }
+
+    /// The rendition `delivery` of the video `size` bytes at `offset` in `fd` (`sha256` its
+    /// bytes): found at its content address (its facts read from it), else written now.
+    static func rendition(
+        fd: Int32, offset: Int, size: Int, sha256: String, delivery: Manifest.VideoInfo.Delivery, context: ProcessingContext
+    ) -> Result<Manifest.VideoRendition, RenditionFailure> {
+        let path = context.renditionPath(sourceSHA256: sha256, delivery: delivery)
+        let decoder = VideoDecoder()
+        if !context.overwrite, let found = existingVideo(path, context: context), let opened = context.output.open(file: path),
+            case .success(let probed) = decoder.probe(
+                fd: opened.fd, offset: 0, size: found.bytes, limits: context.limits, cancellation: context.cancellation),
+            let codecs = probed.video.codecs
+        {
+            return .success(
+                Manifest.VideoRendition(
+                    path: path, delivery: delivery, codecs: codecs, width: probed.width, height: probed.height,
+                    duration: probed.video.duration, bytes: found.bytes, sha256: found.sha256))
+        }
+        context.renditionStarts?()
+        var failure: DecodeFailure?
+        do {
+            let made = try context.output.write(file: path) { output -> Manifest.VideoRendition? in
+                switch decoder.writeRendition(
+                    fd: fd, offset: offset, size: size, into: output, delivery: delivery, settings: context.renditions,
+                    limits: context.limits, cancellation: context.cancellation)
+                {
+                case .success(let written):
+                    var rendition = written.rendition
+                    guard let hash = Digest.sha256(fd: output, size: rendition.bytes) else { return nil }
+                    (rendition.path, rendition.sha256) = (path, hash)
+                    return rendition
+                case .failure(let problem):
+                    failure = problem
+                    return nil
+                }
+            }
+            if let made { return .success(made) }
+            return .failure(RenditionFailure(reason: "no rendition: " + (failure?.reason ?? "it could not be read back")))
+        } catch {
+            let reason = "cannot write rendition \(path): \(error.localizedDescription)"
+            return .failure(RenditionFailure(reason: reason, outputUnwritable: error.isOutputUnwritable ? reason : nil))
+        }
+    }
+
+    /// A video file already at its content address with the size the state index recorded (or,
+    /// written by a run killed before it recorded it, any size), and its hash; nil otherwise.
+    private static func existingVideo(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
+        guard let file = context.output.open(file: path), let stat = file.stat(), stat.isRegularFile, stat.size > 0 else { return nil }
+        if let bytes = context.recorded[path], bytes != stat.size { return nil }
+        return Digest.sha256(fd: file.fd, size: stat.size).map { (stat.size, $0) }
     }
 
     /// A video: hashed and decoded through its descriptor, never read whole (its size is not
@@ -273,10 +380,25 @@ enum ItemProcessor {
             return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
         }
         let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
-        return make(source, bytes: stat.size, sha256: sha256, context: context, placeholder: placeholder) { request in
+        var timed = make(source, bytes: stat.size, sha256: sha256, context: context, placeholder: placeholder) { request in
             VideoDecoder().decode(
                 fd: file.fd, size: stat.size, limits: context.limits, cancellation: context.cancellation, request: request)
         }
+        guard case .item(var item) = timed.outcome, let delivery = item.media.video?.delivery, context.renditions.mode.makes(delivery)
+        else { return timed }
+        switch rendition(fd: file.fd, offset: 0, size: stat.size, sha256: sha256, delivery: delivery, context: context) {
+        case .success(let made):
+            item.media.video?.rendition = made
+            timed.outcome = .item(item)
+        case .failure(let problem):
+            if let unwritable = problem.outputUnwritable {
+                timed.outcome = .failed(failure(source, .write, unwritable))
+                timed.outputUnwritable = unwritable
+            } else {
+                timed.note = problem.reason
+            }
+        }
+        return timed
     }
 
     /// `--verify`: nil when the previous entry is the same bytes with intact thumbnails (reuse

@@ -51,6 +51,8 @@ extension WorkerProtocol.FromWorker {
             var writer = WireWriter(tag: 2)
             for part in [socket, read] { writer.optional(part) { $0.string($1) } }
             return writer.framed()
+        case .rendering:
+            return WireWriter(tag: 3).framed()
         }
     }
 
@@ -65,6 +67,7 @@ extension WorkerProtocol.FromWorker {
             self = .ready(sandbox: sandbox, memory: try text())
         case 1: self = .done(try WorkerProtocol.Done(from: &reader))
         case 2: self = .probed(socket: try text(), read: try text())
+        case 3: self = .rendering
         default: throw WireReader.Malformed()
         }
         try reader.finish()
@@ -113,6 +116,7 @@ extension WorkerProtocol.Job {
 extension WorkerProtocol.Done {
     fileprivate func write(to writer: inout WireWriter) {
         writer.optional(outputUnwritable) { $0.string($1) }
+        writer.optional(note) { $0.string($1) }
         switch outcome {
         case .item(let item, let written):
             writer.bool(true)
@@ -133,6 +137,7 @@ extension WorkerProtocol.Done {
 
     fileprivate init(from reader: inout WireReader) throws(WireReader.Malformed) {
         outputUnwritable = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
+        note = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
         guard try reader.bool() else {
             outcome = .failed(try reader.json(Manifest.Failure.self))
             return

@@ -31,6 +31,8 @@ enum WorkerProtocol {
         var memoryLimit: Int
         /// Apply seccomp and Landlock (always, but for the tests that show what they deny).
         var sandbox = true
+        /// Which videos get renditions, and how they are made.
+        var renditions = RenditionSettings()
     }
 
     /// One file to make into an item (`ReusePlan.Work`).
@@ -64,6 +66,8 @@ enum WorkerProtocol {
         }
         var outcome: Outcome
         var outputUnwritable: String?
+        /// What the build says of the file beside its outcome (a rendition that could not be made).
+        var note: String?
     }
 
     enum ToWorker {
@@ -77,6 +81,8 @@ enum WorkerProtocol {
         /// Set up: what of the sandbox and the memory limit holds (nil: it does), or why not.
         case ready(sandbox: WorkerSandbox.Status, memory: String?)
         case done(Done)
+        /// A video's rendition starts: its deadline is `--video-timeout` from now, not the decode's.
+        case rendering
         /// What `probe` met: nil where the operation succeeded, else its error.
         case probed(socket: String?, read: String?)
     }

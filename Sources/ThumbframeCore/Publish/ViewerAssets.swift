@@ -193,7 +193,21 @@ enum ViewerAssets {
               mpeg4: "mp4v.20.9" }[video.codec];
             return codec ? `${type}; codecs="${codec}"` : type;
           };
-          const playsHere = (video) => video.playable || document.createElement("video").canPlayType(videoType(video)) !== "";
+          const probe = document.createElement("video");
+          const canPlay = (type) => probe.canPlayType(type) !== "";
+          const mp4Type = (codecs) => `video/mp4; codecs="${codecs}"`;
+          // The original's own type: its RFC 6381 codecs where the manifest has them.
+          const ownType = (video) => video.codecs ? mp4Type(video.codecs) : videoType(video);
+          const playsHere = (video) => video.playable || canPlay(ownType(video));
+          // The files a video may play from, best first, as a <video>'s <source> list takes them: the
+          // original where this browser plays it, then the rendition every browser plays (after it
+          // when the original is only to be remuxed: the rendition is the same streams, index first).
+          function videoSources(video, original) {
+            const own = original && playsHere(video) ? { src: original, type: ownType(video) } : null;
+            const made = video.rendition && canPlay(mp4Type(video.rendition.codecs))
+              ? { src: url(video.rendition.path), type: mp4Type(video.rendition.codecs) } : null;
+            return (video.delivery === "remux" ? [made, own] : [own, made]).filter(Boolean);
+          }
           const originalURL = (path) => settings.originalURL ? settings.originalURL + path.split("/").map(encodeURIComponent).join("/") : null;
           // The display thumbnail: a video's is its poster.
           const displayThumbnail = (item) => item.thumbnails[settings.display] || Object.values(item.thumbnails)[0];
@@ -343,7 +357,9 @@ enum ViewerAssets {
           function motionURL(item) {
             const motion = item.motion;
             if (!motion) return null;
-            return motion.path ? url(motion.path) : motion.original ? originalURL(motion.original) : null;
+            const own = motion.path ? url(motion.path) : motion.original ? originalURL(motion.original) : null;
+            const sources = videoSources(motion.video, own);
+            return sources.length ? sources[0].src : own;
           }
           const clock = (seconds) => {
             const s = Math.max(0, Math.round(seconds));
@@ -516,6 +532,7 @@ enum ViewerAssets {
           function cannotPlay(item, source) {
             player.pause();
             player.removeAttribute("src");
+            player.replaceChildren();
             player.hidden = true;
             image.hidden = false;
             const v = item.video;
@@ -527,9 +544,12 @@ enum ViewerAssets {
             }
             note.hidden = false;
           }
-          player.addEventListener("error", () => {
-            if (shownItem && shownItem.kind === "video" && player.getAttribute("src")) cannotPlay(shownItem, player.getAttribute("src"));
-          });
+          // Every source failed (a <source>'s error does not bubble: caught on the way down): the last
+          // one's is the end of the list.
+          player.addEventListener("error", (event) => {
+            const last = player.lastElementChild;
+            if (shownItem && shownItem.kind === "video" && last && event.target === last) cannotPlay(shownItem, last.getAttribute("src"));
+          }, true);
           let current = -1, zoom = 1, frame = null, currentLayout = null, shownItem = null;
 
           function sectionOf(index) {
@@ -586,17 +606,23 @@ enum ViewerAssets {
             // --original-url there is no video to play, and the poster stays.
             stopMotion(content);
             player.pause();
-            const video = item.kind === "video" ? originalURL(item.path) : null;
+            const original = item.kind === "video" ? originalURL(item.path) : null;
+            const rendition = item.video && item.video.rendition ? url(item.video.rendition.path) : null;
+            const sources = item.video ? videoSources(item.video, original) : [];
+            const video = original || rendition;
             note.hidden = true;
             note.textContent = "";
             player.hidden = !video;
             image.hidden = !!video;
-            if (video && item.video && !playsHere(item.video)) cannotPlay(item, video);
+            player.removeAttribute("src");
+            player.replaceChildren();
+            if (video && !sources.length) cannotPlay(item, original || rendition);
             else if (video) {
               player.poster = url(displayThumbnail(item).path);
-              player.src = video;
+              player.replaceChildren(...sources.map((source) => Object.assign(document.createElement("source"), source)));
               player.dataset.index = current;
-            } else player.removeAttribute("src");
+              player.load();
+            }
             live.hidden = !motionURL(item);
             // A RAW + JPEG pair: the RAW is offered as the original to download, where originals are served.
             const raw = item.rawFile ? originalURL(item.rawFile.original) : null;
@@ -689,6 +715,8 @@ enum ViewerAssets {
             historyEntry = false;
             player.pause();
             player.removeAttribute("src");
+            player.replaceChildren();
+            player.load();  // stops fetching what it played
             stopMotion(content);
             box.hidden = true;
             document.body.style.overflow = "";

@@ -162,6 +162,11 @@ package enum ManifestQuery {
         parts.append(video.playable ? "plays in browsers" : "not playable in every browser")
         if video.indexFirst == false { parts.append("index last") }
         if let delivery = video.delivery { parts.append("delivery " + delivery.rawValue) }
+        if let rendition = video.rendition {
+            parts.append(
+                "rendition \(rendition.width)×\(rendition.height) \(rendition.codecs) "
+                    + "\(ManifestSummary.size(rendition.bytes)) \(rendition.path)")
+        }
         parts.append("poster at \(number(video.poster)) s")
         return parts.joined(separator: ", ")
     }

@@ -153,6 +153,14 @@ package enum ManifestValidator {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
+            for (name, rendition) in [("video", item.video?.rendition), ("motion.video", item.motion?.video.rendition)] {
+                guard let rendition, Manifest.isThumbnailPath(rendition.path) else { continue }
+                // Hashed a block at a time: a rendition is as long as its video.
+                let found = try? thumbnails.withFile(rendition.path) { fd, size in (size, Digest.sha256(fd: fd, size: size)) }
+                if found?.0 != rendition.bytes || found?.1 != rendition.sha256 {
+                    report("items[\(index)].\(name).rendition \(rendition.path): \(found == nil ? "missing" : "not the recorded bytes")")
+                }
+            }
             if let motion = item.motion, let path = motion.path, Manifest.isThumbnailPath(path) {
                 let data = try? thumbnails.read(path, limit: ManifestValidator.maximumThumbnailBytes)
                 if data?.count != motion.bytes || data.map({ Digest.sha256($0.withUnsafeBytes { $0 }) }) != motion.sha256 {

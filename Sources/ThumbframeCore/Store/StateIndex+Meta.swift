@@ -17,6 +17,8 @@ extension StateIndex {
         case dirty
         /// A shard's `ShardRecord` (JSON), in a shard's own index.
         case shard
+        /// What shaped the video renditions of the rows (`RenditionSettings.canonical`).
+        case renditions
     }
 
     /// What made every row: a different one rebuilds every item.
@@ -95,6 +97,27 @@ extension StateIndex {
         try setMeta(.dirty, "1")
     }
 
+    /// Records what shapes video renditions from now on; when it is not what made the rows (or
+    /// the rows were made before renditions), marks the rows of videos and of photos with a
+    /// moving part touched, so the next plan makes them again (their posters and thumbnails are
+    /// found; only renditions are made). Returns whether it changed.
+    @discardableResult
+    func setRenditions(_ canonical: String) throws(SQLiteError) -> Bool {
+        guard try meta(.renditions) != canonical else { return false }
+        try Self.reprobe(database, where: Self.videoRows)
+        try setMeta(.renditions, canonical)
+        return true
+    }
+
+    /// How many items a change of renditions would make again (`setRenditions`): 0 when they
+    /// were made as `canonical` says.
+    func renditionsStale(_ canonical: String) throws(SQLiteError) -> Int {
+        guard try meta(.renditions) != canonical else { return 0 }
+        let count = try database.prepare(
+            "SELECT COUNT(*) FROM files WHERE failed = 0 AND path IN (SELECT path FROM entries WHERE \(Self.videoRows))")
+        return try count.step() ? count.int(0) : 0
+    }
+
     /// A shard's record of what it saw, in its own index.
     func shardRecord() throws(SQLiteError) -> ShardRecord? {
         try meta(.shard).flatMap { try? JSONDecoder().decode(ShardRecord.self, from: Data($0.utf8)) }
@@ -130,6 +153,8 @@ struct ShardRecord: Codable, Equatable {
     var walkFailures: [Manifest.Failure]
     /// What the whole walk skipped, by kind (nil: nothing).
     var walkSkipped: [String: Int]?
+    /// What shaped the shard's video renditions (`RenditionSettings.canonical`; nil before them).
+    var renditions: String?
 
     /// Everything but the shard's own number: what all shards of a merge share.
     var agreement: ShardRecord {

@@ -118,18 +118,19 @@ extension StateIndex {
     /// whose thumbnails are there.
     static func migrateFrom7(_ database: SQLiteDatabase) throws(SQLiteError) {
         try upgrade(database, from: format7, to: format) { () throws(SQLiteError) in
-            try reprobe(
-                database,
-                where: """
-                    json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL
-                    OR json_extract(CAST(entry AS TEXT), '$.media.motion.video') IS NOT NULL
-                    """)
+            try reprobe(database, where: videoRows)
         }
     }
 
+    /// The rows of videos (a Live Photo's MOV is one) and of photos with a moving part, as SQL over `entry`.
+    static let videoRows = """
+        json_extract(CAST(entry AS TEXT), '$.media.video') IS NOT NULL
+        OR json_extract(CAST(entry AS TEXT), '$.media.motion.video') IS NOT NULL
+        """
+
     /// Marks the rows whose entries match `condition` (SQL over `entry`) touched: the next build
     /// probes them again (`reprobeMark`); failures are left as they are.
-    private static func reprobe(_ database: SQLiteDatabase, where condition: String) throws(SQLiteError) {
+    static func reprobe(_ database: SQLiteDatabase, where condition: String) throws(SQLiteError) {
         try database.execute(
             "UPDATE files SET mtime = \(reprobeMark) WHERE failed = 0 AND path IN (SELECT path FROM entries WHERE \(condition));")
     }

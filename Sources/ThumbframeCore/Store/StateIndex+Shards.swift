@@ -46,7 +46,8 @@ extension StateIndex {
                 continue
             }
             guard let item = stored.item() else { return "the entry of \(shown) cannot be read" }
-            let named = item.thumbnails.values.map { ($0.path, $0.bytes ?? -1) }
+            // Thumbnails, a Motion Photo's MP4 and video renditions: every file the item names.
+            let named = item.files.map { ($0.path, $0.bytes) }
             guard Set(recorded.map { "\($0.path) \($0.bytes)" }) == Set(named.map { "\($0.0) \($0.1)" }) else {
                 return "the thumbnails of \(shown) differ between its row and its entry"
             }

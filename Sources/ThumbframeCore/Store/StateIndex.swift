@@ -202,10 +202,13 @@ final class StateIndex {
         var contentIdentifier: String?
 
         /// The files in OUT_DIR the item names, with their sizes (-1: unknown): its thumbnails,
-        /// and a Motion Photo's extracted MP4.
+        /// a Motion Photo's extracted MP4, and video renditions.
         var files: [EncodedItem.OwnedFile] {
             var files = thumbnails.values.map { EncodedItem.OwnedFile(path: $0.path, bytes: $0.bytes ?? -1) }
             if let motion = media?.motion, let path = motion.path { files.append(.init(path: path, bytes: motion.bytes)) }
+            for rendition in [media?.video?.rendition, media?.motion?.video.rendition].compactMap({ $0 }) {
+                files.append(.init(path: rendition.path, bytes: rendition.bytes))
+            }
             return files
         }
 

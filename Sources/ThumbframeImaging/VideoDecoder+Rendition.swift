@@ -1,0 +1,107 @@
+internal import CFFmpeg
+internal import CThumbframeShim
+import Foundation
+package import ThumbframeManifest
+
+/// How renditions are made (`--video-renditions`, `--video-max-side`): which videos get one, and
+/// the transcode's encoder settings, fixed so that the same video makes the same bytes anywhere.
+package struct RenditionSettings: Codable, Sendable, Equatable {
+    /// Which videos get a rendition.
+    package var mode: Manifest.VideoRenditions = .default
+    /// A transcode's long side at most (never enlarged).
+    package var maxSide = Self.defaultMaxSide
+
+    /// `--video-max-side`'s default: 1080 lines, what a phone or laptop screen shows of a video.
+    package static let defaultMaxSide = 1080
+    /// x264's constant rate factor (its default, and FFmpeg's) and preset: `veryfast` encodes a
+    /// 1080p minute in well under a minute on two cores at bytes close to `medium`'s.
+    package static let crf = 23
+    package static let preset = "veryfast"
+    /// x264's threads, whatever `--jobs` and the machine: its bytes depend on the thread count.
+    package static let encoderThreads = 2
+
+    package init(mode: Manifest.VideoRenditions = .default, maxSide: Int = Self.defaultMaxSide) {
+        self.mode = mode
+        self.maxSide = maxSide
+    }
+
+    /// What shapes a rendition's bytes, canonically (part of its content address): a remux has
+    /// nothing to set; a transcode its encoder, preset, rate factor and size.
+    package func recipe(_ delivery: Manifest.VideoInfo.Delivery) -> String {
+        delivery == .transcode
+            ? "transcode libx264 high \(Self.preset) crf \(Self.crf) max \(maxSide) aac" : "remux faststart"
+    }
+
+    /// What shapes every rendition of a build (the state index re-makes its videos when it changes).
+    package var canonical: String {
+        mode == .none ? "none" : "\(mode.rawValue) \(recipe(.transcode))"
+    }
+}
+
+extension VideoDecoder {
+    /// A rendition written: the source's facts and display size, and what was written.
+    package struct Written: Sendable {
+        package var source: Manifest.VideoInfo
+        package var displayWidth: Int
+        package var displayHeight: Int
+        package var rendition: Manifest.VideoRendition
+    }
+
+    /// Writes the rendition of the video `size` bytes at `offset` in `fd` into `output` (a new,
+    /// empty file open for reading and writing): `delivery` `.remux` copies its video and sound
+    /// streams into a fast-start MP4 (at most `maxPacketBytes` of them, 0 none), `.transcode`
+    /// encodes them as H.264 High and AAC (`settings`). No metadata is carried over. The time
+    /// it may take is `limits.videoTimeout`. `rendition.path` and `sha256` are left for the
+    /// caller, which knows where the file goes and hashes it.
+    package func writeRendition(
+        fd: Int32, offset: Int = 0, size: Int, into output: Int32, delivery: Manifest.VideoInfo.Delivery, settings: RenditionSettings,
+        maxPacketBytes: Int = 0, limits: ResourceLimits, cancellation: CancellationFlag?
+    ) -> Result<Written, DecodeFailure> {
+        Self.open(fd: fd, offset: offset, size: size, limits: limits, cancellation: cancellation) { video, probe in
+            var request = TFRenditionSettings()
+            request.transcode = delivery == .transcode ? 1 : 0
+            request.video_stream = probe.stream.pointee.index
+            request.max_side = Int32(settings.maxSide)
+            request.crf = Int32(RenditionSettings.crf)
+            request.threads = Int32(RenditionSettings.encoderThreads)
+            request.transfer =
+                switch probe.info.hdr {
+                case "pq": 1
+                case "hlg": 2
+                default: 0
+                }
+            request.max_pixels = Int64(probe.framePixels(limits))
+            request.max_packet_bytes = Int64(maxPacketBytes)
+            request.timeout_seconds = limits.videoTimeout
+            request.stop = UnsafePointer(cancellation?.pointer)
+            var result = TFRenditionResult()
+            var message = [CChar](repeating: 0, count: 256)
+            let code = RenditionSettings.preset.withCString { preset in
+                request.preset = preset
+                return tf_video_write_rendition(video, output, &request, &result, &message, message.count)
+            }
+            guard code == 0 else {
+                let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if result.stopped == Int32(TF_STOP_DEADLINE.rawValue) {
+                    return .failure(
+                        DecodeFailure(
+                            stage: .encode,
+                            reason: "its rendition timed out after \(ResourceLimits.seconds(limits.videoTimeout)) (--video-timeout)"))
+                }
+                return .failure(
+                    DecodeFailure.stopped(result.stopped, limits: limits)
+                        ?? DecodeFailure(stage: .encode, reason: "cannot \(delivery.rawValue) it: " + reason))
+            }
+            let codecs = withUnsafeBytes(of: result.codecs) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let quarter = probe.info.rotation % 180 == 90
+            let (width, height) = (Int(result.width), Int(result.height))
+            let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+            return .success(
+                Written(
+                    source: probe.info, displayWidth: header.displayWidth, displayHeight: header.displayHeight,
+                    rendition: Manifest.VideoRendition(
+                        path: "", delivery: delivery, codecs: codecs, width: quarter ? height : width, height: quarter ? width : height,
+                        duration: result.duration, bytes: Int(result.bytes), sha256: "")))
+        }
+    }
+}
