@@ -511,6 +511,31 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const last = player.lastElementChild;
     if (shownItem && shownItem.kind === "video" && last && event.target === last) cannotPlay(shownItem, last.getAttribute("src"));
   }, true);
+  // Scrub previews: while the video seeks (its slider dragged, an arrow key), the tile of its
+  // sprite sheet for that time (video.scrub) over the lower part of the frame; gone a moment
+  // after the seek ends.
+  const scrub = $("tf-scrub");
+  let scrubTimer = 0;
+  function showScrub() {
+    const sheet = shownItem && shownItem.video && shownItem.video.scrub;
+    if (!sheet || player.hidden) return;
+    const tile = Math.min(sheet.count - 1, Math.max(0, Math.floor(player.currentTime / sheet.interval)));
+    const left = parseFloat(player.style.left), top = parseFloat(player.style.top);
+    Object.assign(scrub.style, {
+      width: `${sheet.tileWidth}px`, height: `${sheet.tileHeight}px`, backgroundImage: `url("${url(sheet.sprite)}")`,
+      backgroundPosition: `${-(tile % sheet.columns) * sheet.tileWidth}px ${-Math.floor(tile / sheet.columns) * sheet.tileHeight}px`,
+      left: `${left + (parseFloat(player.style.width) - sheet.tileWidth) / 2}px`,
+      top: `${top + Math.max(0, parseFloat(player.style.height) - sheet.tileHeight - 64)}px` });
+    scrub.dataset.tile = tile;
+    scrub.hidden = false;
+    clearTimeout(scrubTimer);
+  }
+  function hideScrub(delay) {
+    clearTimeout(scrubTimer);
+    scrubTimer = setTimeout(() => { scrub.hidden = true; }, delay);
+  }
+  player.addEventListener("seeking", showScrub);
+  player.addEventListener("seeked", () => hideScrub(700));
   let current = -1, zoom = 1, frame = null, currentLayout = null, shownItem = null;
 
   function sectionOf(index) {
@@ -567,6 +592,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     // --original-url there is no video to play, and the poster stays.
     stopMotion(content);
     player.pause();
+    hideScrub(0);
     const original = item.kind === "video" ? originalURL(item.path) : null;
     const rendition = item.video && item.video.rendition ? url(item.video.rendition.path) : null;
     const sources = item.video ? videoSources(item.video, original) : [];

@@ -204,7 +204,36 @@ static double tfk_srgb(double linear) {
     return 1.055 * pow(linear, 1 / 2.4) - 0.055;
 }
 
+// The output curve and HLG's OOTF gain through tables over 65536 steps of [0, 1] (the second
+// pass of tfk_tonemap's rendition form); filled once, as the signal tables are.
+static uint8_t tfk_srgb_table[65536];
+static double tfk_gain_table[65536];
+static int tfk_tables_ready;
+
+static void tfk_fill_output_tables(void) {
+    if (__atomic_load_n(&tfk_tables_ready, __ATOMIC_ACQUIRE)) return;
+    for (int code = 0; code < 65536; code++) {
+        double value = tfk_srgb(code / 65535.0) * 255 + 0.5;
+        tfk_srgb_table[code] = (uint8_t) (value < 0 ? 0 : value > 255 ? 255 : value);
+        tfk_gain_table[code] = 1000 * pow(code / 65535.0, 0.2);
+    }
+    __atomic_store_n(&tfk_tables_ready, 1, __ATOMIC_RELEASE);
+}
+
+static inline int tfk_step(double value) { return value <= 0 ? 0 : value >= 1 ? 65535 : (int) (value * 65535 + 0.5); }
+
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled);
+
 void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
+    tfk_tonemap(in, stride, width, height, transfer, out, 0);
+}
+
+void tfk_tonemap_rgb48_frames(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
+    tfk_fill_output_tables();
+    tfk_tonemap(in, stride, width, height, transfer, out, 1);
+}
+
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled) {
     const double white = 203; // cd/m², HDR reference white (BT.2408)
     const double knee = 0.75;
     // BT.2020 to BT.709 primaries, linear light (BT.2087).
@@ -234,7 +263,7 @@ void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height,
             if (transfer == TFK_TRANSFER_HLG) {
                 // OOTF for a 1000 cd/m² display: system gamma 1.2 on the scene luminance.
                 double luminance = 0.2627 * rgb[0] + 0.6780 * rgb[1] + 0.0593 * rgb[2];
-                double gain = 1000 * (luminance > 0 ? pow(luminance, 0.2) : 0);
+                double gain = tabled ? tfk_gain_table[tfk_step(luminance)] : 1000 * (luminance > 0 ? pow(luminance, 0.2) : 0);
                 for (int i = 0; i < 3; i++)
                     rgb[i] *= gain;
             }
@@ -252,6 +281,10 @@ void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height,
                 scale = mapped / peak;
             }
             for (int i = 0; i < 3; i++) {
+                if (tabled) {
+                    target[3 * x + i] = tfk_srgb_table[tfk_step(linear[i] * scale)];
+                    continue;
+                }
                 double value = tfk_srgb(linear[i] * scale) * 255 + 0.5;
                 target[3 * x + i] = (uint8_t) (value < 0 ? 0 : value > 255 ? 255 : value);
             }

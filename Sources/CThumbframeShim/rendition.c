@@ -386,7 +386,12 @@ static int tf_encode_picture(TFRendition *r, TFTrack *track, AVFrame *frame) {
     }
     if (pts < 0 && r->last_pts == AV_NOPTS_VALUE) pts = 0;
     if (r->last_pts != AV_NOPTS_VALUE && pts <= r->last_pts) return 0; // a repeated or late picture
-    int result = av_frame_make_writable(r->scaled);
+    // A frame of its own each time (the encoder may hold the last one): no copy of the old pixels.
+    av_frame_unref(r->scaled);
+    r->scaled->format = encoder->pix_fmt;
+    r->scaled->width = encoder->width;
+    r->scaled->height = encoder->height;
+    int result = av_frame_get_buffer(r->scaled, 0);
     if (result < 0) return result;
     const AVPixFmtDescriptor *format = av_pix_fmt_desc_get(frame->format);
     int space = frame->colorspace;
@@ -405,8 +410,8 @@ static int tf_encode_picture(TFRendition *r, TFTrack *track, AVFrame *frame) {
                                  1 << 16);
         if ((result = av_frame_make_writable(r->rgb24)) < 0) return result;
         sws_scale(r->to_rgb, (const uint8_t *const *) frame->data, frame->linesize, 0, frame->height, r->rgb48->data, r->rgb48->linesize);
-        tfk_tonemap_rgb48((const uint16_t *) r->rgb48->data[0], (size_t) r->rgb48->linesize[0], r->rgb48->width, r->rgb48->height,
-                          (TFKTransfer) r->settings->transfer, r->mapped);
+        tfk_tonemap_rgb48_frames((const uint16_t *) r->rgb48->data[0], (size_t) r->rgb48->linesize[0], r->rgb48->width, r->rgb48->height,
+                                 (TFKTransfer) r->settings->transfer, r->mapped);
         for (int y = 0; y < r->rgb24->height; y++)
             memcpy(r->rgb24->data[0] + (ptrdiff_t) y * r->rgb24->linesize[0], r->mapped + (size_t) y * (size_t) r->rgb24->width * 3,
                    (size_t) r->rgb24->width * 3);

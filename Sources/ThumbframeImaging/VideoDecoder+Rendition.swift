@@ -1,5 +1,6 @@
 internal import CFFmpeg
 internal import CThumbframeShim
+internal import CVips
 import Foundation
 package import ThumbframeManifest
 
@@ -32,9 +33,10 @@ package struct RenditionSettings: Codable, Sendable, Equatable {
             ? "transcode libx264 high \(Self.preset) crf \(Self.crf) max \(maxSide) aac" : "remux faststart"
     }
 
-    /// What shapes every rendition of a build (the state index re-makes its videos when it changes).
+    /// What shapes every rendition and scrub preview of a build (the state index re-makes its
+    /// videos when it changes).
     package var canonical: String {
-        mode == .none ? "none" : "\(mode.rawValue) \(recipe(.transcode))"
+        (mode == .none ? "none" : "\(mode.rawValue) \(recipe(.transcode))") + "; scrub " + Manifest.ScrubPreview.recipe
     }
 }
 
@@ -64,12 +66,7 @@ extension VideoDecoder {
             request.max_side = Int32(settings.maxSide)
             request.crf = Int32(RenditionSettings.crf)
             request.threads = Int32(RenditionSettings.encoderThreads)
-            request.transfer =
-                switch probe.info.hdr {
-                case "pq": 1
-                case "hlg": 2
-                default: 0
-                }
+            request.transfer = probe.transferCode
             request.max_pixels = Int64(probe.framePixels(limits))
             request.max_packet_bytes = Int64(maxPacketBytes)
             request.timeout_seconds = limits.videoTimeout
@@ -102,6 +99,81 @@ extension VideoDecoder {
                     rendition: Manifest.VideoRendition(
                         path: "", delivery: delivery, codecs: codecs, width: quarter ? height : width, height: quarter ? width : height,
                         duration: result.duration, bytes: Int(result.bytes), sha256: "")))
+        }
+    }
+}
+
+extension VideoDecoder {
+    /// A scrub sprite sheet: the JPEG and its tiles.
+    package struct Sprite: Sendable {
+        package var jpeg: [UInt8]
+        package var count: Int
+        package var interval: Double
+        package var columns: Int
+        package var tileWidth: Int
+        package var tileHeight: Int
+    }
+
+    /// The scrub sprite sheet of the video in `fd` (`size` bytes): `Manifest.ScrubPreview`'s
+    /// tiles, upright, HDR tone-mapped as posters are, as a JPEG without metadata. Within
+    /// `--decode-timeout` of its own.
+    package func sprite(fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?) -> Result<Sprite, DecodeFailure> {
+        Self.open(fd: fd, size: size, limits: limits, cancellation: cancellation) { video, probe in
+            let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
+            let geometry = Manifest.ScrubPreview.geometry(
+                duration: probe.info.duration, width: header.displayWidth, height: header.displayHeight)
+            let columns = min(Manifest.ScrubPreview.columnsPerRow, geometry.count)
+            let rows = (geometry.count + columns - 1) / columns
+            let (width, height) = (columns * geometry.tileWidth, rows * geometry.tileHeight)
+            var settings = TFSpriteSettings()
+            settings.video_stream = probe.stream.pointee.index
+            settings.count = Int32(geometry.count)
+            settings.interval = geometry.interval
+            settings.tile_width = Int32(geometry.tileWidth)
+            settings.tile_height = Int32(geometry.tileHeight)
+            settings.columns = Int32(columns)
+            settings.rotation = Int32(probe.info.rotation)
+            settings.transfer = probe.transferCode
+            settings.max_pixels = Int64(probe.framePixels(limits))
+            settings.timeout_seconds = limits.decodeTimeout
+            settings.stop = UnsafePointer(cancellation?.pointer)
+            var pixels = [UInt8](repeating: 0, count: width * height * 3)
+            var stopped: Int32 = 0
+            var message = [CChar](repeating: 0, count: 256)
+            let code = pixels.withUnsafeMutableBufferPointer {
+                tf_video_sprite(video, &settings, $0.baseAddress, &stopped, &message, message.count)
+            }
+            guard code == 0 else {
+                let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                return .failure(
+                    DecodeFailure.stopped(stopped, limits: limits) ?? DecodeFailure(stage: .decode, reason: "its scrub preview: " + reason))
+            }
+            let image = pixels.withUnsafeBytes { raw in
+                VipsDecoder.step(.encode) { tf_image_from_rgb(raw.baseAddress, raw.count, Int32(width), Int32(height), $0) }
+            }
+            return image.flatMap { sheet in
+                var buffer: UnsafeMutableRawPointer?
+                var length = 0
+                guard tf_save_buffer(sheet.pointer, TF_FORMAT_JPEG, Int32(Manifest.ScrubPreview.quality), 0, &buffer, &length) == 0,
+                    let buffer
+                else { return .failure(.vips(.encode)) }
+                defer { g_free(buffer) }
+                return .success(
+                    Sprite(
+                        jpeg: Array(UnsafeRawBufferPointer(start: buffer, count: length)), count: geometry.count,
+                        interval: geometry.interval, columns: columns, tileWidth: geometry.tileWidth, tileHeight: geometry.tileHeight))
+            }
+        }
+    }
+}
+
+extension VideoDecoder.Probe {
+    /// The HDR transfer as the C side names it (TFKTransfer): 1 PQ, 2 HLG, 0 SDR.
+    var transferCode: Int32 {
+        switch info.hdr {
+        case "pq": 1
+        case "hlg": 2
+        default: 0
         }
     }
 }

@@ -154,6 +154,20 @@ extension Manifest {
             }
         }
         if let video = media.video { check(video, "video") }
+        for (key, scrub) in [("video", media.video?.scrub), ("motion.video", media.motion?.video.scrub)] {
+            guard let scrub else { continue }
+            let jpeg = isThumbnailPath(scrub.sprite) && scrub.sprite.hasSuffix(".jpg")
+            let vtt = isThumbnailPath(scrub.vtt) && scrub.vtt.hasSuffix(".vtt")
+            if !jpeg || !vtt { problems.append("\(name).\(key).scrub names no JPEG and WebVTT file inside thumbs/") }
+            if !isSHA256(scrub.spriteSHA256) || !isSHA256(scrub.vttSHA256) || scrub.spriteBytes <= 0 || scrub.vttBytes <= 0 {
+                problems.append("\(name).\(key).scrub has no size or SHA-256")
+            }
+            if scrub.count < 1 || scrub.columns < 1 || scrub.columns > scrub.count || scrub.tileWidth < 1 || scrub.tileHeight < 1
+                || !(scrub.interval > 0)
+            {
+                problems.append("\(name).\(key).scrub has no tiles")
+            }
+        }
         if let animation = media.animation, animation.frames < 2 || !(animation.duration >= 0) || animation.loop < 0 {
             problems.append("\(name).animation needs 2 frames or more, a duration and a loop count of 0 or more")
         }

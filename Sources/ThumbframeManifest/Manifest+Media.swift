@@ -53,6 +53,9 @@ extension Manifest {
         /// (`--video-renditions`); nil otherwise. A frontend lists it after the original (by
         /// `codecs`) so a browser that plays the original takes that.
         public var rendition: VideoRendition?
+        /// Scrub previews: a sprite sheet of frames across the video and the WebVTT file that
+        /// maps times to its tiles (videos only; nil for motion parts and in older manifests).
+        public var scrub: ScrubPreview?
 
         /// How a video reaches every browser: as it is, remuxed, or transcoded.
         public enum Delivery: String, Codable, Hashable, Sendable, CaseIterable {
@@ -114,6 +117,20 @@ extension Manifest {
         }
     }
 
+    /// The files beside the thumbnails these facts name (`key` below `prefix`).
+    public static func files(of video: VideoInfo?, prefix: String) -> [VideoFile] {
+        guard let video else { return [] }
+        var files: [VideoFile] = []
+        if let rendition = video.rendition {
+            files.append(VideoFile(key: prefix + ".rendition", path: rendition.path, bytes: rendition.bytes, sha256: rendition.sha256))
+        }
+        if let scrub = video.scrub {
+            files.append(VideoFile(key: prefix + ".scrub.sprite", path: scrub.sprite, bytes: scrub.spriteBytes, sha256: scrub.spriteSHA256))
+            files.append(VideoFile(key: prefix + ".scrub.vtt", path: scrub.vtt, bytes: scrub.vttBytes, sha256: scrub.vttSHA256))
+        }
+        return files
+    }
+
     /// A video made for browsers from one that does not play everywhere as it is: the same
     /// streams in a fast-start MP4 (`remux`), or H.264 High and AAC (`transcode`). No metadata
     /// of the source is in it; its display matrix is the source's.
@@ -153,6 +170,97 @@ extension Manifest {
         }
     }
 
+    /// What a player shows while the user scrubs a video: one JPEG of tiles (the keyframe at or
+    /// before each `index × interval` seconds, in rows of `columns`), and a WebVTT file whose
+    /// cues are `<sprite>#xywh=x,y,w,h` (the convention Video.js, Plyr, JW Player and Jellyfin's
+    /// trickplay read), both beside the thumbnails.
+    public struct ScrubPreview: Codable, Hashable, Sendable {
+        /// The sprite sheet (`thumbs/XX/<hash>.jpg`) and its size in bytes and SHA-256.
+        public var sprite: String
+        public var spriteBytes: Int
+        public var spriteSHA256: String
+        /// The WebVTT file (`thumbs/XX/<hash>.vtt`, beside the sprite it names) and its size and SHA-256.
+        public var vtt: String
+        public var vttBytes: Int
+        public var vttSHA256: String
+        /// Seconds between tiles, and how many there are.
+        public var interval: Double
+        public var count: Int
+        /// Tiles per row of the sheet, and one tile's display size.
+        public var columns: Int
+        public var tileWidth: Int
+        public var tileHeight: Int
+
+        /// What shapes the sheet and its cues, canonically (part of their content address).
+        public static var recipe: String {
+            "tiles \(tileLongSide) columns \(columnsPerRow) max \(maximumTiles) jpeg q\(quality) keyframes"
+        }
+
+        /// The longest side of a tile, tiles per row, the most tiles, and the sheet's JPEG quality.
+        public static let tileLongSide = 160
+        public static let columnsPerRow = 10
+        public static let maximumTiles = 100
+        public static let quality = 70
+
+        /// The tiles of a video `duration` seconds long shown at `width` × `height`: a tile
+        /// every second, or every `ceil(duration / 100)` seconds past 100 s; the long side of
+        /// a tile `tileLongSide`, its aspect the video's.
+        public static func geometry(duration: Double, width: Int, height: Int)
+            -> (count: Int, interval: Double, tileWidth: Int, tileHeight: Int)
+        {
+            let interval = max(1, (duration / Double(maximumTiles)).rounded(.up))
+            let count = min(maximumTiles, max(1, Int((duration / interval).rounded(.up))))
+            let (w, h) = (max(1, width), max(1, height))
+            let side = Double(tileLongSide)
+            let tile =
+                w >= h
+                ? (tileLongSide, max(2, Int((side * Double(h) / Double(w)).rounded())))
+                : (max(2, Int((side * Double(w) / Double(h)).rounded())), tileLongSide)
+            return (count, interval, tile.0, tile.1)
+        }
+
+        /// The WebVTT text for a sheet named `sprite` (as the `.vtt` beside it refers to it): one
+        /// cue a tile, the last ending at `duration`.
+        public static func webVTT(
+            sprite: String, count: Int, interval: Double, columns: Int, tileWidth: Int, tileHeight: Int, duration: Double
+        )
+            -> String
+        {
+            func time(_ seconds: Double) -> String {
+                let milliseconds = Int((seconds * 1000).rounded())
+                let (hours, minutes) = (milliseconds / 3_600_000, milliseconds / 60_000 % 60)
+                let (whole, fraction) = (milliseconds / 1000 % 60, milliseconds % 1000)
+                return String(format: "%02d:%02d:%02d.%03d", hours, minutes, whole, fraction)
+            }
+            var text = "WEBVTT\n"
+            for index in 0..<count {
+                let start = Double(index) * interval
+                let end = index == count - 1 ? max(duration, start + 0.001) : Double(index + 1) * interval
+                let (x, y) = (index % columns * tileWidth, index / columns * tileHeight)
+                text += "\n\(time(start)) --> \(time(end))\n\(sprite)#xywh=\(x),\(y),\(tileWidth),\(tileHeight)\n"
+            }
+            return text
+        }
+
+        /// Creates scrub preview facts.
+        public init(
+            sprite: String, spriteBytes: Int, spriteSHA256: String, vtt: String, vttBytes: Int, vttSHA256: String,
+            interval: Double, count: Int, columns: Int, tileWidth: Int, tileHeight: Int
+        ) {
+            self.sprite = sprite
+            self.spriteBytes = spriteBytes
+            self.spriteSHA256 = spriteSHA256
+            self.vtt = vtt
+            self.vttBytes = vttBytes
+            self.vttSHA256 = vttSHA256
+            self.interval = interval
+            self.count = count
+            self.columns = columns
+            self.tileWidth = tileWidth
+            self.tileHeight = tileHeight
+        }
+    }
+
     /// Which videos get a rendition (`--video-renditions`).
     public enum VideoRenditions: String, Codable, Hashable, Sendable, CaseIterable {
         /// None: a frontend shows the poster and says when a video does not play.
@@ -172,6 +280,15 @@ extension Manifest {
             default: false
             }
         }
+    }
+
+    /// A file beside the thumbnails that a video's facts name: a rendition, a scrub sprite sheet
+    /// or its WebVTT file. `key` says where (`video.rendition`, `motion.video.scrub.vtt`, ...).
+    public struct VideoFile: Hashable, Sendable {
+        public var key: String
+        public var path: String
+        public var bytes: Int
+        public var sha256: String
     }
 
     /// How an animated image moves.
@@ -317,6 +434,11 @@ extension Manifest {
 
         /// A still photo.
         public static let photo = Media(kind: .photo)
+
+        /// The renditions, sprite sheets and WebVTT files of its video and its motion.
+        public var videoFiles: [VideoFile] {
+            Manifest.files(of: video, prefix: "video") + Manifest.files(of: motion?.video, prefix: "motion.video")
+        }
 
         /// Creates media facts.
         public init(

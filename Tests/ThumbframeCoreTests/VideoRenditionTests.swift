@@ -286,4 +286,93 @@ struct VideoRenditionTests {
             }
         }
     }
+
+    @Test(
+        "every video scrubs: a sprite sheet whose tiles are the frames at their times, upright, and a WebVTT file whose cues cover the video and name them",
+        .enabled(if: ffprobeAvailable, "needs the ffmpeg and ffprobe programs (scripts/bootstrap --test)"))
+    func scrubPreviews() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = root + "/lib"
+            try Fixtures.makeDirectory(source)
+            // Red, green and blue seconds (one keyframe at 0, so the tiles are decoded on, not sought);
+            // the second copy turned a quarter by its display matrix, the third 2 minutes long.
+            let colours = [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:size=320x180:rate=30:duration=2", "-f", "lavfi", "-i",
+                "color=c=lime:size=320x180:rate=30:duration=2", "-f", "lavfi", "-i", "color=c=blue:size=320x180:rate=30:duration=2",
+                "-filter_complex", "[0][1][2]concat=n=3:v=1[v]", "-map", "[v]", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            ]
+            for arguments in [
+                colours + [source + "/colours.mp4"],
+                ["-v", "error", "-y", "-i", source + "/colours.mp4", "-c", "copy", "-metadata:s:v:0", "rotate=90", source + "/turned.mp4"],
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=10:duration=125", "-c:v", "libx264", "-g", "50",
+                    source + "/long.mp4",
+                ],
+                // Red above blue, turned: the tiles show it as the poster does.
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:size=320x90:rate=30:duration=2", "-f", "lavfi", "-i",
+                    "color=c=blue:size=320x90:rate=30:duration=2", "-filter_complex", "[0][1]vstack[v]", "-map", "[v]", "-c:v", "libx264",
+                    "-pix_fmt", "yuv420p", root + "/halves.mp4",
+                ],
+                ["-v", "error", "-y", "-i", root + "/halves.mp4", "-c", "copy", "-metadata:s:v:0", "rotate=90", source + "/halves.mp4"],
+            ] {
+                let made = try await Processes.run("/usr/bin/env", ["ffmpeg"] + arguments)
+                #expect(made.status == 0, "\(made.stderr)")
+            }
+            let (report, manifest) = try await Fixtures.build(BuildOptions(source: source, output: root + "/out"))
+            #expect(manifest.failures.isEmpty && manifest.items.count == 4)
+            #expect(try ManifestValidator.problems(at: report.manifestPath) == [])
+            for item in manifest.items {
+                let video = try #require(item.video)
+                let scrub = try #require(video.scrub, "\(item.path)")
+                // One tile a second up to 100 s, then one every ceil(duration / 100) seconds.
+                let expected = video.duration > 100 ? (interval: 2.0, count: 63) : (interval: 1.0, count: Int(video.duration.rounded(.up)))
+                #expect((scrub.interval, scrub.count) == expected, "\(item.path): \(scrub)")
+                #expect(scrub.columns == min(10, scrub.count))
+                let landscape = item.image.width > item.image.height
+                #expect((scrub.tileWidth, scrub.tileHeight) == (landscape ? (160, 90) : (90, 160)), "\(item.path)")
+                let sheet = try Fixtures.decode(root + "/out/" + scrub.sprite)
+                let rows = (scrub.count + scrub.columns - 1) / scrub.columns
+                #expect((sheet.width, sheet.height) == (scrub.columns * scrub.tileWidth, rows * scrub.tileHeight), "\(item.path)")
+                // The cues: contiguous from 0 to the video's end, each naming its tile of the sheet beside it.
+                let vtt = String(decoding: try Data(contentsOf: URL(fileURLWithPath: root + "/out/" + scrub.vtt)), as: UTF8.self)
+                #expect(vtt.hasPrefix("WEBVTT\n"))
+                let cues = vtt.components(separatedBy: "\n\n").dropFirst().map { $0.split(separator: "\n").map(String.init) }
+                #expect(cues.count == scrub.count, "\(item.path)")
+                let sprite = String(scrub.sprite.split(separator: "/").last!)
+                func seconds(_ text: String) -> Double {
+                    let parts = text.split(separator: ":").map { Double($0)! }
+                    return parts[0] * 3600 + parts[1] * 60 + parts[2]
+                }
+                var end = 0.0
+                for (index, cue) in cues.enumerated() {
+                    let times = cue[0].components(separatedBy: " --> ")
+                    #expect(abs(seconds(times[0]) - end) < 0.0005, "\(item.path) cue \(index): \(cue)")
+                    end = seconds(times[1])
+                    let (x, y) = (index % scrub.columns * scrub.tileWidth, index / scrub.columns * scrub.tileHeight)
+                    #expect(cue[1] == "\(sprite)#xywh=\(x),\(y),\(scrub.tileWidth),\(scrub.tileHeight)", "\(cue)")
+                }
+                #expect(abs(end - video.duration) < 0.001, "\(item.path): ends at \(end)")
+                if item.path == "halves.mp4" {
+                    // Left and right of the first tile are the poster's left and right.
+                    let poster = try Fixtures.decode(root + "/out/" + (item.thumbnails["preview"]?.path ?? ""))
+                    for side in [0.25, 0.75] {
+                        let tile = sheet.colour(x: Int(Double(scrub.tileWidth) * side), y: scrub.tileHeight / 2)
+                        let shown = poster.colour(x: Int(Double(poster.width) * side), y: poster.height / 2)
+                        #expect(
+                            (tile.r > tile.b) == (shown.r > shown.b) && abs(Int(tile.r) - Int(tile.b)) > 150, "\(side): \(tile) \(shown)")
+                    }
+                }
+                guard item.path.hasPrefix("colours") || item.path.hasPrefix("turned") else { continue }
+                // Each tile is its second's colour: red, red, green, green, blue, blue.
+                for index in 0..<scrub.count {
+                    let (x, y) = (index % scrub.columns * scrub.tileWidth, index / scrub.columns * scrub.tileHeight)
+                    let pixel = sheet.colour(x: x + scrub.tileWidth / 2, y: y + scrub.tileHeight / 2)
+                    let channel = [pixel.r, pixel.g, pixel.b]
+                    let strongest = channel.firstIndex(of: channel.max()!)!
+                    #expect(strongest == index / 2 && channel.max()! > 200, "\(item.path) tile \(index): \(pixel)")
+                }
+            }
+        }
+    }
 }

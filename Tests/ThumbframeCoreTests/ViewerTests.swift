@@ -199,6 +199,8 @@ struct ViewerTests {
                 [
                     // An iPhone's HEVC: plays in Safari, not in Chromium without a hardware decoder.
                     ("phone.mov", VideoFixture().with { $0.codec = "libx265" }),
+                    // An old camera's MPEG-4 Part 2 in AVI: plays nowhere as it is.
+                    ("old.avi", VideoFixture().with { $0.codec = "mpeg4" }),
                     (
                         "clip.webm",
                         VideoFixture().with {
@@ -238,7 +240,7 @@ struct ViewerTests {
             options.viewer = true
             options.originalURL = "originals/"
             let (_, manifest) = try await Fixtures.build(options)
-            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .video, .photo, .photo])
+            #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .video, .video, .photo, .photo])
             #expect(manifest.settings.browserFormats == Manifest.browserImageFormats)
             #expect(manifest.items.filter { $0.rawFile != nil }.map(\.path) == ["DSC_9.JPG"])
             #expect(manifest.items.filter { $0.motion != nil }.count == 2)
@@ -253,7 +255,11 @@ struct ViewerTests {
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.contains(" 0 failed") && run.stdout.contains("portrait.mp4 plays"), "\(run.stdout)")
             // HEVC plays everywhere from its rendition; every video that has one lists it.
-            #expect(run.stdout.contains("ok   lightbox: phone.mov plays"), "\(run.stdout)")
+            // Every video plays, and scrubs with its sprite.
+            for video in ["phone.mov", "clip.webm", "portrait.mp4", "old.avi"] {
+                #expect(run.stdout.contains("ok   lightbox: \(video) plays"), "\(video): \(run.stdout)")
+                #expect(run.stdout.contains("ok   lightbox: \(video) scrubbed to"), "\(video): \(run.stdout)")
+            }
             let videos = manifest.items.compactMap { item in item.video.map { (item.path, $0) } }
             #expect(videos.filter { $0.1.rendition != nil }.map(\.0) == videos.filter { $0.1.delivery != .original }.map(\.0))
             #expect(videos.contains { $0.0 == "phone.mov" && $0.1.rendition?.delivery == .transcode })
@@ -289,7 +295,8 @@ struct ViewerTests {
                 ])
             #expect(page.status == 0 && page.stdout.contains("video portrait.mp4 plays"), "\(page.stdout)\n\(page.stderr)")
             #expect(page.stdout.contains("video phone.mov at the manifest's frame, from its rendition"), "\(page.stdout)")
-            #expect(page.stdout.contains("video phone.mov plays"), "\(page.stdout)")
+            #expect(page.stdout.contains("video phone.mov plays") && page.stdout.contains("video old.avi plays"), "\(page.stdout)")
+            #expect(page.stdout.contains("ok   phone: video portrait.mp4 scrubbed to"), "\(page.stdout)")
             #expect(page.stdout.contains("ok   phone: scan.tif loads the original or a rendition of the srcset"), "\(page.stdout)")
         }
     }

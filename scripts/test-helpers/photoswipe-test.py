@@ -176,6 +176,19 @@ for name, (width, height) in [("phone", (390, 844)), ("desktop", (1440, 900))]:
                 moved = wait(driver, """const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
                     return v.currentTime > 0.2 && v.currentTime""", 8)
                 check(f"{name}: video {item['path']} plays", played is True and bool(moved), f"{played} {moved}")
+                sheet = video.get("scrub")
+                if sheet:
+                    at = min(video["duration"] * 0.6, video["duration"] - 0.1)
+                    tile = min(sheet["count"] - 1, int(at // sheet["interval"]))
+                    position = f"{-(tile % sheet['columns']) * sheet['tileWidth']}px {-(tile // sheet['columns']) * sheet['tileHeight']}px"
+                    driver.execute_script(f"""const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
+                        v.pause(); v.currentTime = {at};""")
+                    shown = wait(driver, """const v = document.querySelector('.pswp__item[aria-hidden="false"] video');
+                        const s = v.parentElement.querySelector('.scrub');
+                        return s && s.style.display === 'block' && [s.style.display, s.style.backgroundPosition, s.style.backgroundImage];""", 3)
+                    check(f"{name}: video {item['path']} scrubbed to {at:.1f} s shows tile {tile} of its sprite",
+                          bool(shown) and shown[0] == "block" and shown[1] == position and sheet["sprite"] in shown[2],
+                          f"{shown} vs {position}")
                 webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
                 wait(driver, "return !document.querySelector('.pswp')", 5)
                 continue

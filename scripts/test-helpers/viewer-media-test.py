@@ -12,7 +12,8 @@ at 390x844 and checks:
     else the thumbnail its zoom ladder names for the fitted photo (a TIFF);
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its sources the original where this browser plays it and the
-    rendition where there is one, and plays (currentTime advances, no media error);
+    rendition where there is one, and plays (currentTime advances, no media error); a seek
+    shows its scrub sprite's tile for that time, gone when the seek ends;
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
     gone when it leaves; in the lightbox, the LIVE button plays it over the photo.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
@@ -137,6 +138,23 @@ try:
         time = wait(driver, "const v = document.getElementById('tf-video'); return v.currentTime > 0.2 && v.currentTime", 8)
         error = driver.execute_script("const v = document.getElementById('tf-video'); return [v.error && v.error.code, v.currentSrc]")
         check(f"lightbox: {item['path']} plays", played is True and bool(time) and not error[0], f"{played}, currentTime {time}, {error}")
+        # Scrubbing: a seek shows the sprite's tile for that time over the frame.
+        sheet = video.get("scrub")
+        if sheet:
+            at = min(video["duration"] * 0.6, video["duration"] - 0.1)
+            tile = min(sheet["count"] - 1, int(at // sheet["interval"]))
+            driver.execute_script(f"const v = document.getElementById('tf-video'); v.pause(); v.currentTime = {at};")
+            shown = wait(driver, """const s = document.getElementById('tf-scrub');
+                return !s.hidden && [s.hidden, s.dataset.tile, s.style.backgroundImage, s.style.backgroundPosition,
+                                     s.style.width, s.style.height];""", 3) or [True]
+            position = f"{-(tile % sheet['columns']) * sheet['tileWidth']}px {-(tile // sheet['columns']) * sheet['tileHeight']}px"
+            check(f"lightbox: {item['path']} scrubbed to {at:.1f} s shows tile {tile} of its sprite",
+                  shown[0] is False and len(shown) == 6 and shown[1] == str(tile) and sheet["sprite"] in shown[2]
+                  and shown[3] == position
+                  and shown[4] == f"{sheet['tileWidth']}px" and shown[5] == f"{sheet['tileHeight']}px", f"{shown} vs {position}")
+            driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}-scrub.png"))
+            gone = wait(driver, "return document.getElementById('tf-scrub').hidden", 3)
+            check(f"lightbox: {item['path']}'s scrub preview goes when the seek ends", gone)
         driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}.png"))
     driver.execute_script("thumbframeViewer.close()")
 

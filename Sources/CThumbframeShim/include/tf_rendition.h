@@ -58,6 +58,32 @@ typedef struct {
 int tf_video_write_rendition(TFVideo *video, int fd, const TFRenditionSettings *settings, TFRenditionResult *result, char *error,
                              size_t error_length);
 
+/// What a scrub sprite sheet is made of: `count` tiles, the frame at each `index × interval`
+/// seconds, each `tile_width` × `tile_height` (display orientation), in rows
+/// of `columns`, turned upright by `rotation` (degrees clockwise: 0, 90, 180, 270).
+typedef struct {
+    int video_stream;
+    int count;
+    double interval;
+    int tile_width;
+    int tile_height;
+    int columns;
+    int rotation;
+    /// 1 (PQ) or 2 (HLG): tone-mapped as posters are; 0 SDR.
+    int transfer;
+    int64_t max_pixels;
+    double timeout_seconds;
+    const int *stop;
+} TFSpriteSettings;
+
+/// Draws the sprite sheet of the open container `video` into `pixels`: packed 8-bit RGB,
+/// `columns × tile_width` wide and `ceil(count / columns) × tile_height` high (black where no
+/// tile is). Each tile is decoded on from the last one's frame, or after a seek to the keyframe
+/// before it when that lies further on (at most 60 frames a tile past where it starts), scaled
+/// by FFmpeg's bicubic scaler in the video's own matrix. 0 on success; a negative
+/// FFmpeg error and its reason in `error` otherwise (`*stopped`: a TFStopReason).
+int tf_video_sprite(TFVideo *video, const TFSpriteSettings *settings, uint8_t *pixels, int *stopped, char *error, size_t error_length);
+
 /// RFC 6381 codecs of a video stream and an optional audio stream as MP4 carries them
 /// (`hvc1.2.4.L153.B0,mp4a.40.2`) into `out`; 0 when one of them has no such name here.
 int tf_video_codecs(const AVCodecParameters *video, const AVCodecParameters *audio, char *out, size_t length);

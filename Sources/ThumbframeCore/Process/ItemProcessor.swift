@@ -21,8 +21,8 @@ struct ProcessingContext: Sendable {
     var cancellation: CancellationFlag?
     /// Which videos get renditions, and how they are made (`--video-renditions`, `--video-max-side`).
     var renditions = RenditionSettings()
-    /// Called as a rendition starts to be written (a decode worker tells the build, which gives
-    /// it `--video-timeout` from then).
+    /// Called as a rendition or scrub preview starts to be made (a decode worker tells the
+    /// build, which gives it `--video-timeout` from then; each keeps its own deadline inside).
     var renditionStarts: (@Sendable () -> Void)?
 
     /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
@@ -52,6 +52,13 @@ struct ProcessingContext: Sendable {
     /// MP4 alone) and what shapes the rendition (`RenditionSettings.recipe`).
     func renditionPath(sourceSHA256: String, delivery: Manifest.VideoInfo.Delivery) -> String {
         Self.contentPath("thumbframe-rendition-v1", sourceSHA256, renditions.recipe(delivery), nil, extension: "mp4")
+    }
+
+    /// Content-addressed locations of a video's scrub preview: its sprite sheet and the WebVTT
+    /// file beside it (one hash, two extensions), from the source's bytes and the tiles' recipe.
+    func scrubPaths(sourceSHA256: String) -> (sprite: String, vtt: String) {
+        let key = Digest.sha256("thumbframe-scrub-v1\n\(sourceSHA256)\n\(Manifest.ScrubPreview.recipe)")
+        return (OutputName.path(area: "thumbs", hash: key, extension: "jpg"), OutputName.path(area: "thumbs", hash: key, extension: "vtt"))
     }
 
     /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what
@@ -158,10 +165,9 @@ enum ItemProcessor {
     /// build and for `--check`: every thumbnail still holds the bytes the entry recorded, and a
     /// deep-zoom pyramid still has every tile it was made with.
     static func thumbnailsIntact(_ item: Manifest.Item, output: OutputDirectory) -> Bool {
-        let renditions = [item.video?.rendition, item.motion?.video.rendition].compactMap { $0 }
-        let intact = renditions.allSatisfy { rendition in
-            guard let file = output.open(file: rendition.path), let stat = file.stat(), stat.size == rendition.bytes else { return false }
-            return Digest.sha256(fd: file.fd, size: stat.size) == rendition.sha256
+        let intact = item.media.videoFiles.allSatisfy { file in
+            guard let opened = output.open(file: file.path), let stat = opened.stat(), stat.size == file.bytes else { return false }
+            return Digest.sha256(fd: opened.fd, size: stat.size) == file.sha256
         }
         return intact
             && item.thumbnails.values.allSatisfy { thumbnail in
@@ -384,21 +390,74 @@ enum ItemProcessor {
             VideoDecoder().decode(
                 fd: file.fd, size: stat.size, limits: context.limits, cancellation: context.cancellation, request: request)
         }
-        guard case .item(var item) = timed.outcome, let delivery = item.media.video?.delivery, context.renditions.mode.makes(delivery)
-        else { return timed }
-        switch rendition(fd: file.fd, offset: 0, size: stat.size, sha256: sha256, delivery: delivery, context: context) {
-        case .success(let made):
-            item.media.video?.rendition = made
-            timed.outcome = .item(item)
-        case .failure(let problem):
-            if let unwritable = problem.outputUnwritable {
-                timed.outcome = .failed(failure(source, .write, unwritable))
-                timed.outputUnwritable = unwritable
-            } else {
-                timed.note = problem.reason
+        guard case .item(var item) = timed.outcome, let video = item.media.video else { return timed }
+        var notes: [String] = []
+        func settle(_ problem: RenditionFailure) -> Bool {
+            guard let unwritable = problem.outputUnwritable else {
+                notes.append(problem.reason)
+                return true
+            }
+            timed.outcome = .failed(failure(source, .write, unwritable))
+            timed.outputUnwritable = unwritable
+            return false
+        }
+        if let delivery = video.delivery, context.renditions.mode.makes(delivery) {
+            switch rendition(fd: file.fd, offset: 0, size: stat.size, sha256: sha256, delivery: delivery, context: context) {
+            case .success(let made): item.media.video?.rendition = made
+            case .failure(let problem): guard settle(problem) else { return timed }
             }
         }
+        switch scrub(fd: file.fd, size: stat.size, sha256: sha256, video: video, image: item.image, context: context) {
+        case .success(let made): item.media.video?.scrub = made
+        case .failure(let problem): guard settle(problem) else { return timed }
+        }
+        timed.outcome = .item(item)
+        timed.note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         return timed
+    }
+
+    /// A video's scrub preview (`Manifest.ScrubPreview`): its sprite sheet and WebVTT file found
+    /// at their content address, else drawn and written now.
+    static func scrub(
+        fd: Int32, size: Int, sha256: String, video: Manifest.VideoInfo, image: Manifest.ImageInfo, context: ProcessingContext
+    ) -> Result<Manifest.ScrubPreview, RenditionFailure> {
+        let (spritePath, vttPath) = context.scrubPaths(sourceSHA256: sha256)
+        let geometry = Manifest.ScrubPreview.geometry(duration: video.duration, width: image.width, height: image.height)
+        let columns = min(Manifest.ScrubPreview.columnsPerRow, geometry.count)
+        func preview(_ sprite: (bytes: Int, sha256: String), _ vtt: (bytes: Int, sha256: String)) -> Manifest.ScrubPreview {
+            Manifest.ScrubPreview(
+                sprite: spritePath, spriteBytes: sprite.bytes, spriteSHA256: sprite.sha256, vtt: vttPath, vttBytes: vtt.bytes,
+                vttSHA256: vtt.sha256, interval: geometry.interval, count: geometry.count, columns: columns,
+                tileWidth: geometry.tileWidth, tileHeight: geometry.tileHeight)
+        }
+        if !context.overwrite, let sprite = existingVideo(spritePath, context: context), let vtt = existingVideo(vttPath, context: context)
+        {
+            return .success(preview(sprite, vtt))
+        }
+        // Its own deadline, as a rendition's: the poster may have used the decode's.
+        context.renditionStarts?()
+        let made: VideoDecoder.Sprite
+        switch VideoDecoder().sprite(fd: fd, size: size, limits: context.limits, cancellation: context.cancellation) {
+        case .success(let sprite): made = sprite
+        case .failure(let problem): return .failure(RenditionFailure(reason: "no scrub preview: " + problem.reason))
+        }
+        // The cues name the sheet beside them.
+        let name = String(spritePath.split(separator: "/").last ?? "")
+        let vtt = Array(
+            Manifest.ScrubPreview.webVTT(
+                sprite: name, count: made.count, interval: made.interval, columns: made.columns, tileWidth: made.tileWidth,
+                tileHeight: made.tileHeight, duration: video.duration
+            ).utf8)
+        do {
+            try context.output.journal([spritePath, vttPath])
+            try context.output.write(file: spritePath, made.jpeg, journaled: true)
+            try context.output.write(file: vttPath, vtt, journaled: true)
+        } catch {
+            let reason = "cannot write scrub preview \(spritePath): \(error.localizedDescription)"
+            return .failure(RenditionFailure(reason: reason, outputUnwritable: error.isOutputUnwritable ? reason : nil))
+        }
+        let hash = { (bytes: [UInt8]) in bytes.withUnsafeBytes(Digest.sha256) }
+        return .success(preview((made.jpeg.count, hash(made.jpeg)), (vtt.count, hash(vtt))))
     }
 
     /// `--verify`: nil when the previous entry is the same bytes with intact thumbnails (reuse

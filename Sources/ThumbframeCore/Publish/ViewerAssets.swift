@@ -19,7 +19,7 @@ enum ViewerAssets {
         <main id="tf-grid" aria-label="Photos"></main>
         <div id="tf-lightbox" role="dialog" aria-modal="true" aria-label="Photo" hidden>
           <div id="tf-mask"></div>
-          <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video></div></div>
+          <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video><div id="tf-scrub" aria-hidden="true" hidden></div></div></div>
           <p id="tf-note" role="status" hidden></p>
           <div id="tf-bar">
             <button id="tf-prev" type="button" aria-label="Previous">‹</button>
@@ -550,6 +550,31 @@ enum ViewerAssets {
             const last = player.lastElementChild;
             if (shownItem && shownItem.kind === "video" && last && event.target === last) cannotPlay(shownItem, last.getAttribute("src"));
           }, true);
+          // Scrub previews: while the video seeks (its slider dragged, an arrow key), the tile of its
+          // sprite sheet for that time (video.scrub) over the lower part of the frame; gone a moment
+          // after the seek ends.
+          const scrub = $("tf-scrub");
+          let scrubTimer = 0;
+          function showScrub() {
+            const sheet = shownItem && shownItem.video && shownItem.video.scrub;
+            if (!sheet || player.hidden) return;
+            const tile = Math.min(sheet.count - 1, Math.max(0, Math.floor(player.currentTime / sheet.interval)));
+            const left = parseFloat(player.style.left), top = parseFloat(player.style.top);
+            Object.assign(scrub.style, {
+              width: `${sheet.tileWidth}px`, height: `${sheet.tileHeight}px`, backgroundImage: `url("${url(sheet.sprite)}")`,
+              backgroundPosition: `${-(tile % sheet.columns) * sheet.tileWidth}px ${-Math.floor(tile / sheet.columns) * sheet.tileHeight}px`,
+              left: `${left + (parseFloat(player.style.width) - sheet.tileWidth) / 2}px`,
+              top: `${top + Math.max(0, parseFloat(player.style.height) - sheet.tileHeight - 64)}px` });
+            scrub.dataset.tile = tile;
+            scrub.hidden = false;
+            clearTimeout(scrubTimer);
+          }
+          function hideScrub(delay) {
+            clearTimeout(scrubTimer);
+            scrubTimer = setTimeout(() => { scrub.hidden = true; }, delay);
+          }
+          player.addEventListener("seeking", showScrub);
+          player.addEventListener("seeked", () => hideScrub(700));
           let current = -1, zoom = 1, frame = null, currentLayout = null, shownItem = null;
 
           function sectionOf(index) {
@@ -606,6 +631,7 @@ enum ViewerAssets {
             // --original-url there is no video to play, and the poster stays.
             stopMotion(content);
             player.pause();
+            hideScrub(0);
             const original = item.kind === "video" ? originalURL(item.path) : null;
             const rendition = item.video && item.video.rendition ? url(item.video.rendition.path) : null;
             const sources = item.video ? videoSources(item.video, original) : [];
@@ -949,6 +975,9 @@ enum ViewerAssets {
         #tf-content > .tf-motion { inset: auto; object-fit: fill; }
         #tf-video { position: absolute; display: block; background: #000; }
         #tf-video[hidden], #tf-image[hidden] { display: none; }
+        #tf-scrub { position: absolute; border: 2px solid #fff; border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.6);
+          background-repeat: no-repeat; pointer-events: none; }
+        #tf-scrub[hidden] { display: none; }
         .tf-cell:focus-visible { outline: 2px solid #6af; outline-offset: -2px; }
         #tf-lightbox { position: fixed; inset: 0; z-index: 10; touch-action: none; }
         #tf-lightbox[hidden] { display: none; }

@@ -153,12 +153,11 @@ package enum ManifestValidator {
                     report("items[\(index)].thumbnails.\(name) \(thumbnail.path): \(problem)")
                 }
             }
-            for (name, rendition) in [("video", item.video?.rendition), ("motion.video", item.motion?.video.rendition)] {
-                guard let rendition, Manifest.isThumbnailPath(rendition.path) else { continue }
+            for file in item.media.videoFiles where Manifest.isThumbnailPath(file.path) {
                 // Hashed a block at a time: a rendition is as long as its video.
-                let found = try? thumbnails.withFile(rendition.path) { fd, size in (size, Digest.sha256(fd: fd, size: size)) }
-                if found?.0 != rendition.bytes || found?.1 != rendition.sha256 {
-                    report("items[\(index)].\(name).rendition \(rendition.path): \(found == nil ? "missing" : "not the recorded bytes")")
+                let found = try? thumbnails.withFile(file.path) { fd, size in (size, Digest.sha256(fd: fd, size: size)) }
+                if found?.0 != file.bytes || found?.1 != file.sha256 {
+                    report("items[\(index)].\(file.key) \(file.path): \(found == nil ? "missing" : "not the recorded bytes")")
                 }
             }
             if let motion = item.motion, let path = motion.path, Manifest.isThumbnailPath(path) {

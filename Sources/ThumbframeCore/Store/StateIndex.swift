@@ -202,13 +202,11 @@ final class StateIndex {
         var contentIdentifier: String?
 
         /// The files in OUT_DIR the item names, with their sizes (-1: unknown): its thumbnails,
-        /// a Motion Photo's extracted MP4, and video renditions.
+        /// a Motion Photo's extracted MP4, video renditions and scrub previews.
         var files: [EncodedItem.OwnedFile] {
             var files = thumbnails.values.map { EncodedItem.OwnedFile(path: $0.path, bytes: $0.bytes ?? -1) }
             if let motion = media?.motion, let path = motion.path { files.append(.init(path: path, bytes: motion.bytes)) }
-            for rendition in [media?.video?.rendition, media?.motion?.video.rendition].compactMap({ $0 }) {
-                files.append(.init(path: rendition.path, bytes: rendition.bytes))
-            }
+            files += (media?.videoFiles ?? []).map { .init(path: $0.path, bytes: $0.bytes) }
             return files
         }
 

@@ -1,7 +1,7 @@
 import Foundation
 import ThumbframeManifest
 
-/// A path of the shape thumbframe writes under OUT_DIR: `thumbs/XX/<32 hex>.<jpg|webp|avif|mp4|dzi>` or
+/// A path of the shape thumbframe writes under OUT_DIR: `thumbs/XX/<32 hex>.<jpg|webp|avif|mp4|dzi|vtt>` or
 /// `pages/XX/<32 hex>.json`, the fan-out being the name's first two digits. Nothing of another
 /// shape is ever removed.
 struct OutputName: Equatable {
@@ -12,8 +12,9 @@ struct OutputName: Equatable {
     var fileBytes: [UInt8] { Array(file.utf8) }
 
     static let extensions: [String: Set<String>] = [
-        // A Motion Photo's extracted MP4 and a deep-zoom pyramid's `.dzi` live with the thumbnails.
-        "thumbs": Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension) + ["mp4", "dzi"]), "pages": ["json"],
+        // Video renditions and a Motion Photo's MP4, a deep-zoom pyramid's `.dzi` and a scrub
+        // preview's WebVTT live with the thumbnails.
+        "thumbs": Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension) + ["mp4", "dzi", "vtt"]), "pages": ["json"],
     ]
 
     init?(_ path: String) {
