@@ -21,6 +21,7 @@
 typedef struct {
     int fd;
     int64_t position;
+    int failure; // the errno of the first write that failed (a full disk, a quota, EIO)
 } TFTarget;
 
 static int tf_target_write(void *opaque, uint8_t *buffer, int size) {
@@ -29,7 +30,11 @@ static int tf_target_write(void *opaque, uint8_t *buffer, int size) {
     while (done < size) {
         ssize_t wrote = pwrite(target->fd, buffer + done, (size_t) (size - done), target->position);
         if (wrote < 0 && errno == EINTR) continue;
-        if (wrote <= 0) return AVERROR(wrote < 0 ? errno : EIO);
+        if (wrote <= 0) {
+            int code = wrote < 0 ? errno : EIO;
+            if (!target->failure) target->failure = code;
+            return AVERROR(code);
+        }
         done += (int) wrote;
         target->position += wrote;
     }
@@ -669,7 +674,10 @@ int tf_video_write_rendition(TFVideo *video, int fd, const TFRenditionSettings *
         avcodec_free_context(&r.tracks[i].encoder);
     }
     if (r.output) {
-        if (r.output->pb) tf_target_close(&r.output->pb);
+        if (r.output->pb) {
+            result->write_errno = ((TFTarget *) r.output->pb->opaque)->failure;
+            tf_target_close(&r.output->pb);
+        }
         avformat_free_context(r.output);
     }
     sws_freeContext(r.scaler);

@@ -54,6 +54,9 @@ package struct DecodeFailure: Error, Sendable, Equatable {
     /// The reason is the decoding library's process-wide message buffer, which parallel decodes
     /// can mix (see `ErrorWindows`).
     package var fromLibrary = false
+    /// The errno of a write into OUT_DIR that failed while the file's output was written by a
+    /// library (a rendition's muxer): the run's failure, not the file's.
+    package var outputErrno: Int32?
 
     package init(stage: Stage, reason: String, fromLibrary: Bool = false) {
         self.stage = stage

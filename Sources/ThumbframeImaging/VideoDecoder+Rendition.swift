@@ -79,6 +79,11 @@ extension VideoDecoder {
             }
             guard code == 0 else {
                 let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if result.write_errno != 0 {
+                    var failure = DecodeFailure(stage: .encode, reason: String(cString: strerror(result.write_errno)))
+                    failure.outputErrno = result.write_errno
+                    return .failure(failure)
+                }
                 if result.stopped == Int32(TF_STOP_DEADLINE.rawValue) {
                     return .failure(
                         DecodeFailure(

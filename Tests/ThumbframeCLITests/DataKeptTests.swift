@@ -312,6 +312,38 @@ struct DataKeptTests {
     }
 
     @Test(
+        "a disk that fills up while a video's rendition is written: exit 73 and nothing published, not a video without its rendition",
+        .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make the video"))
+    func fullDiskStopsARendition() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, small) = (root + "/lib", root + "/small")
+            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 1024) {
+                print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
+                return
+            }
+            defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
+            // Noise in HEVC: its H.264 rendition is several megabytes, its thumbnails a few dozen kilobytes.
+            try Fixtures.makeDirectory(lib)
+            let made = try await Processes.run(
+                "/usr/bin/env",
+                [
+                    "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "nullsrc=s=640x360:r=30:d=3,geq=random(1)*255:128:128",
+                    "-c:v", "libx265", "-x265-params", "log-level=error", "-crf", "20", lib + "/noise.mov",
+                ])
+            #expect(made.status == 0, "\(made.stderr)")
+            let out = small + "/out"
+            let run = try await CLITests.run(["build", lib, "--out", out])
+            #expect(run.status == 73, "\(run.stderr)")
+            #expect(run.stderr.contains("No space left on device"), "\(run.stderr)")
+            #expect(!run.stderr.contains("no rendition"), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out + "/manifest.json"), "nothing published from a full disk")
+            // No temporary file is left to fill the disk further.
+            let left = FileManager.default.enumerator(atPath: out)?.compactMap { $0 as? String }.filter { $0.contains(".tf-tmp-") }
+            #expect(left == [], "\(left ?? [])")
+        }
+    }
+
+    @Test(
         "a disk that fills up mid-build: exit 73, the state index kept as it was; with space back the next run reuses every file it recorded"
     )
     func fullDiskKeepsTheIndex() async throws {

@@ -49,6 +49,9 @@ typedef struct {
     char codecs[96];
     /// Why it stopped early: a TFStopReason.
     int stopped;
+    /// The errno of a write to `fd` that failed (ENOSPC, EDQUOT, EIO, ...), else 0: OUT_DIR's
+    /// failure, not the video's.
+    int write_errno;
 } TFRenditionResult;
 
 /// Writes the rendition of the open container `video` into `fd` (a new empty file opened for

@@ -278,19 +278,26 @@ enum ItemProcessor {
             facts = (probed.video, probed.width, probed.height, found.bytes, found.sha256)
         } else {
             let made: (written: VideoDecoder.Written, sha256: String)?
+            var unwritable: Int32?
             do {
-                made = try context.output.write(file: path) { output in
+                made = try context.output.write(file: path) { output -> (written: VideoDecoder.Written, sha256: String)? in
                     switch decoder.writeRendition(
                         fd: file.fd, offset: offset, size: size, into: output, delivery: .remux, settings: context.renditions,
                         maxPacketBytes: size, limits: context.limits, cancellation: context.cancellation)
                     {
-                    case .success(let written): Digest.sha256(fd: output, size: written.rendition.bytes).map { (written, $0) }
-                    case .failure: nil
+                    case .success(let written): return Digest.sha256(fd: output, size: written.rendition.bytes).map { (written, $0) }
+                    case .failure(let problem):
+                        unwritable = problem.outputErrno
+                        return nil
                     }
                 }
             } catch {
                 let reason = "cannot write motion \(path): \(error.localizedDescription)"
                 return (.failure(MotionWriteFailure(reason: reason, outputUnwritable: error.isOutputUnwritable)), nil)
+            }
+            if let code = unwritable, FileSystemError.posix(code).isOutputUnwritable {
+                let reason = "cannot write motion \(path): \(FileSystemError.posix(code).localizedDescription)"
+                return (.failure(MotionWriteFailure(reason: reason, outputUnwritable: true)), nil)
             }
             guard let made else { return nil }
             let written = made.written
@@ -357,6 +364,10 @@ enum ItemProcessor {
                 }
             }
             if let made { return .success(made) }
+            if let code = failure?.outputErrno, FileSystemError.posix(code).isOutputUnwritable {
+                let reason = "cannot write rendition \(path): \(FileSystemError.posix(code).localizedDescription)"
+                return .failure(RenditionFailure(reason: reason, outputUnwritable: reason))
+            }
             return .failure(RenditionFailure(reason: "no rendition: " + (failure?.reason ?? "it could not be read back")))
         } catch {
             let reason = "cannot write rendition \(path): \(error.localizedDescription)"
