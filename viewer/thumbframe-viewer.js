@@ -242,12 +242,17 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
 
   // ---- deep-zoom tiles ----------------------------------------------------------------------
   // A DeepZoom pyramid (thumbnails.tiles: the .dzi; tiles in <name>_files/<level>/<col>_<row>.<format>):
-  // the level whose pixels cover the device's at this zoom, only the tiles in view, laid over
-  // the image at its place and size; redrawn as the view scrolls or zooms.
+  // the smallest level whose pixels are at least as dense as the device's within TILE_STRETCH
+  // (a level pixel may cover up to 1.25 device pixels, as a deep-zoom viewer lets a level
+  // stretch before it fetches the next: the next level up has 4× the tiles, and upscaling by 1.25
+  // is not seen on a 2× screen), only the tiles in view, laid over the image at its place and
+  // size; redrawn as the view scrolls or zooms, once its position has settled.
+  const TILE_STRETCH = 1.25;
   const tileLayer = document.createElement("div");
   tileLayer.id = "tf-tiles";
-  let tileLevel = -1;
+  let tileLevel = -1, tilesHeld = false;
   function drawTiles() {
+    if (tilesHeld) return;  // a zoom step moves the view next: its tiles are those after it
     const entry = shownItem && shownItem.thumbnails.tiles;
     // Fitted, the renditions suffice (and a pull to dismiss moves the image alone).
     const sane = entry && entry.tiles && entry.tiles.tileSize >= 16 && entry.tiles.levels >= 1 && entry.tiles.levels <= 64;
@@ -261,9 +266,10 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const t = entry.tiles, top = t.levels - 1;
     const left = parseFloat(image.style.left), topPx = parseFloat(image.style.top), shown = parseFloat(image.style.width);
     const device = shown * (devicePixelRatio || 1);
-    // The smallest level at least as wide as the picture's device pixels (the full size past it).
+    // The smallest level at least as wide as the picture's device pixels over TILE_STRETCH (the
+    // full size past it).
     let level = top;
-    while (level > 0 && Math.ceil(entry.width / 2 ** (top - level + 1)) >= device - 0.5) level--;
+    while (level > 0 && Math.ceil(entry.width / 2 ** (top - level + 1)) * TILE_STRETCH >= device - 0.5) level--;
     const width = Math.ceil(entry.width / 2 ** (top - level)), height = Math.ceil(entry.height / 2 ** (top - level));
     const scale = shown / width, size = t.tileSize, overlap = t.overlap;
     if (level !== tileLevel) {
@@ -726,10 +732,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const rect = image.getBoundingClientRect();
     const fx = (clientX - rect.left) / rect.width, fy = (clientY - rect.top) / rect.height;
     zoom = Math.min(Math.max(target, 1), Math.max(1, relative(currentLayout.zoom.max)));
+    tilesHeld = true;  // the tiles of the view before the scroll below would be fetched for nothing
     place();
     const after = image.getBoundingClientRect();
     scroller.scrollLeft += after.left + fx * after.width - clientX;
     scroller.scrollTop += after.top + fy * after.height - clientY;
+    tilesHeld = false;
     if (rung && rung.name === "tiles") drawTiles();
   }
   image.dataset.zoom = "1";

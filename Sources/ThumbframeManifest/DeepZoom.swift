@@ -189,16 +189,22 @@ extension Manifest.Thumbnail {
 }
 
 extension Layout {
+    /// How far a DeepZoom level's pixel may be stretched over device pixels before the next level
+    /// is drawn (as a deep-zoom viewer lets a level stretch): the next level costs four times the
+    /// tiles, and 1.25× upscaling is not seen on a 2× screen. The web viewer uses the same.
+    public static let tileStretch = 1.25
+
     /// The DeepZoom level an app loads at `zoom` (this layout's units) when it shows `tiles` (an
-    /// item's `thumbnails.tiles`): the smallest whose pixels still cover the device's, the full
-    /// size past the `tiles` rung's `native`. nil when the layout has no `tiles` rung.
+    /// item's `thumbnails.tiles`): the smallest whose pixels cover the device's within
+    /// `tileStretch`, the full size past the `tiles` rung's `native`. nil when the layout has no
+    /// `tiles` rung.
     public func tileLevel(forZoom zoom: Double, tiles: Manifest.Thumbnail) -> Int? {
         guard let pyramid = tiles.tiles, let native = ladder?.first(where: { $0.name == Manifest.tilesName })?.native,
             native > 0, zoom > 0
         else { return nil }
         // Level L has 2^(top - L) times fewer pixels across than the full size, sharp to native / 2^(top - L).
         let top = max(0, pyramid.levels - 1)
-        let halvings = floor(log2(native / zoom) + 1e-9)
+        let halvings = floor(log2(native * Self.tileStretch / zoom) + 1e-9)
         guard halvings.isFinite else { return halvings > 0 ? 0 : top }
         return min(top, max(0, top - Int(min(64, max(0, halvings)))))
     }

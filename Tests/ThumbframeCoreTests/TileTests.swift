@@ -122,13 +122,15 @@ struct TileTests {
             for zoom in stride(from: 0.05, through: native * 1.5, by: native / 37) {
                 let level = try #require(layout.tileLevel(forZoom: zoom, tiles: tiles))
                 let width = Manifest.Tiles.size(level: level, levels: levels, width: 12_000, height: 8000).width
-                // Device pixels across the picture at this zoom, which the level's pixels cover...
+                // Device pixels across the picture at this zoom, which the level's pixels cover
+                // within the stretch...
                 let needed = zoom * layout.frame.width / layout.zoom.min * viewport.scale
-                #expect(Double(width) >= min(needed, 12_000) - 1, "\(viewport.name) zoom \(zoom): level \(level)")
+                let stretch = Layout.tileStretch
+                #expect(Double(width) * stretch >= min(needed, 12_000) - 1, "\(viewport.name) zoom \(zoom): level \(level)")
                 // ...and the level below would not (or this is the smallest).
                 if level > 0 {
                     let below = Manifest.Tiles.size(level: level - 1, levels: levels, width: 12_000, height: 8000).width
-                    #expect(Double(below) < needed + 1, "\(viewport.name) zoom \(zoom): level \(level) is more than needed")
+                    #expect(Double(below) * stretch < needed + 1, "\(viewport.name) zoom \(zoom): level \(level) is more than needed")
                 }
             }
         }
