@@ -39,6 +39,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        // zlib and Brotli, for the pre-compressed siblings of the manifest and its pages.
+        .systemLibrary(
+            name: "CCompress",
+            pkgConfig: "libbrotlienc",
+            providers: [.apt(["zlib1g-dev", "libbrotli-dev"]), .brew(["brotli"])]
+        ),
         // The build's state index in OUT_DIR (what a rerun compares against, without parsing JSON).
         .systemLibrary(
             name: "CSQLite",
@@ -93,7 +99,7 @@ let package = Package(
             cSettings: [.define("THUMBFRAME_IMAGING")]
         ),
 
-        .target(name: "ThumbframeCore", dependencies: ["ThumbframeManifest", "ThumbframeImaging", "CCrypto", "CSQLite"]),
+        .target(name: "ThumbframeCore", dependencies: ["ThumbframeManifest", "ThumbframeImaging", "CCrypto", "CSQLite", "CCompress"]),
         // scripts/benchmarks/bench-readers: the cost of ManifestReader's lookups, as an app sees it.
         .executableTarget(name: "thumbframe-reader-bench", dependencies: ["ThumbframeManifest"]),
         .executableTarget(

@@ -46,14 +46,30 @@ def start(usage):
 
 
 def serve(directory, delayed_prefix=None, delay=0.0):
-    """Serves DIRECTORY on 127.0.0.1; requests under DELAYED_PREFIX are answered after DELAY s.
-    Returns (base URL, server); server.requests lists (path, bytes) of every request."""
+    """Serves DIRECTORY on 127.0.0.1, a file's .br or .gz sibling where the browser accepts it
+    (as a static host does); requests under DELAYED_PREFIX are answered after DELAY s.
+    Returns (base URL, server); server.requests lists (path, bytes sent) of every request."""
 
     requests = []  # (path, bytes of the file answered), in the order they came
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):
             local = self.translate_path(self.path)
+            # A pre-compressed sibling the browser accepts, as nginx's gzip_static/brotli_static
+            # and Caddy's precompressed send it (Chromium asks for br over HTTPS only: gzip here).
+            accepted = self.headers.get("Accept-Encoding", "")
+            for suffix, encoding in ((".br", "br"), (".gz", "gzip")):
+                if encoding in accepted and os.path.isfile(local) and os.path.isfile(local + suffix):
+                    body = open(local + suffix, "rb").read()
+                    requests.append((self.path.split("?")[0], len(body)))
+                    self.send_response(200)
+                    self.send_header("Content-Type", self.guess_type(local))
+                    self.send_header("Content-Encoding", encoding)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.send_header("Vary", "Accept-Encoding")
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
             requests.append((self.path.split("?")[0], os.path.getsize(local) if os.path.isfile(local) else 0))
             if delayed_prefix and self.path.startswith(delayed_prefix):
                 time.sleep(delay)

@@ -109,7 +109,7 @@ extension Pruner {
     ) throws(ThumbframeError) -> Outcome {
         guard always || written.manifestWritten || isUnsettled else { return Outcome() }
         HeapTrim.now()
-        let pages = OwnedNames(paths: written.pages ?? Set(published.pages.keys))
+        let pages = OwnedNames(paths: Set((written.pages ?? Set(published.pages.keys)).flatMap(Publisher.pageFiles)))
         let outcome = try prune(keeping: try publisher.keptThumbnails().union(pages))
         if let note = outcome.foreignNote { publisher.events(.warning(note)) }
         return outcome

@@ -2,11 +2,22 @@ import Foundation
 import ThumbframeManifest
 
 /// The files a publish writes: pages under their content address, and the top document
-/// atomically, each only when its bytes change.
+/// atomically, each only when its bytes change, and beside each its pre-compressed siblings
+/// (`.gz`, `.br`: `Precompressed`).
 extension Publisher {
-    /// The pages of the published manifest that are still the files written.
+    /// The pages of the published manifest that are still the files written, each with its
+    /// pre-compressed siblings (a page without them, from before them or deleted, is written again).
     static func intactPages(_ published: StateIndex.Published, output: OutputDirectory) -> Set<String> {
-        Set(published.pages.filter { output.stat(file: $0.key)?.fingerprint == $0.value }.keys)
+        Set(
+            published.pages.filter { page, fingerprint in
+                output.stat(file: page)?.fingerprint == fingerprint
+                    && Precompressed.allCases.allSatisfy { (output.stat(file: page + $0.suffix)?.size ?? 0) > 0 }
+            }.keys)
+    }
+
+    /// Whether `manifest.json`'s pre-compressed siblings are there (not checked: their bytes).
+    static func manifestSiblingsPresent(_ output: OutputDirectory) -> Bool {
+        Precompressed.allCases.allSatisfy { (output.root.stat(Array((OutputDirectory.manifestName + $0.suffix).utf8))?.size ?? 0) > 0 }
     }
 
     /// Writes a page under its content address unless a file of that name holds those bytes
@@ -21,17 +32,38 @@ extension Publisher {
         }
         let sha256 = data.withUnsafeBytes(Digest.sha256)
         let path = OutputName.path(area: "pages", hash: sha256, extension: "json")
-        if let stat = output.stat(file: path), stat.isRegularFile, stat.size == data.count,
-            output.read(file: path).map({ $0.elementsEqual(data) }) == true
-        {
-            return path
-        }
+        let bytes = Array(data)
         do {
-            try output.write(file: path, Array(data))
+            if let stat = output.stat(file: path), stat.isRegularFile, stat.size == data.count,
+                output.read(file: path).map({ $0.elementsEqual(data) }) == true
+            {
+                // Its siblings are named after it: one there is these bytes compressed (validate
+                // checks), one missing is written.
+                for format in Precompressed.allCases where !((output.stat(file: path + format.suffix)?.size ?? 0) > 0) {
+                    try writeSibling(format, of: bytes, to: path + format.suffix, output: output)
+                }
+                return path
+            }
+            // The siblings first: a page's name on disk means its siblings are there.
+            for format in Precompressed.allCases { try writeSibling(format, of: bytes, to: path + format.suffix, output: output) }
+            try output.write(file: path, bytes)
         } catch {
             throw .cannotWrite(path: output.path + "/" + path, reason: error.localizedDescription)
         }
         return path
+    }
+
+    /// Writes `bytes` compressed as `format` to the page sibling `path`.
+    private static func writeSibling(_ format: Precompressed, of bytes: [UInt8], to path: String, output: OutputDirectory)
+        throws(FileSystemError)
+    {
+        guard let compressed = format.compress(bytes) else { throw .posix(ENOMEM) }
+        try output.write(file: path, compressed)
+    }
+
+    /// The files a page brings: itself and its pre-compressed siblings.
+    static func pageFiles(_ path: String) -> [String] {
+        [path] + Precompressed.allCases.map { path + $0.suffix }
     }
 
     /// Writes the top document only when its bytes change: pages and thumbnails are flushed to
@@ -50,16 +82,24 @@ extension Publisher {
             throw .cannotWrite(path: path, reason: "cannot encode manifest: \(error)")
         }
         let sha256 = data.withUnsafeBytes(Digest.sha256)
+        let bytes = Array(data)
         // Compared only when the sizes agree (a damaged manifest.json may be any size).
         let name = Array(OutputDirectory.manifestName.utf8)
-        if output.root.stat(name)?.size == data.count, let existing = try? output.root.readFile(name, limit: data.count),
-            existing.elementsEqual(data)
-        {
-            return (false, sha256)
-        }
+        let unchanged =
+            output.root.stat(name)?.size == data.count
+            && (try? output.root.readFile(name, limit: data.count)).map { $0.elementsEqual(data) } == true
         do {
+            // The siblings are written before the manifest they compress (when it changes, or
+            // when one is missing): a server that sends one sends a document whose pages exist.
+            for format in Precompressed.allCases {
+                let sibling = OutputDirectory.manifestName + format.suffix
+                if unchanged, (output.root.stat(Array(sibling.utf8))?.size ?? 0) > 0 { continue }
+                guard let compressed = format.compress(bytes) else { throw FileSystemError.posix(ENOMEM) }
+                try output.root.writeAtomically(compressed, to: sibling, durable: false)
+            }
+            if unchanged { return (false, sha256) }
             try output.root.syncFileSystem()
-            try output.root.writeAtomically(Array(data), to: OutputDirectory.manifestName, durable: true)
+            try output.root.writeAtomically(bytes, to: OutputDirectory.manifestName, durable: true)
         } catch {
             throw .cannotWrite(path: path, reason: error.localizedDescription)
         }

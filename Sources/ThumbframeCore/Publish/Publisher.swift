@@ -306,12 +306,13 @@ struct Publisher {
 
     /// True when `manifest.json` is what the index says was published: the same size,
     /// modification time and inode (as cheap as a `stat`), every page still the file written,
-    /// and with `--verify` the same SHA-256.
+    /// its and every page's pre-compressed siblings there, and with `--verify` the same SHA-256.
     func manifestIntact(_ published: StateIndex.Published) -> Bool {
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)), stat.isRegularFile,
             published.manifestFingerprint == stat.fingerprint
         else { return false }
-        guard Self.intactPages(published, output: output).count == published.pages.count else { return false }
+        guard Self.intactPages(published, output: output).count == published.pages.count, Self.manifestSiblingsPresent(output)
+        else { return false }
         return !verify || manifestHashes(published)
     }
 

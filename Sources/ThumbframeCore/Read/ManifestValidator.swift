@@ -42,13 +42,27 @@ package enum ManifestValidator {
                 } catch {
                     checker.report(error.localizedDescription)
                 }
+                for problem in siblingProblems(reference.path, in: folder) { checker.report(problem) }
             }
             if next != section.count { checker.report("sections[\(number)]'s pages hold \(next) items, the section \(section.count)") }
         }
         if checker.hasRoom, checker.counted != document.summary {
             checker.report("summary does not match the items of the pages")
         }
+        for problem in siblingProblems(OutputDirectory.manifestName, in: folder) { checker.report(problem) }
         return checker.finish()
+    }
+
+    /// The pre-compressed siblings of `path` (`.gz`, `.br`) that are there but do not hold its
+    /// bytes: a server would send them for it. (One missing is no problem: servers then send
+    /// the file itself.)
+    static func siblingProblems(_ path: String, in folder: ContainedDirectory) -> [String] {
+        guard let original = try? folder.read(path, limit: ManifestReader.maximumDocumentBytes) else { return [] }
+        return Precompressed.allCases.compactMap { format in
+            guard let sibling = try? folder.read(path + format.suffix, limit: ManifestReader.maximumDocumentBytes) else { return nil }
+            let bytes = format.decompress(Array(sibling), limit: original.count)
+            return bytes.map({ $0.elementsEqual(original) }) == true ? nil : "\(path)\(format.suffix) is not \(path) compressed"
+        }
     }
 
     /// Every problem of a manifest in memory; thumbnails are looked for under `thumbnailRoot`

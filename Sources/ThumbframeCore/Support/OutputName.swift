@@ -2,7 +2,7 @@ import Foundation
 import ThumbframeManifest
 
 /// A path of the shape thumbframe writes under OUT_DIR: `thumbs/XX/<32 hex>.<jpg|webp|avif|mp4|dzi|vtt>` or
-/// `pages/XX/<32 hex>.json`, the fan-out being the name's first two digits. Nothing of another
+/// `pages/XX/<32 hex>.<json|json.gz|json.br>`, the fan-out being the name's first two digits. Nothing of another
 /// shape is ever removed.
 struct OutputName: Equatable {
     /// `thumbs` or `pages`.
@@ -14,7 +14,9 @@ struct OutputName: Equatable {
     static let extensions: [String: Set<String>] = [
         // Video renditions and a Motion Photo's MP4, a deep-zoom pyramid's `.dzi` and a scrub
         // preview's WebVTT live with the thumbnails.
-        "thumbs": Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension) + ["mp4", "dzi", "vtt"]), "pages": ["json"],
+        "thumbs": Set(ThumbnailRecipe.Format.allCases.map(\.fileExtension) + ["mp4", "dzi", "vtt"]),
+        // A page and its pre-compressed siblings (`Precompressed`).
+        "pages": ["json", "json.gz", "json.br"],
     ]
 
     init?(_ path: String) {
@@ -33,7 +35,7 @@ struct OutputName: Equatable {
                     bytes[fanoutStart] == bytes[fileStart], bytes[fanoutStart + 1] == bytes[fileStart + 1]
                 else { return nil }
                 let extensionBytes = bytes[(fileStart + 33)...]
-                guard !extensionBytes.contains(UInt8(ascii: "/")), !extensionBytes.contains(UInt8(ascii: ".")) else { return nil }
+                guard !extensionBytes.contains(UInt8(ascii: "/")) else { return nil }
                 return (
                     area, String(decoding: bytes[fanoutStart..<(fanoutStart + 2)], as: UTF8.self),
                     String(decoding: bytes[fileStart...], as: UTF8.self)
@@ -41,9 +43,8 @@ struct OutputName: Equatable {
             })
         else { return nil }
         let (area, fanout, file) = parsed
-        guard let allowed = Self.extensions[area], let dot = file.lastIndex(of: "."),
-            allowed.contains(String(file[file.index(after: dot)...]))
-        else { return nil }
+        // Everything after the hash's dot: `jpg`, `json.gz`; only the area's own are names.
+        guard let allowed = Self.extensions[area], allowed.contains(String(file.utf8.dropFirst(33))!) else { return nil }
         self.area = area
         self.fanout = fanout
         self.file = file
