@@ -34,7 +34,7 @@ struct PrecompressedTests {
     }
 
     @Test(
-        "the manifest and every page have .gz and .br siblings of the same bytes, the same whatever --jobs; pruned with their page; made again when missing; validate checks them"
+        "the manifest, every page and the viewer's files have .gz and .br siblings of the same bytes, the same whatever --jobs; pruned with their page; made again when missing; validate checks them"
     )
     func siblings() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -67,6 +67,21 @@ struct PrecompressedTests {
             for file in [page + ".br", "manifest.json.gz"] { try FileManager.default.removeItem(atPath: one + "/" + file) }
             #expect(try await CLITests.run(["build", lib, "--out", one]).status == 0)
             #expect(try await Self.siblings(one).raw == second.raw)
+            // The viewer's files have theirs too; a file in the way that is not the viewer's is left alone.
+            #expect(try await CLITests.run(["build", lib, "--out", two, "--viewer"]).status == 0)
+            for name in ["index.html", "thumbframe-viewer.js", "thumbframe-viewer.css"] {
+                for program in ["gzip", "brotli"] {
+                    let same = try await Processes.run(
+                        "/bin/sh",
+                        ["-c", "\(program) -dc \"$1.\(program == "gzip" ? "gz" : "br")\" | cmp -s - \"$1\"", "sh", two + "/" + name])
+                    #expect(same.status == 0, "\(name) \(program)")
+                }
+            }
+            let viewer = root + "/viewer"
+            try Fixtures.write(Array("my own gzip".utf8), to: viewer + "/thumbframe-viewer.js.gz")
+            let refused = try await CLITests.run(["build", lib, "--out", viewer, "--viewer"])
+            #expect(refused.stderr.contains("thumbframe-viewer.js.gz is not thumbframe's viewer"), "\(refused.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: viewer + "/thumbframe-viewer.js.gz")) == Data("my own gzip".utf8))
             // validate: a sibling that is not its file compressed is named.
             try Data("{}".utf8).write(to: URL(fileURLWithPath: one + "/" + page + ".gz"))
             let validate = try await CLITests.run(["validate", one + "/manifest.json"])

@@ -75,7 +75,8 @@ struct VideoRenditionTests {
         let base = VideoFixture().with { $0.seconds = 1 }
         return [
             ("fast.mp4", base.with { $0.options = ["-movflags", "+faststart"] }, .original, false),
-            ("camera.mp4", base.with { $0.audio = true }, .remux, false),
+            // A camera's QuickTime file with its index at the end.
+            ("camera.mov", base.with { $0.audio = true }, .remux, false),
             ("clip.mkv", base.with { $0.audio = true }, .remux, false),
             (
                 "phone.mov",
@@ -133,6 +134,9 @@ struct VideoRenditionTests {
                 let made = try await Self.probe(path)
                 // The index first: a browser plays before it has the whole file.
                 #expect(try VideoDeliveryTests.moovFirst(path) == true, "\(name)")
+                if name == "camera.mov" {
+                    #expect(try VideoDeliveryTests.moovFirst(source + "/" + name) == false, "the original's index last")
+                }
                 let picture = try #require(made.video)
                 #expect(picture.codecName == (encoded ? "h264" : original.video?.codecName), "\(name): \(picture)")
                 if encoded {

@@ -2,7 +2,7 @@ import Foundation
 import ThumbframeManifest
 
 /// Writes the web viewer (`--viewer`) into OUT_DIR beside the manifest: `index.html`,
-/// `thumbframe-viewer.js`, `thumbframe-viewer.css`, and `thumbframe-viewer-data.js` (the
+/// `thumbframe-viewer.js`, `thumbframe-viewer.css` (each with its `.gz` and `.br` siblings), and `thumbframe-viewer-data.js` (the
 /// manifest and its pages as one script, so the page also works from `file://`, where browsers
 /// refuse `fetch`), for libraries of up to `maximumInlineItems` items.
 ///
@@ -37,8 +37,25 @@ struct ViewerWriter {
                 return "\(output.path)/\(name) is not thumbframe's viewer; the viewer was not written (move it, or choose another --out)"
             }
         }
+        // The same for the pre-compressed siblings: one there must be a viewer file compressed.
+        for (name, _) in Self.assets {
+            for format in Precompressed.allCases where output.root.stat(Array((name + format.suffix).utf8)) != nil {
+                if viewerSibling(name + format.suffix, format) == nil {
+                    return "\(output.path)/\(name)\(format.suffix) is not thumbframe's viewer; the viewer was not written "
+                        + "(move it, or choose another --out)"
+                }
+            }
+        }
         for (name, text) in Self.assets {
-            try replace(name, with: Array(text.utf8))
+            let bytes = Array(text.utf8)
+            // The siblings first (as for the manifest): a server that sends one sends this viewer.
+            for format in Precompressed.allCases where viewerSibling(name + format.suffix, format) != bytes {
+                guard let compressed = format.compress(bytes) else {
+                    throw .cannotWrite(path: output.path + "/" + name + format.suffix, reason: "cannot compress it")
+                }
+                try replace(name + format.suffix, with: compressed)
+            }
+            try replace(name, with: bytes)
         }
         if manifest.itemCount > Self.maximumInlineItems {
             _ = output.root.removeFile(Array(Self.dataName.utf8))
@@ -84,6 +101,17 @@ struct ViewerWriter {
             }
         }
         bytes += Array("}};\n".utf8)
+        return bytes
+    }
+
+    /// The viewer file a pre-compressed sibling holds, or nil when it is missing, not `format`,
+    /// or not the viewer's (no marker).
+    private func viewerSibling(_ name: String, _ format: Precompressed) -> [UInt8]? {
+        guard let stat = output.root.stat(Array(name.utf8)), stat.isRegularFile,
+            let compressed = try? output.root.readFile(Array(name.utf8), limit: 1 << 20),
+            let bytes = format.decompress(compressed, limit: 4 << 20),
+            String(decoding: bytes.prefix(512), as: UTF8.self).contains(Self.marker)
+        else { return nil }
         return bytes
     }
 
