@@ -162,7 +162,7 @@ def lazy_checks():
               f"{[(p, sent[p]) for p in files]}")
         # The bounds: the viewer's files (51 KB as they are, 14 KB compressed) and the top
         # document, one page of 256 items (470 KB as JSON; compressed a few KB for these alike
-        # photos, about a sixth for real ones), and no more thumbnails than cells rendered, each
+        # photos, about an eighth for real ones), and no more thumbnails than cells rendered, each
         # small: under 60 KB in all (22 KB measured; 522 KB with every file as it is).
         check("lazy: the first screen stays under 60 KB and 8 requests beyond one a rendered cell",
               total < 60_000 and len(paths) <= 8 + cells and thumbs <= cells, f"{len(paths)} requests, {total} bytes, "
