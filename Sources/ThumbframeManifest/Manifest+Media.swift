@@ -282,8 +282,9 @@ extension Manifest {
         }
     }
 
-    /// A file beside the thumbnails that a video's facts name: a rendition, a scrub sprite sheet
-    /// or its WebVTT file. `key` says where (`video.rendition`, `motion.video.scrub.vtt`, ...).
+    /// A file beside the thumbnails that a video's facts name: a Motion Photo's MP4, a rendition,
+    /// a scrub sprite sheet or its WebVTT file. `key` says where (`motion`, `video.rendition`,
+    /// `motion.video.scrub.vtt`, ...).
     public struct VideoFile: Hashable, Sendable {
         public var key: String
         public var path: String
@@ -435,9 +436,14 @@ extension Manifest {
         /// A still photo.
         public static let photo = Media(kind: .photo)
 
-        /// The renditions, sprite sheets and WebVTT files of its video and its motion.
+        /// The files beside the thumbnails its kind adds: a Motion Photo's extracted MP4, and the
+        /// renditions, sprite sheets and WebVTT files of its video and its motion.
         public var videoFiles: [VideoFile] {
-            Manifest.files(of: video, prefix: "video") + Manifest.files(of: motion?.video, prefix: "motion.video")
+            let extracted = motion.flatMap { motion in
+                motion.path.map { VideoFile(key: "motion", path: $0, bytes: motion.bytes, sha256: motion.sha256) }
+            }
+            return (extracted.map { [$0] } ?? []) + Manifest.files(of: video, prefix: "video")
+                + Manifest.files(of: motion?.video, prefix: "motion.video")
         }
 
         /// Creates media facts.

@@ -288,6 +288,15 @@ struct VideoRenditionTests {
                 let probe = try await Self.probe(root + "/out/" + rendition.path)
                 #expect(probe.video?.codecName == "h264" && abs(probe.duration - motion.video.duration) < 0.1, "\(probe)")
             }
+            // validate hashes the extracted MP4 as it hashes renditions: a changed byte is named.
+            let extracted = root + "/out/" + (embedded.path ?? "")
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: extracted))
+            bytes[bytes.count / 2] ^= 0xFF
+            try bytes.write(to: URL(fileURLWithPath: extracted))
+            let problems = try ManifestValidator.problems(at: report.manifestPath)
+            #expect(
+                problems.contains { $0.contains("].motion \(embedded.path ?? "")") && $0.contains("not the recorded bytes") }, "\(problems)"
+            )
         }
     }
 

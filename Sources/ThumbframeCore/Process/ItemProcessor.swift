@@ -271,7 +271,7 @@ enum ItemProcessor {
         let decoder = VideoDecoder()
         let (offset, size) = (range.lowerBound, range.count)
         var facts: (video: Manifest.VideoInfo, width: Int, height: Int, bytes: Int, sha256: String)
-        if !context.overwrite, let found = existingVideo(path, context: context),
+        if !context.overwrite, let found = existingOutput(path, context: context),
             case .success(let probed) = decoder.probe(
                 fd: file.fd, offset: offset, size: size, limits: context.limits, cancellation: context.cancellation)
         {
@@ -335,7 +335,7 @@ enum ItemProcessor {
     ) -> Result<Manifest.VideoRendition, RenditionFailure> {
         let path = context.renditionPath(sourceSHA256: sha256, delivery: delivery)
         let decoder = VideoDecoder()
-        if !context.overwrite, let found = existingVideo(path, context: context), let opened = context.output.open(file: path),
+        if !context.overwrite, let found = existingOutput(path, context: context), let opened = context.output.open(file: path),
             case .success(let probed) = decoder.probe(
                 fd: opened.fd, offset: 0, size: found.bytes, limits: context.limits, cancellation: context.cancellation),
             let codecs = probed.video.codecs
@@ -373,14 +373,6 @@ enum ItemProcessor {
             let reason = "cannot write rendition \(path): \(error.localizedDescription)"
             return .failure(RenditionFailure(reason: reason, outputUnwritable: error.isOutputUnwritable ? reason : nil))
         }
-    }
-
-    /// A video file already at its content address with the size the state index recorded (or,
-    /// written by a run killed before it recorded it, any size), and its hash; nil otherwise.
-    private static func existingVideo(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
-        guard let file = context.output.open(file: path), let stat = file.stat(), stat.isRegularFile, stat.size > 0 else { return nil }
-        if let bytes = context.recorded[path], bytes != stat.size { return nil }
-        return Digest.sha256(fd: file.fd, size: stat.size).map { (stat.size, $0) }
     }
 
     /// A video: hashed and decoded through its descriptor, never read whole (its size is not
@@ -441,7 +433,8 @@ enum ItemProcessor {
                 vttSHA256: vtt.sha256, interval: geometry.interval, count: geometry.count, columns: columns,
                 tileWidth: geometry.tileWidth, tileHeight: geometry.tileHeight)
         }
-        if !context.overwrite, let sprite = existingVideo(spritePath, context: context), let vtt = existingVideo(vttPath, context: context)
+        if !context.overwrite, let sprite = existingOutput(spritePath, context: context),
+            let vtt = existingOutput(vttPath, context: context)
         {
             return .success(preview(sprite, vtt))
         }
@@ -508,7 +501,7 @@ enum ItemProcessor {
             for output in plan.outputs {
                 let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, header: header)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
-                if !context.overwrite, let existing = existingThumbnail(path, context: context) {
+                if !context.overwrite, let existing = existingOutput(path, context: context) {
                     (entry.bytes, entry.sha256) = (existing.bytes, existing.sha256)
                 } else {
                     missing.append((output, path))
@@ -633,14 +626,14 @@ enum ItemProcessor {
         }
     }
 
-    /// A thumbnail already at its content address: taken when it still has the size the state
-    /// index recorded, or (written by a run killed before it recorded it) when it can be read
-    /// now; its hash is taken from its bytes. Anything else is written again.
-    private static func existingThumbnail(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
-        guard let stat = context.output.stat(file: path), stat.isRegularFile, stat.size > 0 else { return nil }
+    /// A thumbnail, rendition, sprite sheet or motion MP4 already at its content address: taken
+    /// when it still has the size the state index recorded, or (written by a run killed before it
+    /// recorded it) when it can be read now; its hash is taken from its bytes, a block at a time
+    /// (a rendition is as long as its video). Anything else is written again.
+    private static func existingOutput(_ path: String, context: ProcessingContext) -> (bytes: Int, sha256: String)? {
+        guard let file = context.output.open(file: path), let stat = file.stat(), stat.isRegularFile, stat.size > 0 else { return nil }
         if let bytes = context.recorded[path], bytes != stat.size { return nil }
-        guard let bytes = context.output.read(file: path), bytes.count == stat.size else { return nil }
-        return (bytes.count, bytes.withUnsafeBytes(Digest.sha256))
+        return Digest.sha256(fd: file.fd, size: stat.size).map { (stat.size, $0) }
     }
 
     static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {

@@ -205,7 +205,6 @@ final class StateIndex {
         /// a Motion Photo's extracted MP4, video renditions and scrub previews.
         var files: [EncodedItem.OwnedFile] {
             var files = thumbnails.values.map { EncodedItem.OwnedFile(path: $0.path, bytes: $0.bytes ?? -1) }
-            if let motion = media?.motion, let path = motion.path { files.append(.init(path: path, bytes: motion.bytes)) }
             files += (media?.videoFiles ?? []).map { .init(path: $0.path, bytes: $0.bytes) }
             return files
         }
