@@ -1,6 +1,7 @@
-// thumbframe viewer: written by `thumbframe build --viewer`; reads manifest.json and its pages
-// (or thumbframe-viewer-data.js, which the build writes for file:// use), paints a justified
-// grid from the placeholders first, and opens a lightbox laid out with the manifest's frames.
+// thumbframe viewer: written by `thumbframe build --viewer`; reads manifest.json and its grid
+// pages (or thumbframe-viewer-data.js, which the build writes for file:// use), paints a
+// justified grid from the placeholders first, and opens a lightbox laid out with the manifest's
+// frames from the full pages, fetched only when a photo opens.
 "use strict";
 // The viewer's arithmetic, apart from the page so that node can test it (viewer/test/).
 const thumbframeViewerCore = (() => {
@@ -118,7 +119,9 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   }
 
 
-  let manifest, settings, items = [], base = new URL("./", location.href);
+  // `cells`: what the grid draws of each item (its grid page's cell); `items`: the full items,
+  // fetched a page at a time when the lightbox needs them. Both by flat index.
+  let manifest, settings, items = [], cells = [], base = new URL("./", location.href);
   const url = (path) => new URL(path, base).href;
 
   // The manifest and its pages as one script, which the build writes for file://, where fetch
@@ -138,6 +141,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   async function load() {
     const data = await dataScript();
     if (data) return { doc: data.manifest, page: async (path) => data.pages[path] };
+    // index.html asked for manifest.json as it was parsed (a preload): this fetch takes that response.
     const response = await fetch(url("manifest.json"));
     if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);
     return { doc: await response.json(), page: async (path) => (await fetch(url(path))).json() };
@@ -335,11 +339,11 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   };
   // What a grid cell says of its kind: a video's length, LIVE, GIF or WEBP; RAW for a JPEG shown
   // in place of the RAW shot with it.
-  function badge(item) {
-    if (item.kind === "video" && item.video) return clock(item.video.duration);
-    if (item.kind === "animated") return item.image.format.toUpperCase();
-    if (item.motion) return "LIVE";
-    if (item.rawFile) return "RAW";
+  function badge(cell) {
+    if (cell.kind === "video" && cell.duration !== undefined) return clock(cell.duration);
+    if (cell.kind === "animated") return cell.format.toUpperCase();
+    if (cell.motion) return "LIVE";
+    if (cell.raw) return "RAW";
     return null;
   }
   // Plays a photo's motion over `host` (muted, inline) while the pointer is on it or it is pressed.
@@ -360,26 +364,85 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   const observer = new IntersectionObserver((entries) => {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
-      const cell = entry.target, item = items[+cell.dataset.index];
+      const cell = entry.target, item = cells[+cell.dataset.index];
       observer.unobserve(cell);
       paintPlaceholder(cell, item);
       const img = cell.querySelector("img");
       const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
-      if (family.length) {
-        img.srcset = family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
-        img.sizes = `${Math.ceil(parseFloat(cell.style.width))}px`;
-      }
-      img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
+      // The smallest rendition whose pixels cover the cell's device pixels within TILE_STRETCH
+      // (as a deep-zoom level: a 16:9 cell of a phone's row takes the 512-px `small` stretched
+      // by 1.15, not the 1 280-px preview, five times its bytes): `sizes` is the cell's width
+      // over it.
+      // (An image starts loading as its srcset is set: all three at once, when its turn comes.)
+      const start = () => {
+        if (family.length) {
+          img.srcset = family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
+          img.sizes = `${Math.ceil(parseFloat(cell.style.width) / TILE_STRETCH)}px`;
+        }
+        img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
+      };
+      const box = entry.boundingClientRect;
+      loadCellImage(img, start, box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth);
     }
   }, { rootMargin: "400px" });
+  // The screen's images first: a cell in the margin below it waits until every cell on screen
+  // has its image (or none has come for 3 s: a stalled one), so they do not share the network
+  // with them.
+  let onScreen = 0, marginTimer = 0;
+  const margin = [];
+  function flushMargin() {
+    clearTimeout(marginTimer);
+    while (margin.length) margin.shift()();
+  }
+  function loadCellImage(img, start, shown) {
+    if (!shown) {
+      if (!onScreen) start();
+      else margin.push(start);
+      return;
+    }
+    onScreen++;
+    const settled = () => {
+      if (--onScreen === 0) return flushMargin();
+      clearTimeout(marginTimer);
+      marginTimer = setTimeout(flushMargin, 3000);
+    };
+    img.addEventListener("load", settled, { once: true });
+    img.addEventListener("error", settled, { once: true });
+    img.fetchPriority = "high";
+    start();
+    clearTimeout(marginTimer);
+    marginTimer = setTimeout(flushMargin, 3000);
+  }
 
   // Each section is a title and one block per manifest page, sized by an estimate until the
-  // page comes near the screen; then its items are fetched and laid out in justified rows
-  // (rows break at page boundaries). A library of a million photos loads what is looked at.
+  // page comes near the screen; then its grid page (the cells: path, shape, placeholder,
+  // thumbnails) is fetched and laid out in justified rows (rows break at page boundaries). A
+  // library of a million photos loads what is looked at, and the full pages of what is opened.
   const rowTarget = () => (innerWidth < 600 ? 110 : 200);
   const gridWidth = () => $("tf-grid").clientWidth - 8;
   let source = null;
   const pagesLoaded = new Map();  // page path -> Promise of its items
+  const gridsLoaded = new Map();  // page path -> Promise of its cells
+
+  // A page's cells: its grid page, or (a manifest from before grid pages) its full items.
+  function loadCells(section, page) {
+    if (!gridsLoaded.has(page.path)) {
+      gridsLoaded.set(page.path, (page.grid ? source.page(page.grid) : loadPage(section, page).then((list) => ({ items: list.map(cellOf) })))
+        .then((grid) => {
+          for (const cell of grid.items) {
+            cell.flat = section.start + cell.item;
+            cells[cell.flat] = cell;
+          }
+          return grid.items;
+        }));
+    }
+    return gridsLoaded.get(page.path);
+  }
+  // The cell of a full item (from a page of a manifest without grid pages).
+  const cellOf = (item) => ({ item: item.item, path: item.path, kind: item.kind, width: item.image.width,
+    height: item.image.height, format: item.image.format, duration: item.video && item.video.duration,
+    motion: !!item.motion, raw: !!item.rawFile, captured: item.exif && item.exif.capturedAt,
+    placeholder: item.placeholder, thumbnails: item.thumbnails });
 
   function loadPage(section, page) {
     if (!pagesLoaded.has(page.path)) {
@@ -399,7 +462,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       if (!entry.isIntersecting) continue;
       pageObserver.unobserve(entry.target);
       const { section, page } = entry.target.tfPage;
-      loadPage(section, page).then((pageItems) => renderPage(entry.target, pageItems));
+      loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells));
     }
   }, { rootMargin: "1200px 0px" });
 
@@ -423,13 +486,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     }
   }
 
-  function renderPage(block, pageItems) {
-    block.tfItems = pageItems;
+  function renderPage(block, pageCells) {
+    block.tfCells = pageCells;
     const width = gridWidth(), gap = 4, target = rowTarget();
     let row = [];
     const flush = (last) => {
       if (!row.length) return;
-      const aspects = row.map((item) => item.image.width / item.image.height);
+      const aspects = row.map((item) => item.width / item.height);
       const sum = aspects.reduce((a, b) => a + b, 0);
       const height = last ? Math.min(target, (width - gap * (row.length - 1)) / sum) : (width - gap * (row.length - 1)) / sum;
       const rowElement = document.createElement("div");
@@ -457,8 +520,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
           cell.dataset.kind = item.motion ? "motion" : item.kind;
         }
         if (item.motion) {
-          cell.addEventListener("pointerenter", () => playMotion(cell, item, false));
-          cell.addEventListener("pointerleave", () => stopMotion(cell));
+          // The motion's file is in the full page: read when the pointer first comes.
+          cell.addEventListener("pointerenter", () => {
+            cell.tfHovered = true;
+            itemAt(item.flat).then((full) => { if (cell.tfHovered) playMotion(cell, full, false); });
+          });
+          cell.addEventListener("pointerleave", () => { cell.tfHovered = false; stopMotion(cell); });
         }
         cell.addEventListener("click", () => open(item.flat));
         rowElement.append(cell);
@@ -468,9 +535,9 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       row = [];
     };
     let aspectSum = 0;
-    for (const item of pageItems) {
+    for (const item of pageCells) {
       row.push(item);
-      aspectSum += item.image.width / item.image.height;
+      aspectSum += item.width / item.height;
       if (aspectSum * target + gap * (row.length - 1) >= width) {
         flush(false);
         aspectSum = 0;
@@ -659,7 +726,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const sections = [...manifest.sections].sort((a, b) => (b.name === directory) - (a.name === directory));
     for (const section of sections)
       for (const page of section.pages) {
-        const found = (await loadPage(section, page)).find((item) => item.path === path);
+        const found = (await loadCells(section, page)).find((item) => item.path === path);
         if (found) {
           if (atLoad) history.replaceState(null, "", location.pathname + location.search);
           historyEntry = !atLoad;
@@ -667,10 +734,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
         }
       }
   }
-  // What a cell or the lightbox's image says to a screen reader: the file, its kind and date.
+  // What a cell or the lightbox's image says to a screen reader: the file, its kind and date
+  // (a cell's `captured`, an item's `exif.capturedAt`).
   function describe(item) {
     const kind = item.kind === "video" ? "video" : item.kind === "animated" ? "animation" : item.motion ? "live photo" : "photo";
-    const date = item.exif && item.exif.capturedAt ? `, ${item.exif.capturedAt.slice(0, 10)}` : "";
+    const captured = item.captured || (item.exif && item.exif.capturedAt);
+    const date = captured ? `, ${captured.slice(0, 10)}` : "";
     return `${kind} ${item.path}${date}`;
   }
   // Keyboard focus stays in the open lightbox: Tab and Shift+Tab cycle through its controls.
@@ -879,13 +948,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     laidOutWidth = gridWidth();
     const perRow = Math.max(1, laidOutWidth / (rowTarget() * 1.3));
     for (const block of document.querySelectorAll(".tf-page")) {
-      if (!block.tfItems) {
+      if (!block.tfCells) {
         block.style.minHeight = `${Math.ceil(block.tfPage.page.count / perRow) * (rowTarget() + 4)}px`;
         continue;
       }
       for (const cell of block.querySelectorAll(".tf-cell")) observer.unobserve(cell);
       block.replaceChildren();
-      renderPage(block, block.tfItems);
+      renderPage(block, block.tfCells);
     }
   });
 
@@ -918,7 +987,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       Object.assign(video.style, { left: image.style.left, top: image.style.top, width: image.style.width, height: image.style.height });
   }
   new MutationObserver(placeMotion).observe(content, { childList: true });
-  window.thumbframeViewer = { open, show, close, items: () => items, itemAt, zoomTo, zoom: () => zoom, layout: (i) => layout(items[i]),
+  window.thumbframeViewer = { open, show, close, items: () => items, cells: () => cells, itemAt, zoomTo, zoom: () => zoom, layout: (i) => layout(items[i]),
     thumbHashToRGBA: (base64) => { const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
       return [r.w, r.h, Array.from(r.rgba)]; } };
 })(thumbframeViewerCore);

@@ -153,12 +153,16 @@ extension Manifest {
         public var start: Int
         /// Items in the page.
         public var count: Int
+        /// The page's grid page (`ManifestGridPage`, `pages/XX/<32 hex>.json`): what a grid
+        /// draws of its items. Absent in manifests written before thumbframe made them.
+        public var grid: String?
 
         /// Creates a page reference.
-        public init(path: String, start: Int, count: Int) {
+        public init(path: String, start: Int, count: Int, grid: String? = nil) {
             self.path = path
             self.start = start
             self.count = count
+            self.grid = grid
         }
     }
 }

@@ -48,8 +48,20 @@ extension ManifestReader {
     public func thumbnail(
         of item: Manifest.Item, forCellWidth width: Double, height: Double, scale: Double
     ) -> Manifest.Thumbnail? {
-        let aspect = item.aspectRatio
-        let candidates = item.thumbnails.values.filter { thumbnail in
+        Self.thumbnail(among: item.thumbnails, aspect: item.aspectRatio, width: width, height: height, scale: scale)
+    }
+
+    /// The same for a grid cell (`cells(in:)`): the smallest of its thumbnails that covers it.
+    public func thumbnail(
+        of cell: ManifestGridPage.Cell, forCellWidth width: Double, height: Double, scale: Double
+    ) -> Manifest.Thumbnail? {
+        Self.thumbnail(among: cell.thumbnails, aspect: cell.aspectRatio, width: width, height: height, scale: scale)
+    }
+
+    private static func thumbnail(
+        among thumbnails: [String: Manifest.Thumbnail], aspect: Double, width: Double, height: Double, scale: Double
+    ) -> Manifest.Thumbnail? {
+        let candidates = thumbnails.values.filter { thumbnail in
             // Deep-zoom tiles are no picture a cell can load.
             guard thumbnail.tiles == nil else { return false }
             // A cover thumbnail shows a crop: right for a cell of its own shape only.
@@ -86,5 +98,76 @@ extension Manifest.Item {
         }
         let band = cell / aspectRatio
         return Manifest.Rect(x: (1 - band) / 2, y: 0, width: band, height: 1)
+    }
+}
+
+/// A grid's cells from the grid pages (`ManifestGridPage`): what a screen of cells needs, read
+/// without the full pages, which only a cell that opens needs. A manifest written before grid
+/// pages gives the same cells, made from its full pages.
+extension ManifestReader {
+    /// The cell at flat index `index`.
+    public func cell(at index: Int) throws(ManifestError) -> ManifestGridPage.Cell {
+        let (reference, position) = try locate(index)
+        let offset = position.item - reference.start
+        return try gridCells(reference, offset..<offset + 1)[0]
+    }
+
+    /// The cells of a range of flat indexes (clamped to the manifest), in order.
+    public func cells(in range: Range<Int>) throws(ManifestError) -> [ManifestGridPage.Cell] {
+        let range = range.clamped(to: 0..<indexMap.count)
+        var cells: [ManifestGridPage.Cell] = []
+        cells.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let (reference, position) = try locate(index)
+            let from = position.item - reference.start
+            let taken = min(reference.count - from, range.upperBound - index)
+            cells += try gridCells(reference, from..<from + taken)
+            index += taken
+        }
+        return cells
+    }
+
+    /// Cells of one page's grid page: from the cache, else only those lines decoded (a grid
+    /// page as thumbframe writes it holds a cell a line), else the whole grid page read.
+    private func gridCells(_ reference: Manifest.PageReference, _ offsets: Range<Int>) throws(ManifestError)
+        -> [ManifestGridPage.Cell]
+    {
+        if let path = reference.grid, gridCache[path] == nil, let data = try? bytes(page: path),
+            let cells = ManifestGridPage.cells(at: offsets, from: data, expected: reference.count),
+            zip(offsets, cells).allSatisfy({ reference.start.addingReportingOverflow($0).partialValue == $1.item })
+        {
+            return cells
+        }
+        return Array(try gridPage(reference).items[offsets])
+    }
+
+    /// `cells(in:)` off the caller's actor.
+    public func loadCells(in range: Range<Int>) async throws(ManifestError) -> [ManifestGridPage.Cell] {
+        try await Self.detached { () throws(ManifestError) in try self.cells(in: range) }
+    }
+
+    /// A page's grid page, checked against its reference: from the cache when read lately.
+    public func gridPage(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestGridPage {
+        let key = reference.grid ?? reference.path
+        if let page = gridCache[key] { return page }
+        let page: ManifestGridPage
+        if let path = reference.grid {
+            page = try ManifestGridPage.decode(from: try bytes(page: path))
+            guard page.items.count == reference.count else {
+                throw .badPage(path: path, reason: "holds \(page.items.count) cells, the manifest says \(reference.count)")
+            }
+            for (offset, cell) in page.items.enumerated() {
+                let expected = reference.start.addingReportingOverflow(offset)
+                guard !expected.overflow, cell.item == expected.partialValue else {
+                    throw .badPage(
+                        path: path, reason: "cell \(offset) is at position \(cell.item), expected start \(reference.start) + \(offset)")
+                }
+            }
+        } else {
+            page = ManifestGridPage(try self.page(reference), settings: document.settings)
+        }
+        gridCache[key] = page
+        return page
     }
 }

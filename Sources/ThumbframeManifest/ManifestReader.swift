@@ -21,7 +21,9 @@ public struct ManifestReader: Sendable {
     /// Loads a page's bytes by its path relative to the manifest (a file, a URL session, a bundle).
     private let load: @Sendable (String) throws -> Data
     /// Decoded pages, shared by copies of this reader.
-    private let cache: PageCache
+    private let cache: PageCache<ManifestPage>
+    /// Decoded grid pages, as many as `cache` holds pages.
+    let gridCache: PageCache<ManifestGridPage>
 
     /// How many decoded pages a reader keeps by default: 8 pages of 256 items, about 2 000
     /// items, a few screens of a grid either way.
@@ -66,6 +68,7 @@ public struct ManifestReader: Sendable {
         self.document = document
         self.load = load
         cache = PageCache(capacity: max(0, cachedPages))
+        gridCache = PageCache(capacity: max(0, cachedPages))
         do {
             indexMap = try IndexMap(counts: document.sections.map(\.count))
         } catch {
@@ -73,23 +76,30 @@ public struct ManifestReader: Sendable {
         }
         var seen = Set<String>()
         for section in document.sections {
-            for reference in section.pages ?? [] where !seen.insert(reference.path).inserted {
-                throw .malformed("page \(reference.path) is named more than once")
+            for reference in section.pages ?? [] {
+                for path in [reference.path] + (reference.grid.map { [$0] } ?? []) where !seen.insert(path).inserted {
+                    throw .malformed("page \(path) is named more than once")
+                }
             }
         }
     }
 
     /// A page's bytes, by a reference that must point inside `pages/`.
     private func bytes(_ reference: Manifest.PageReference) throws(ManifestError) -> Data {
-        guard Manifest.isContainedRelativePath(reference.path), reference.path.hasPrefix("pages/") else {
-            throw .badPage(path: reference.path, reason: "not a path inside pages/")
+        try bytes(page: reference.path)
+    }
+
+    /// The bytes of the page (or grid page) at `path`, which must be inside `pages/`.
+    func bytes(page path: String) throws(ManifestError) -> Data {
+        guard Manifest.isContainedRelativePath(path), path.hasPrefix("pages/") else {
+            throw .badPage(path: path, reason: "not a path inside pages/")
         }
         do {
-            return try load(reference.path)
+            return try load(path)
         } catch ContainedFileError.posix(ENOENT) {
-            throw .missing(path: reference.path)
+            throw .missing(path: path)
         } catch {
-            throw .badPage(path: reference.path, reason: "cannot read it: \(error.localizedDescription)")
+            throw .badPage(path: path, reason: "cannot read it: \(error.localizedDescription)")
         }
     }
 
@@ -102,7 +112,7 @@ public struct ManifestReader: Sendable {
     }
 
     /// One page read and decoded, checked against its reference.
-    private func readPage(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
+    func readPage(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestPage {
         let page = try ManifestPage.decode(from: try bytes(reference))
         guard page.items.count == reference.count else {
             throw .badPage(path: reference.path, reason: "holds \(page.items.count) items, the manifest says \(reference.count)")
@@ -194,7 +204,7 @@ public struct ManifestReader: Sendable {
     }
 
     /// Runs `work` on the global concurrent executor, whatever actor the caller is on.
-    private static func detached<T: Sendable>(
+    static func detached<T: Sendable>(
         _ work: @escaping @Sendable () throws(ManifestError) -> T
     ) async throws(ManifestError) -> T {
         let result = await Task.detached(priority: .userInitiated) { () -> Result<T, ManifestError> in
@@ -228,7 +238,7 @@ public struct ManifestReader: Sendable {
     }
 
     /// The page that holds a flat index, and the index's position.
-    private func locate(_ index: Int) throws(ManifestError) -> (Manifest.PageReference, IndexMap.Position) {
+    func locate(_ index: Int) throws(ManifestError) -> (Manifest.PageReference, IndexMap.Position) {
         let position: IndexMap.Position
         do {
             position = try indexMap.position(of: index)
@@ -305,11 +315,11 @@ public struct ManifestReader: Sendable {
     }
 }
 
-/// The decoded pages a reader keeps, least recently used out first; thread-safe.
-final class PageCache: @unchecked Sendable {
+/// The decoded pages (or grid pages) a reader keeps, least recently used out first; thread-safe.
+final class PageCache<Page: Sendable>: @unchecked Sendable {
     let capacity: Int
     private let lock = NSLock()
-    private var pages: [String: ManifestPage] = [:]
+    private var pages: [String: Page] = [:]
     /// Paths by last use, oldest first (a few entries: a linear scan is cheapest).
     private var recency: [String] = []
 
@@ -317,7 +327,7 @@ final class PageCache: @unchecked Sendable {
         self.capacity = capacity
     }
 
-    subscript(path: String) -> ManifestPage? {
+    subscript(path: String) -> Page? {
         get {
             lock.lock()
             defer { lock.unlock() }

@@ -36,6 +36,11 @@ let rounds = 20_000
 let cached = try seconds { for round in 0..<rounds { _ = try reader.item(at: screen.lowerBound + round % 30) } } / Double(rounds)
 let cells = try seconds { for _ in 0..<100 { _ = try reader.items(in: screen) } } / 100
 let uncachedReader = try ManifestReader(contentsOf: url, cachedPages: 0)
+// The same screen from the grid pages, cold: every round reads and decodes its grid page.
+let coldCells = try seconds { for _ in 0..<100 { _ = try uncachedReader.cells(in: screen) } } / 100
+// Once its grid page is decoded whole and cached (`gridPage(_:)`, as a prefetch off the main actor would).
+if let first = section.pages?.first { _ = try reader.gridPage(first) }
+let cachedCells = try seconds { for _ in 0..<100 { _ = try reader.cells(in: screen) } } / 100
 let uncached = try seconds { for round in 0..<20 { _ = try uncachedReader.item(at: screen.lowerBound + round % 30) } } / 20
 
 print("Swift reader (ManifestReader): \(reader.indexMap.count) items, pages of \(ManifestPage.size)")
@@ -44,4 +49,6 @@ report("first item of a page (page read and decoded)", first)
 report("an item once its page is cached", cached)
 report("a screen of 30 cells, page cached", cells)
 report("an item without the cache (cachedPages: 0)", uncached)
+report("a screen of 30 grid cells, cold (lines decoded)", coldCells)
+report("a screen of 30 grid cells, grid page cached", cachedCells)
 print(String(format: "cached ÷ uncached = %.5f", cached / uncached))

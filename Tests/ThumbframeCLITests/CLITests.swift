@@ -354,7 +354,7 @@ struct ExampleManifestTests {
             #expect(manifest.items.allSatisfy { $0.layouts.count == 4 })
             // The top document and every page it names, as files under manifests/sample/.
             let document = try ManifestFile.open(root + "/out/manifest.json").document
-            let files = ["manifest.json"] + document.sections.flatMap { $0.pages ?? [] }.map(\.path)
+            let files = ["manifest.json"] + document.sections.flatMap { $0.pages ?? [] }.flatMap { [$0.path, $0.grid ?? ""] }
             let example = Self.repository + "/manifests/sample"
             if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
                 try? FileManager.default.removeItem(atPath: example)
@@ -378,10 +378,10 @@ struct ExampleManifestTests {
             #expect(committed.failures.map { [$0.path, $0.stage] } == manifest.failures.map { [$0.path, $0.stage] })
             if committed.generator.libvips == manifest.generator.libvips {
                 // The same libvips: the same bytes, page files included.
-                let files = (FileManager.default.enumerator(atPath: example)?.allObjects as? [String] ?? []).filter {
+                let committedFiles = (FileManager.default.enumerator(atPath: example)?.allObjects as? [String] ?? []).filter {
                     $0.hasSuffix(".json")
                 }
-                #expect(files.sorted() == (["manifest.json"] + document.sections.flatMap { $0.pages ?? [] }.map(\.path)).sorted())
+                #expect(committedFiles.sorted() == files.sorted())
                 #expect(committed == manifest, "manifests/sample is stale; rerun with RECORD_SNAPSHOTS=1")
             }
         }

@@ -179,7 +179,7 @@ struct ViewerTests {
             let run = try await Processes.run(
                 "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts, "--lazy"])
             #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-            #expect(run.stdout.contains("7 passed, 0 failed"), "\(run.stdout)")
+            #expect(run.stdout.contains("9 passed, 0 failed"), "\(run.stdout)")
         }
     }
 

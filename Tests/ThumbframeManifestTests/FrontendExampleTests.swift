@@ -49,6 +49,8 @@ func readmeFrontendExample() async throws {
     let sharpAtTwo = zoomed.rendition(forZoom: 2).flatMap { cellItem.thumbnails[$0]?.path }
     // Past the largest rendition a photo with deep-zoom tiles names "tiles": the DeepZoom level to draw.
     let tileLevel = cellItem.thumbnails["tiles"].flatMap { zoomed.tileLevel(forZoom: 2, tiles: $0) }
+    let cells = try await reader.loadCells(in: 0..<min(30, numberOfItems))
+    let cellPicture = cells.first.flatMap { reader.thumbnail(of: $0, forCellWidth: 110 * $0.aspectRatio, height: 110, scale: 3) }
     try await reader.loadPrefetch(around: 0)
     let screen = try await reader.loadItems(in: 0..<min(30, numberOfItems))
     var outOfRange = false
@@ -70,6 +72,11 @@ func readmeFrontendExample() async throws {
     #expect(first.kind == .photo && videoCount == 0 && videos.indexes.isEmpty && videos.map.count == 0)
     #expect(try sections.position(of: 0) == IndexMap.Position(section: 0, item: 0))
     #expect(screen.map(\.path) == [first.path] && outOfRange)
+    // A manifest without grid pages (this one): the cells made from its pages.
+    #expect(cells.map(\.path) == [first.path] && cells.first?.width == first.image.width)
+    // Its only thumbnail is a square cover crop: none for a 3:4 justified cell (a square one takes it).
+    #expect(cellPicture == nil)
+    #expect(cells.first.flatMap { reader.thumbnail(of: $0, forCellWidth: 80, height: 80, scale: 3) }?.path == "thumbs/ab/ab.jpg")
     #expect(gridSections.map(\.count) == [1] && cellThumbnail?.path == "thumbs/ab/ab.jpg" && placeholder == nil)
     #expect(start == cellItem.thumbnails["grid"]?.crop && landing == layout.frame)
     // The sample's only thumbnail is a cover crop: nothing to zoom into, no ladder.

@@ -111,9 +111,11 @@ public enum Fixtures {
     }
 
     /// Writes a plain image (a smooth gradient, so JPEG sizes are realistic) of any size.
-    /// `exif` sets EXIF fields by libvips' names, e.g. `exif-ifd2-DateTimeOriginal`.
+    /// `exif` sets EXIF fields by libvips' names, e.g. `exif-ifd2-DateTimeOriginal`; `orientation`
+    /// the EXIF orientation (the pixels stay as stored).
     public static func writeImage(
-        to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG, exif: [String: String] = [:]
+        to path: String, width: Int, height: Int, format: TFFormat = TF_FORMAT_JPEG, exif: [String: String] = [:],
+        orientation: Int = 1
     ) throws {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
@@ -126,6 +128,7 @@ public enum Fixtures {
         }
         try save(pixels, width: width, height: height, bands: 3, to: path, format: format, quality: 85) { image in
             for (name, value) in exif { vips_image_set_string(image, name, value) }
+            if orientation != 1 { vips_image_set_int(image, "orientation", Int32(orientation)) }
         }
     }
 

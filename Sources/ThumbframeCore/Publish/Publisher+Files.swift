@@ -20,13 +20,13 @@ extension Publisher {
         Precompressed.allCases.allSatisfy { (output.root.stat(Array((OutputDirectory.manifestName + $0.suffix).utf8))?.size ?? 0) > 0 }
     }
 
-    /// Writes a page under its content address unless a file of that name holds those bytes
-    /// (its hash is its name: a page changed behind thumbframe's back is written again);
-    /// returns its path.
-    static func writePage(_ page: ManifestPage, to output: OutputDirectory) throws(ThumbframeError) -> String {
+    /// Writes a page (or a grid page) under its content address unless a file of that name holds
+    /// those bytes (its hash is its name: a page changed behind thumbframe's back is written
+    /// again); returns its path.
+    static func writePage(encoded: () throws -> Data, to output: OutputDirectory) throws(ThumbframeError) -> String {
         let data: Data
         do {
-            data = try page.encoded()
+            data = try encoded()
         } catch {
             throw .cannotWrite(path: output.path + "/pages", reason: "cannot encode a page: \(error)")
         }

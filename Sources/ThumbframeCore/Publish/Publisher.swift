@@ -125,8 +125,8 @@ struct Publisher {
 
         init(intactPages: Set<String>) { self.intactPages = intactPages }
 
-        /// Every page the sections name, in order.
-        var pages: [String] { sections.flatMap { ($0.pages ?? []).map(\.path) } }
+        /// Every page the sections name, each followed by its grid page, in order.
+        var pages: [String] { sections.flatMap { ($0.pages ?? []).flatMap { [$0.path] + ($0.grid.map { [$0] } ?? []) } } }
 
         /// The sections' summaries together.
         var summary: ManifestDocument.Summary {
@@ -134,7 +134,8 @@ struct Publisher {
         }
 
         /// Adds a section: its stored pages when its files did not change (positions inside a
-        /// section do not depend on other sections) and every page is still the file written,
+        /// section do not depend on other sections) and every page and grid page is still the
+        /// file written,
         /// else pages assembled from the index's entries (their references filled in as they
         /// are written; `finish` writes the last ones).
         mutating func add(
@@ -144,7 +145,8 @@ struct Publisher {
             var section = StateIndex.StoredSection(count: plan.keys.count, pages: [], summary: .init())
             var reused = false
             if let changed, !changed.contains(plan.key), let previous = try? publisher.index.storedSection(plan.key),
-                previous.count == plan.keys.count, previous.pages.allSatisfy({ intactPages.contains($0.path) })
+                previous.count == plan.keys.count,
+                previous.pages.allSatisfy({ intactPages.contains($0.path) && $0.grid.map(intactPages.contains) == true })
             {
                 section = previous
                 reused = true
@@ -170,8 +172,8 @@ struct Publisher {
         mutating func finish(_ publisher: Publisher) throws(ThumbframeError) {
             let results = publisher.write(queue)
             for (work, result) in zip(queue, results) {
-                let (path, summary) = try result.get()
-                let reference = Manifest.PageReference(path: path, start: work.first, count: work.rows.count)
+                let (path, grid, summary) = try result.get()
+                let reference = Manifest.PageReference(path: path, start: work.first, count: work.rows.count, grid: grid)
                 sections[work.slot].pages?.append(reference)
                 stored[work.slot].1.pages.append(reference)
                 stored[work.slot].1.summary.merge(summary)
@@ -218,10 +220,13 @@ struct Publisher {
         return PageWork(slot: slot, section: section, sectionStart: sectionStart, first: first, rows: rows)
     }
 
+    /// A written page: its path, its grid page's, and its counts.
+    private typealias WrittenPage = (path: String, grid: String, summary: ManifestDocument.Summary)
+
     /// Assembles and writes pages on up to `jobs` threads (decoding entries, computing layouts,
     /// encoding and hashing are each page's own); the results in the pages' order.
-    private func write(_ pages: [PageWork]) -> [Result<(String, ManifestDocument.Summary), ThumbframeError>] {
-        var results = [Result<(String, ManifestDocument.Summary), ThumbframeError>](
+    private func write(_ pages: [PageWork]) -> [Result<WrittenPage, ThumbframeError>] {
+        var results = [Result<WrittenPage, ThumbframeError>](
             repeating: .failure(.cannotWrite(path: output.path + "/pages", reason: "not written")), count: pages.count)
         results.withUnsafeMutableBufferPointer { slots in
             let slots = slots
@@ -232,8 +237,8 @@ struct Publisher {
         return results
     }
 
-    /// Assembles one page from the index's entries and writes it.
-    private func write(_ page: PageWork) throws(ThumbframeError) -> (String, ManifestDocument.Summary) {
+    /// Assembles one page from the index's entries and writes it, and its grid page.
+    private func write(_ page: PageWork) throws(ThumbframeError) -> WrittenPage {
         var summary = ManifestDocument.Summary()
         var items: [ManifestPage.Item] = []
         items.reserveCapacity(page.rows.count)
@@ -266,7 +271,12 @@ struct Publisher {
             summary.add(item)
             items.append(ManifestPage.Item(item))
         }
-        return (try Self.writePage(ManifestPage(items: items), to: output), summary)
+        let full = ManifestPage(items: items)
+        let grid = ManifestGridPage(full, settings: settings)
+        return (
+            try Self.writePage(encoded: { try full.encoded() }, to: output),
+            try Self.writePage(encoded: { try grid.encoded() }, to: output), summary
+        )
     }
 
     /// The index's row of a file the assembler's keys name.
@@ -351,9 +361,10 @@ extension Manifest.Settings {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // The manifest's version is part of it: an upgrade that changes the layout of pages
-        // writes them all again (a version-2 manifest in OUT_DIR becomes version 3).
+        // writes them all again (a version-2 manifest in OUT_DIR becomes version 3), and so is
+        // what pages it writes (a manifest from before grid pages is published again with them).
         let settings = (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return "version \(Manifest.currentVersion)\n" + settings
+        return "version \(Manifest.currentVersion) with grid pages\n" + settings
     }
 }
 

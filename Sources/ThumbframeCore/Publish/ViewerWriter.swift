@@ -47,15 +47,7 @@ struct ViewerWriter {
             }
         }
         for (name, text) in Self.assets {
-            let bytes = Array(text.utf8)
-            // The siblings first (as for the manifest): a server that sends one sends this viewer.
-            for format in Precompressed.allCases where viewerSibling(name + format.suffix, format) != bytes {
-                guard let compressed = format.compress(bytes) else {
-                    throw .cannotWrite(path: output.path + "/" + name + format.suffix, reason: "cannot compress it")
-                }
-                try replace(name + format.suffix, with: compressed)
-            }
-            try replace(name, with: bytes)
+            try writeAsset(name, Array((name == "index.html" ? indexHTML(manifest) : text).utf8))
         }
         if manifest.itemCount > Self.maximumInlineItems {
             _ = output.root.removeFile(Array(Self.dataName.utf8))
@@ -69,6 +61,13 @@ struct ViewerWriter {
     /// removes it past `maximumInlineItems`), with or without `--viewer`, so a viewer left in
     /// OUT_DIR never shows a library that is gone. Only a data script of the viewer's own is touched.
     func refreshData(manifest: ManifestDocument) throws(ThumbframeError) {
+        // index.html names the first screen's files: the viewer's own is kept current too.
+        let index = Array("index.html".utf8)
+        if let stat = output.root.stat(index), stat.isRegularFile,
+            String(decoding: output.root.head(index, count: 512), as: UTF8.self).contains(Self.marker)
+        {
+            try writeAsset("index.html", Array(indexHTML(manifest).utf8))
+        }
         let name = Array(Self.dataName.utf8)
         guard let stat = output.root.stat(name), stat.isRegularFile,
             String(decoding: output.root.head(name, count: 512), as: UTF8.self).contains(Self.marker)
@@ -80,7 +79,7 @@ struct ViewerWriter {
         }
     }
 
-    /// `window.thumbframeData = {"manifest": …, "pages": {path: page, …}};` from the files as
+    /// `window.thumbframeData = {"manifest": …, "pages": {path: page, …}};` (grid pages too) from the files as
     /// written (JSON is a JavaScript expression).
     private func data(_ manifest: ManifestDocument) throws(ThumbframeError) -> [UInt8] {
         func read(_ path: String) throws(ThumbframeError) -> [UInt8] {
@@ -96,12 +95,54 @@ struct ViewerWriter {
         var first = true
         for section in manifest.sections {
             for page in section.pages ?? [] {
-                bytes += Array("\(first ? "" : ",")\n\"\(page.path)\": ".utf8) + (try read(page.path))
-                first = false
+                for path in [page.path] + (page.grid.map { [$0] } ?? []) {
+                    bytes += Array("\(first ? "" : ",")\n\"\(path)\": ".utf8) + (try read(path))
+                    first = false
+                }
             }
         }
         bytes += Array("}};\n".utf8)
         return bytes
+    }
+
+    /// Writes a viewer file and its siblings (the siblings first, as for the manifest: a server
+    /// that sends one sends this viewer), each only when its bytes change.
+    private func writeAsset(_ name: String, _ bytes: [UInt8]) throws(ThumbframeError) {
+        for format in Precompressed.allCases where viewerSibling(name + format.suffix, format) != bytes {
+            guard let compressed = format.compress(bytes) else {
+                throw .cannotWrite(path: output.path + "/" + name + format.suffix, reason: "cannot compress it")
+            }
+            try replace(name + format.suffix, with: compressed)
+        }
+        try replace(name, with: bytes)
+    }
+
+    /// Cells of the first screen whose thumbnails index.html preloads: a phone's first screen
+    /// holds 20 to 30 of a justified grid's cells, a desktop's about as many.
+    static let firstScreenCells = 30
+
+    /// index.html for `manifest`: the viewer's page with, after its preload of manifest.json,
+    /// preloads of what its first screen needs next — the first grid page and the smallest
+    /// `srcset` thumbnail of its first `firstScreenCells` cells — so the browser fetches them
+    /// beside the script instead of one round trip after another (page, script, manifest, grid
+    /// page, thumbnails). Written again with every manifest.
+    func indexHTML(_ manifest: ManifestDocument) -> String {
+        let anchor = "<link rel=\"preload\" href=\"manifest.json\" as=\"fetch\" crossorigin=\"anonymous\">\n"
+        guard let reference = manifest.sections.first?.pages?.first, let grid = reference.grid,
+            OutputName(grid)?.area == "pages",
+            let bytes = try? output.root.readFile(Array(grid.utf8), limit: ManifestReader.maximumPageBytes),
+            let page = try? ManifestGridPage.decode(from: Data(bytes)), ViewerAssets.indexHTML.contains(anchor)
+        else { return ViewerAssets.indexHTML }
+        let recipes = (manifest.settings.srcset ?? []) + [manifest.settings.display].compactMap { $0 }
+        var links = "<link rel=\"preload\" href=\"\(grid)\" as=\"fetch\" crossorigin=\"anonymous\">\n"
+        for cell in page.items.prefix(Self.firstScreenCells) {
+            // Content-addressed names (`thumbs/XX/<hex>.jpg`): nothing to escape, checked.
+            guard let thumbnail = recipes.lazy.compactMap({ cell.thumbnails[$0] }).first,
+                OutputName(thumbnail.path)?.area == "thumbs"
+            else { continue }
+            links += "<link rel=\"preload\" href=\"\(thumbnail.path)\" as=\"image\">\n"
+        }
+        return ViewerAssets.indexHTML.replacingOccurrences(of: anchor, with: anchor + links)
     }
 
     /// The viewer file a pre-compressed sibling holds, or nil when it is missing, not `format`,

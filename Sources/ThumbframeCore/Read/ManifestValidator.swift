@@ -36,8 +36,14 @@ package enum ManifestValidator {
                     continue
                 }
                 do {
-                    for item in try reader.page(reference).items {
+                    let page = try reader.page(reference)
+                    for item in page.items {
                         checker.check(item.item(index: section.start.addingReportingOverflow(item.item).partialValue, section: number))
+                    }
+                    if let grid = reference.grid {
+                        for problem in gridProblems(grid, of: page, reference, reader: reader, folder: folder) {
+                            checker.report("sections[\(number)] \(problem)")
+                        }
                     }
                 } catch {
                     checker.report(error.localizedDescription)
@@ -51,6 +57,29 @@ package enum ManifestValidator {
         }
         for problem in siblingProblems(OutputDirectory.manifestName, in: folder) { checker.report(problem) }
         return checker.finish()
+    }
+
+    /// A page's grid page: a page path, readable, and the cells its page's items make (the
+    /// same paths, shapes, placeholders and thumbnails), with its siblings.
+    static func gridProblems(
+        _ grid: String, of page: ManifestPage, _ reference: Manifest.PageReference, reader: ManifestReader,
+        folder: ContainedDirectory
+    ) -> [String] {
+        guard Manifest.isContainedRelativePath(grid), OutputName(grid)?.area == "pages" else {
+            return ["grid page '\(grid)' is not a page path"]
+        }
+        let cells: ManifestGridPage
+        do {
+            cells = try reader.gridPage(reference)
+        } catch {
+            return [error.localizedDescription]
+        }
+        let expected = ManifestGridPage(page, settings: reader.document.settings)
+        var problems = siblingProblems(grid, in: folder)
+        if let (cell, _) = zip(cells.items, expected.items).first(where: { $0 != $1 }) {
+            problems.insert("grid page \(grid) differs from page \(reference.path) at item \(cell.item)", at: 0)
+        }
+        return problems
     }
 
     /// The pre-compressed siblings of `path` (`.gz`, `.br`) that are there but do not hold its
