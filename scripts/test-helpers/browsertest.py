@@ -88,11 +88,11 @@ def serve(directory, delayed_prefix=None, delay=0.0):
     return f"http://127.0.0.1:{server.server_address[1]}/", server
 
 
-def browser(width, height):
-    """Headless Chromium whose window (CSS px, scale 1) is WIDTH x HEIGHT."""
+def browser(width, height, extra=()):
+    """Headless Chromium whose window (CSS px, scale 1) is WIDTH x HEIGHT; EXTRA: more switches."""
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                     "--allow-file-access-from-files", "--disable-dev-shm-usage"]:
+                     "--allow-file-access-from-files", "--disable-dev-shm-usage", *extra]:
         options.add_argument(argument)
     options.binary_location = CHROMIUM
     # Return at DOMContentLoaded: the load event would wait for delayed images.
