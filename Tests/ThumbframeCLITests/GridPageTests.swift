@@ -73,6 +73,18 @@ struct GridPageTests {
             let folder = try ManifestFile.folder(out + "/manifest.json")
             let older = try ManifestReader(document: document) { try folder.read($0, limit: 1 << 20) }
             #expect(try older.cells(in: 0..<older.indexMap.count) == cellsSeen)
+            // Cold, `cells(in:)` reads the grid page each time (its lines decoded); `loadCells(in:)`
+            // caches the grid pages it reads, so the same screen is then read from memory.
+            let reads = Reads()
+            let counted = try ManifestReader(document: reader.document) { path in
+                reads.add(path)
+                return try folder.read(path, limit: 1 << 20)
+            }
+            _ = try counted.cells(in: 0..<2)
+            _ = try counted.cells(in: 0..<2)
+            #expect(reads.paths == [references[0].grid, references[0].grid].compactMap { $0 })
+            #expect(try await counted.loadCells(in: 0..<2) == Array(cellsSeen[0..<2]))
+            #expect(try counted.cells(in: 0..<2) == Array(cellsSeen[0..<2]) && reads.paths.count == 3)
             // Built again with a photo more in b: b's old grid page goes with its page and siblings.
             let oldGrid = try #require(references.last?.grid)
             try Fixtures.writeImage(to: lib + "/b/new.jpg", width: 100, height: 80)
@@ -99,5 +111,21 @@ struct GridPageTests {
             #expect(
                 validate.status != 0 && validate.stdout.contains("grid page \(renamed) differs from page"), "\(validate.stdout)")
         }
+    }
+}
+
+/// The paths a reader's loader was asked for, from any thread.
+final class Reads: @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked: [String] = []
+    func add(_ path: String) {
+        lock.lock()
+        asked.append(path)
+        lock.unlock()
+    }
+    var paths: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return asked
     }
 }
