@@ -424,25 +424,19 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   const pagesLoaded = new Map();  // page path -> Promise of its items
   const gridsLoaded = new Map();  // page path -> Promise of its cells
 
-  // A page's cells: its grid page, or (a manifest from before grid pages) its full items.
+  // A page's cells: its grid page (the viewer is written with its manifest, which has them).
   function loadCells(section, page) {
     if (!gridsLoaded.has(page.path)) {
-      gridsLoaded.set(page.path, (page.grid ? source.page(page.grid) : loadPage(section, page).then((list) => ({ items: list.map(cellOf) })))
-        .then((grid) => {
-          for (const cell of grid.items) {
-            cell.flat = section.start + cell.item;
-            cells[cell.flat] = cell;
-          }
-          return grid.items;
-        }));
+      gridsLoaded.set(page.path, source.page(page.grid).then((grid) => {
+        for (const cell of grid.items) {
+          cell.flat = section.start + cell.item;
+          cells[cell.flat] = cell;
+        }
+        return grid.items;
+      }));
     }
     return gridsLoaded.get(page.path);
   }
-  // The cell of a full item (from a page of a manifest without grid pages).
-  const cellOf = (item) => ({ item: item.item, path: item.path, kind: item.kind, width: item.image.width,
-    height: item.image.height, format: item.image.format, duration: item.video && item.video.duration,
-    motion: !!item.motion, raw: !!item.rawFile, captured: item.exif && item.exif.capturedAt,
-    placeholder: item.placeholder, thumbnails: item.thumbnails });
 
   function loadPage(section, page) {
     if (!pagesLoaded.has(page.path)) {

@@ -81,9 +81,9 @@ public struct ManifestGridPage: Codable, Hashable, Sendable {
         self.init(items: page.items.map { Cell($0, recipes: recipes) })
     }
 
-    /// The first line of every grid page; a cell a line follows, then `tail`.
-    static let head = Data("{\"format\":\"thumbframe-grid\",\"items\":[\n".utf8)
-    static var tail: Data { Data("],\"version\":\(Manifest.currentVersion)}\n".utf8) }
+    /// The first line of a grid page; a cell a line follows, then `tail`.
+    static func head(format: String = formatName) -> Data { Data("{\"format\":\"\(format)\",\"items\":[\n".utf8) }
+    static func tail(version: Int = Manifest.currentVersion) -> Data { Data("],\"version\":\(version)}\n".utf8) }
 
     /// Encodes compactly and deterministically (sorted keys, no indentation), one cell a line
     /// (so a reader decodes the cells of a screen without the rest: `cells(in:from:)`), with a
@@ -91,12 +91,12 @@ public struct ManifestGridPage: Codable, Hashable, Sendable {
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data = Data("{\"format\":\"\(format)\",\"items\":[\n".utf8)
+        var data = Self.head(format: format)
         for (offset, cell) in items.enumerated() {
             data += try encoder.encode(cell)
             data += Data((offset + 1 < items.count ? ",\n" : "\n").utf8)
         }
-        data += Data("],\"version\":\(version)}\n".utf8)
+        data += Self.tail(version: version)
         return data
     }
 
@@ -104,6 +104,7 @@ public struct ManifestGridPage: Codable, Hashable, Sendable {
     /// alone: a screen of 30 of a page's 256 without decoding the rest. nil when the bytes are
     /// not laid out so (then decode the page whole), or `expected` is not its cell count.
     public static func cells(at offsets: Range<Int>, from data: Data, expected: Int) -> [Cell]? {
+        let (head, tail) = (Self.head(), Self.tail())
         guard data.starts(with: head), data.count > head.count + tail.count, data.suffix(tail.count).elementsEqual(tail),
             offsets.lowerBound >= 0, offsets.upperBound <= expected
         else { return nil }

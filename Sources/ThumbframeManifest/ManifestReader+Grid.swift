@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a UIKit or SwiftUI grid and its photo browser need, in one place: the sections and
 /// their counts, the item at a grid position, its layout for the screen it is on (any screen:
 /// computed where the manifest has no such viewport), the thumbnail that covers a cell, and the
@@ -129,17 +131,17 @@ extension ManifestReader {
     }
 
     /// Cells of one page's grid page: from the cache, else only those lines decoded (a grid
-    /// page as thumbframe writes it holds a cell a line), else the whole grid page read.
+    /// page as thumbframe writes it holds a cell a line), else the grid page (read once) whole.
     private func gridCells(_ reference: Manifest.PageReference, _ offsets: Range<Int>) throws(ManifestError)
         -> [ManifestGridPage.Cell]
     {
-        if let path = reference.grid, gridCache[path] == nil, let data = try? bytes(page: path),
-            let cells = ManifestGridPage.cells(at: offsets, from: data, expected: reference.count),
-            zip(offsets, cells).allSatisfy({ reference.start.addingReportingOverflow($0).partialValue == $1.item })
-        {
+        guard let path = reference.grid, gridCache[path] == nil else { return Array(try gridPage(reference).items[offsets]) }
+        let data = try bytes(page: path)
+        if let cells = ManifestGridPage.cells(at: offsets, from: data, expected: reference.count) {
+            try Self.checkPositions(cells.map(\.item), from: offsets.lowerBound, of: reference, in: path, noun: "cell")
             return cells
         }
-        return Array(try gridPage(reference).items[offsets])
+        return Array(try decodedGridPage(reference, path, data).items[offsets])
     }
 
     /// `cells(in:)` off the caller's actor, which also decodes the grid pages of the range whole
@@ -161,23 +163,22 @@ extension ManifestReader {
     public func gridPage(_ reference: Manifest.PageReference) throws(ManifestError) -> ManifestGridPage {
         let key = reference.grid ?? reference.path
         if let page = gridCache[key] { return page }
-        let page: ManifestGridPage
-        if let path = reference.grid {
-            page = try ManifestGridPage.decode(from: try bytes(page: path))
-            guard page.items.count == reference.count else {
-                throw .badPage(path: path, reason: "holds \(page.items.count) cells, the manifest says \(reference.count)")
-            }
-            for (offset, cell) in page.items.enumerated() {
-                let expected = reference.start.addingReportingOverflow(offset)
-                guard !expected.overflow, cell.item == expected.partialValue else {
-                    throw .badPage(
-                        path: path, reason: "cell \(offset) is at position \(cell.item), expected start \(reference.start) + \(offset)")
-                }
-            }
-        } else {
-            page = ManifestGridPage(try self.page(reference), settings: document.settings)
-        }
+        if let path = reference.grid { return try decodedGridPage(reference, path, try bytes(page: path)) }
+        let page = ManifestGridPage(try self.page(reference), settings: document.settings)
         gridCache[key] = page
+        return page
+    }
+
+    /// A grid page's bytes decoded whole, checked against its reference, and cached.
+    private func decodedGridPage(_ reference: Manifest.PageReference, _ path: String, _ data: Data) throws(ManifestError)
+        -> ManifestGridPage
+    {
+        let page = try ManifestGridPage.decode(from: data)
+        guard page.items.count == reference.count else {
+            throw .badPage(path: path, reason: "holds \(page.items.count) cells, the manifest says \(reference.count)")
+        }
+        try Self.checkPositions(page.items.map(\.item), from: 0, of: reference, in: path, noun: "cell")
+        gridCache[path] = page
         return page
     }
 }

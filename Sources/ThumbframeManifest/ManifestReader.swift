@@ -117,16 +117,24 @@ public struct ManifestReader: Sendable {
         guard page.items.count == reference.count else {
             throw .badPage(path: reference.path, reason: "holds \(page.items.count) items, the manifest says \(reference.count)")
         }
-        // Every number comes from files that may be hostile: arithmetic must not trap.
-        for (offset, item) in page.items.enumerated() {
+        try Self.checkPositions(page.items.map(\.item), from: 0, of: reference, in: reference.path, noun: "item")
+        return page
+    }
+
+    /// Checks the positions a page (or grid page) at `path` gives its entries from its `first`:
+    /// entry k must be at the reference's `start + first + k`. Every number comes from files that
+    /// may be hostile: arithmetic must not trap.
+    static func checkPositions(
+        _ positions: [Int], from first: Int, of reference: Manifest.PageReference, in path: String, noun: String
+    ) throws(ManifestError) {
+        for (k, position) in positions.enumerated() {
+            let offset = first + k
             let expected = reference.start.addingReportingOverflow(offset)
-            guard !expected.overflow, item.item == expected.partialValue else {
+            guard !expected.overflow, position == expected.partialValue else {
                 throw .badPage(
-                    path: reference.path,
-                    reason: "item \(offset) is at position \(item.item), expected start \(reference.start) + \(offset)")
+                    path: path, reason: "\(noun) \(offset) is at position \(position), expected start \(reference.start) + \(offset)")
             }
         }
-        return page
     }
 
     /// The items of section `section`, with their global index.

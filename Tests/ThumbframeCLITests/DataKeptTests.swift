@@ -271,6 +271,14 @@ struct DataKeptTests {
         }
     }
 
+    /// Mounts the small tmpfs a full-disk test fills, or says why the test is skipped: false then.
+    /// (The test unmounts it.)
+    static func fullDiskTestMounts(_ path: String, kilobytes: Int) async throws -> Bool {
+        guard let reason = try await mountSmallFileSystem(path, kilobytes: kilobytes) else { return true }
+        print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
+        return false
+    }
+
     /// A small file system of its own (tmpfs), or nil with the reason (not root, no mount here).
     static func mountSmallFileSystem(_ path: String, kilobytes: Int) async throws -> String? {
         guard getuid() == 0 else { return "not root" }
@@ -285,10 +293,7 @@ struct DataKeptTests {
     func fullDiskStopsTiles() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, small) = (root + "/lib", root + "/small")
-            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 8000) {
-                print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
-                return
-            }
+            guard try await Self.fullDiskTestMounts(small, kilobytes: 8000) else { return }
             defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
             // Noise: its thumbnails fit (about 1.5 MB), its pyramid (about 12 MB) does not.
             try Fixtures.makeLibrary(lib, Fixtures.photos(3, width: 600, height: 450))
@@ -317,10 +322,7 @@ struct DataKeptTests {
     func fullDiskStopsARendition() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, small) = (root + "/lib", root + "/small")
-            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 1024) {
-                print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
-                return
-            }
+            guard try await Self.fullDiskTestMounts(small, kilobytes: 1024) else { return }
             defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
             // Noise in HEVC: its H.264 rendition is several megabytes, its thumbnails a few dozen kilobytes.
             try Fixtures.makeDirectory(lib)
@@ -349,10 +351,7 @@ struct DataKeptTests {
     func fullDiskKeepsTheIndex() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let (lib, small) = (root + "/lib", root + "/small")
-            if let reason = try await Self.mountSmallFileSystem(small, kilobytes: 1024) {
-                print("skipped: the full-disk test needs a tmpfs of its own (\(reason))")
-                return
-            }
+            guard try await Self.fullDiskTestMounts(small, kilobytes: 1024) else { return }
             defer { _ = try? Processes.runBlocking("/bin/umount", ["-l", small]) }
             // Enough files that the disk fills after the index's first commits (a quarter of a second
             // apart): at 320 KB it could fill before the first one on an idle machine.
