@@ -222,18 +222,24 @@ static void tfk_fill_output_tables(void) {
 
 static inline int tfk_step(double value) { return value <= 0 ? 0 : value >= 1 ? 65535 : (int) (value * 65535 + 0.5); }
 
-static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled);
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled,
+                        uint16_t *gain);
 
 void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
-    tfk_tonemap(in, stride, width, height, transfer, out, 0);
+    tfk_tonemap(in, stride, width, height, transfer, out, 0, NULL);
+}
+
+void tfk_tonemap_rgb48_gain(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, uint16_t *gain) {
+    tfk_tonemap(in, stride, width, height, transfer, out, 0, gain);
 }
 
 void tfk_tonemap_rgb48_frames(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
     tfk_fill_output_tables();
-    tfk_tonemap(in, stride, width, height, transfer, out, 1);
+    tfk_tonemap(in, stride, width, height, transfer, out, 1, NULL);
 }
 
-static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled) {
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled,
+                        uint16_t *gain) {
     const double white = 203; // cd/m², HDR reference white (BT.2408)
     const double knee = 0.75;
     // BT.2020 to BT.709 primaries, linear light (BT.2087).
@@ -279,6 +285,10 @@ static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height
                 double excess = peak - knee;
                 double mapped = knee + (1 - knee) * excess / (excess + (1 - knee));
                 scale = mapped / peak;
+            }
+            if (gain) {
+                double stops = scale < 1 ? -log2(scale) * 4096 + 0.5 : 0;
+                gain[(size_t) y * width + x] = (uint16_t) (stops > 65535 ? 65535 : stops);
             }
             for (int i = 0; i < 3; i++) {
                 if (tabled) {

@@ -1,16 +1,47 @@
 /* The step HDR stills share: their 16-bit BT.2020 signal resized and tone-mapped to 8-bit sRGB. */
 #include "hdr.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tf_kernels.h"
 #include "tf_shim.h"
 
-int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length) {
-    *out = NULL;
+void tf_hdr_box_free(TFHdrBox *box) {
+    free(box->pixels);
+    free(box->gain);
+    memset(box, 0, sizeof *box);
+}
+
+/* A gain smaller than this (in stops) is no HDR worth a map: 2^(1/32) is 2 % brighter. */
+static const double tf_gain_floor = 1.0 / 32;
+
+/* `stops` (one log2 gain a pixel, in 1/4096 stops) quantized against their largest into
+ * `box->gain`, or none when the largest is under tf_gain_floor. */
+static int tf_hdr_quantize_gain(const uint16_t *stops, size_t count, TFHdrBox *box) {
+    unsigned largest = 0;
+    for (size_t i = 0; i < count; i++)
+        if (stops[i] > largest) largest = stops[i];
+    if (largest < tf_gain_floor * 4096) return 0;
+    if (!(box->gain = malloc(count))) return -1;
+    // The map's top code is the largest gain, said to 1/10000 stop as the metadata says it.
+    box->gain_stops = ceil(largest / 4096.0 * 10000.0) / 10000.0;
+    double scale = 255 / (box->gain_stops * 4096);
+    for (size_t i = 0; i < count; i++) {
+        double value = stops[i] * scale + 0.5;
+        box->gain[i] = (uint8_t) (value > 255 ? 255 : value);
+    }
+    return 0;
+}
+
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, int gain, TFHdrBox *out, char *error,
+               size_t error_length) {
+    memset(out, 0, sizeof *out);
     VipsImage *t[2] = {NULL};
     uint16_t *box = NULL;
+    uint16_t *stops = NULL;
     int result = -1;
     // Resized in the signal (Lanczos3), then mapped: one curve evaluation a pixel of the box.
     if (!(t[0] = vips_image_new_from_memory(signal, (size_t) w * h * 3 * 2, w, h, 3, VIPS_FORMAT_USHORT)) ||
@@ -25,21 +56,28 @@ int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, in
         snprintf(error, error_length, "the HDR picture came out %dx%d, not %dx%d", t[1]->Xsize, t[1]->Ysize, width, height);
         goto done;
     }
-    if (!(*out = malloc((size_t) width * height * 3))) {
+    size_t count = (size_t) width * height;
+    if (!(out->pixels = malloc(count * 3)) || (gain && !(stops = malloc(count * sizeof *stops)))) {
         snprintf(error, error_length, "out of memory");
         goto done;
     }
-    tfk_tonemap_rgb48(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, *out);
+    tfk_tonemap_rgb48_gain(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, out->pixels, stops);
+    if (stops && tf_hdr_quantize_gain(stops, count, out)) {
+        snprintf(error, error_length, "out of memory");
+        goto done;
+    }
     result = 0;
 done:
+    if (result) tf_hdr_box_free(out);
+    free(stops);
     g_free(box);
     for (int i = 1; i >= 0; i--)
         if (t[i]) g_object_unref(t[i]);
     return result;
 }
 
-int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length) {
-    *out = NULL;
+int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, int gain, TFHdrBox *out, char *error, size_t error_length) {
+    memset(out, 0, sizeof *out);
     VipsImage *t[3] = {NULL};
     uint16_t *signal = NULL;
     int result = -1;
@@ -56,7 +94,7 @@ int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint
     }
     size_t size = 0;
     if (!(signal = vips_image_write_to_memory(t[2], &size)) || size != (size_t) t[2]->Xsize * t[2]->Ysize * 6) goto failed;
-    result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, width, height, out, error, error_length);
+    result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, width, height, gain, out, error, error_length);
     goto done;
 failed:
     snprintf(error, error_length, "cannot read the HDR picture: %s", vips_error_buffer());

@@ -6,9 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tf_hdr.h"
+
 /* `signal` (`w` x `h` RGB, 16 bits full scale, `transfer` 16 PQ or 18 HLG) resized with Lanczos3
- * to `width` x `height` and tone-mapped (tfk_tonemap_rgb48) into `*out` (malloc'd). 0, or -1
- * with a reason in `error`. */
-int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length);
+ * to `width` x `height` and tone-mapped (tfk_tonemap_rgb48) into `out`, with its gain map when
+ * `gain` is set. 0, or -1 with a reason in `error`. */
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, int gain, TFHdrBox *out, char *error,
+               size_t error_length);
 
 #endif

@@ -35,6 +35,27 @@ static void tf_heif_close(struct heif_context *context, struct heif_image_handle
     if (context) heif_context_free(context);
 }
 
+/* The handle of `handle`'s Apple gain map (released by the caller), or NULL. */
+static struct heif_image_handle *tf_heif_gain_map_handle(struct heif_image_handle *handle) {
+    int count = heif_image_handle_get_number_of_auxiliary_images(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA);
+    if (count <= 0 || count > 64) return NULL;
+    heif_item_id ids[64];
+    count = heif_image_handle_get_list_of_auxiliary_image_IDs(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA, ids, count);
+    for (int i = 0; i < count; i++) {
+        struct heif_image_handle *auxiliary = NULL;
+        if (heif_image_handle_get_auxiliary_image_handle(handle, ids[i], &auxiliary).code || !auxiliary) continue;
+        const char *type = NULL;
+        int found = 0;
+        if (!heif_image_handle_get_auxiliary_type(auxiliary, &type).code && type) {
+            found = strcmp(type, tf_apple_gain_map) == 0;
+            heif_image_handle_free_auxiliary_types(auxiliary, &type);
+        }
+        if (found) return auxiliary;
+        heif_image_handle_release(auxiliary);
+    }
+    return NULL;
+}
+
 int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
     memset(facts, 0, sizeof *facts);
     struct heif_context *context;
@@ -50,28 +71,64 @@ int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts) {
         facts->primaries = nclx->color_primaries;
         heif_nclx_color_profile_free(nclx);
     }
-    int count = heif_image_handle_get_number_of_auxiliary_images(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA);
-    if (count > 0 && count <= 64) {
-        heif_item_id ids[64];
-        count = heif_image_handle_get_list_of_auxiliary_image_IDs(handle, LIBHEIF_AUX_IMAGE_FILTER_OMIT_ALPHA, ids, count);
-        for (int i = 0; i < count && !facts->gain_map; i++) {
-            struct heif_image_handle *auxiliary = NULL;
-            if (heif_image_handle_get_auxiliary_image_handle(handle, ids[i], &auxiliary).code || !auxiliary) continue;
-            const char *type = NULL;
-            if (!heif_image_handle_get_auxiliary_type(auxiliary, &type).code && type) {
-                facts->gain_map = strcmp(type, tf_apple_gain_map) == 0;
-                heif_image_handle_free_auxiliary_types(auxiliary, &type);
-            }
-            heif_image_handle_release(auxiliary);
-        }
-    }
+    struct heif_image_handle *gain_map = tf_heif_gain_map_handle(handle);
+    facts->gain_map = gain_map != NULL;
+    if (gain_map) heif_image_handle_release(gain_map);
     tf_heif_close(context, handle);
     return 0;
 }
 
-int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+int tf_heif_gain_map(const void *data, size_t length, long long max_pixels, uint8_t **map, int *width, int *height, char *error,
+                     size_t error_length) {
+    *map = NULL;
+    *width = *height = 0;
+    struct heif_context *context;
+    struct heif_image_handle *handle, *auxiliary = NULL;
+    struct heif_image *picture = NULL;
+    int result = -1;
+    error[0] = 0;
+    if (tf_heif_open(data, length, &context, &handle)) {
+        snprintf(error, error_length, "libheif cannot read the container");
+        return -1;
+    }
+    if (!(auxiliary = tf_heif_gain_map_handle(handle))) goto done;
+    int w = heif_image_handle_get_width(auxiliary), h = heif_image_handle_get_height(auxiliary);
+    if (w <= 0 || h <= 0 || (long long) w * h > max_pixels) {
+        snprintf(error, error_length, "a gain map of %dx%d pixels", w, h);
+        goto done;
+    }
+    struct heif_error failed = heif_decode_image(auxiliary, &picture, heif_colorspace_monochrome, heif_chroma_monochrome, NULL);
+    if (failed.code) {
+        snprintf(error, error_length, "libheif: %s", failed.message);
+        goto done;
+    }
+    int stride = 0;
+    const uint8_t *plane = heif_image_get_plane_readonly(picture, heif_channel_Y, &stride);
+    w = heif_image_get_width(picture, heif_channel_Y);
+    h = heif_image_get_height(picture, heif_channel_Y);
+    if (!plane || w <= 0 || h <= 0 || heif_image_get_bits_per_pixel_range(picture, heif_channel_Y) != 8) {
+        snprintf(error, error_length, "the gain map is not 8-bit grey");
+        goto done;
+    }
+    if (!(*map = malloc((size_t) w * h))) {
+        snprintf(error, error_length, "out of memory");
+        goto done;
+    }
+    for (int y = 0; y < h; y++)
+        memcpy(*map + (size_t) y * w, plane + (size_t) y * stride, (size_t) w);
+    *width = w;
+    *height = h;
+    result = 0;
+done:
+    if (picture) heif_image_release(picture);
+    if (auxiliary) heif_image_handle_release(auxiliary);
+    tf_heif_close(context, handle);
+    return result;
+}
+
+int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, int gain, TFHdrBox *out,
                        char *error, size_t error_length) {
-    *out = NULL;
+    memset(out, 0, sizeof *out);
     struct heif_context *context;
     struct heif_image_handle *handle;
     struct heif_image *picture = NULL;
@@ -118,7 +175,7 @@ int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width,
     }
     heif_image_release(picture);
     picture = NULL;
-    result = tf_hdr_box(signal, w, h, transfer, width, height, out, error, error_length);
+    result = tf_hdr_box(signal, w, h, transfer, width, height, gain, out, error, error_length);
 done:
     free(signal);
     if (picture) heif_image_release(picture);

@@ -35,9 +35,9 @@ int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
     return result;
 }
 
-int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, int gain, TFHdrBox *out,
                       char *error, size_t error_length) {
-    *out = NULL;
+    memset(out, 0, sizeof *out);
     JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
     if (!decoder) {
         snprintf(error, error_length, "libjxl cannot start a decoder");
@@ -67,7 +67,7 @@ int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, 
                 goto done;
             }
         } else if (status == JXL_DEC_FULL_IMAGE) {
-            result = tf_hdr_box(signal, w, h, transfer, width, height, out, error, error_length);
+            result = tf_hdr_box(signal, w, h, transfer, width, height, gain, out, error, error_length);
             goto done;
         } else {
             // An error, input that ends early, or the end without a picture.

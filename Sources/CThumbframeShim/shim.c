@@ -582,12 +582,22 @@ done:
     return result;
 }
 
-int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out) {
-    VipsImage *raw = vips_image_new_from_memory_copy(pixels, length, width, height, 3, VIPS_FORMAT_UCHAR);
+/* An image of a copy of `width` x `height` 8-bit pixels of `bands` bands, as `interpretation`. */
+static int tf_image_from_copy(const void *pixels, size_t length, int width, int height, int bands, VipsInterpretation interpretation,
+                              VipsImage **out) {
+    VipsImage *raw = vips_image_new_from_memory_copy(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
     if (!raw) return -1;
-    int result = vips_copy(raw, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    int result = vips_copy(raw, out, "interpretation", interpretation, NULL);
     g_object_unref(raw);
     return result;
+}
+
+int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out) {
+    return tf_image_from_copy(pixels, length, width, height, 3, VIPS_INTERPRETATION_sRGB, out);
+}
+
+int tf_image_from_grey(const void *pixels, size_t length, int width, int height, VipsImage **out) {
+    return tf_image_from_copy(pixels, length, width, height, 1, VIPS_INTERPRETATION_B_W, out);
 }
 
 static double tf_monotonic_now(void) {

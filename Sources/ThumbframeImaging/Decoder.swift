@@ -28,12 +28,19 @@ package struct RenderRequest: Sendable {
     /// same bytes is known): the header alone is wanted, with what the plan decides (a RAW's
     /// rendering).
     package var render: Bool
+    /// The recipes (by name) whose outputs carry an HDR picture's gain map (JPEG fit renditions
+    /// a lightbox shows); empty for an SDR picture or `--hdr sdr`.
+    package var gainMaps: Set<String>
 
-    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output], render: Bool = true) {
+    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output], render: Bool = true, gainMaps: Set<String> = []) {
         self.plan = plan
         self.outputs = outputs
         self.render = render
+        self.gainMaps = gainMaps
     }
+
+    /// Whether an output to encode carries the gain map (else none is read or computed).
+    package var wantsGainMap: Bool { outputs.contains { gainMaps.contains($0.recipe.name) && $0.recipe.format == .jpeg } }
 }
 
 /// What one decode made.
@@ -41,6 +48,8 @@ package struct Rendering: Sendable {
     /// One encoded file per requested output, in the request's order.
     package var encoded: [[UInt8]]
     package var placeholder: Manifest.Placeholder
+    /// Per output: the headroom of the gain map it carries, or nil (an SDR file).
+    package var headrooms: [Double?] = []
 }
 
 /// Where and why a file could not be made into an item.

@@ -66,9 +66,13 @@ enum HDRFacts {
     }
 
     /// An Ultra HDR JPEG (`hdrgm:Version` in its XMP; its headroom is 2 to the power of
-    /// `hdrgm:HDRCapacityMax`) or an ISO 21496-1 one (its `urn:iso:std:iso:ts:21496:-1` APP2
-    /// segment, looked for in the first 64 KiB).
+    /// `hdrgm:HDRCapacityMax`, read from its gain map's metadata, else from the XMP) or an ISO
+    /// 21496-1 one (its `urn:iso:std:iso:ts:21496:-1` APP2 segment, looked for in the first 64 KiB).
     static func jpegGainMap(_ file: UnsafeRawBufferPointer, xmp: [UInt8]?) -> Manifest.ImageInfo.HDR? {
+        // The map's own numbers, where its MPF index leads to them (Ultra HDR keeps them there).
+        if let parameters = GainMapJPEG.read(file)?.parameters {
+            return .init(kind: .gainMap, headroom: parameters.headroom)
+        }
         if let xmp, let text = String(bytes: xmp.prefix(1 << 16), encoding: .utf8), text.contains("hdrgm:Version") {
             let capacity = attribute("hdrgm:HDRCapacityMax", in: text).flatMap(Double.init)
             let headroom = capacity.flatMap { $0.isFinite && (0...16).contains($0) ? pow(2, $0) : nil }

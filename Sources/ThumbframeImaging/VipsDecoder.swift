@@ -55,8 +55,10 @@ package struct VipsDecoder: ImageDecoder {
         _ request: RenderRequest, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits,
         cancellation: CancellationFlag?
     ) -> Result<Rendering, DecodeFailure> {
-        decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap {
-            finish($0, request)
+        decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap { source in
+            var source = source
+            if request.wantsGainMap { source.gainMap = GainMapSource.beside(header: header, raw: raw, limits: limits) }
+            return finish(source, request)
         }
     }
 
@@ -74,14 +76,15 @@ package struct VipsDecoder: ImageDecoder {
         let started = DispatchTime.now().uptimeNanoseconds
         var (width, height) = (request.plan.decodeWidth, request.plan.decodeHeight)
         var orientation: Int32 = 1
-        var pixels: UnsafeMutablePointer<UInt8>?
+        var box = TFHdrBox()
         var message = [CChar](repeating: 0, count: 256)
         let decoded: Int32
+        let gain: Int32 = request.wantsGainMap ? 1 : 0
         switch header.mediaFormat?.family {
         case .jxl, .heif:
             let decode = header.mediaFormat?.family == .jxl ? tf_jxl_decode_hdr : tf_heif_decode_hdr
             decoded = decode(
-                raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), &pixels,
+                raw.baseAddress, raw.count, Int32(transfer), Int32(width), Int32(height), Int64(limits.maxPixels), gain, &box,
                 &message, message.count)
         default:
             // libvips decodes the code values (a PNG or TIFF at 16 bits) as stored; no profile is applied.
@@ -91,24 +94,40 @@ package struct VipsDecoder: ImageDecoder {
                 let made = Vips.withImage(
                     raw, failOn: failOn,
                     { image in
-                        tf_hdr_decode_image(image.pointer, Int32(transfer), Int32(width), Int32(height), &pixels, &message, message.count)
+                        tf_hdr_decode_image(
+                            image.pointer, Int32(transfer), Int32(width), Int32(height), gain, &box, &message, message.count)
                     })
             else { return .failure(.vips(.decode)) }
             decoded = made
         }
-        guard decoded == 0, let pixels else {
+        defer { tf_hdr_box_free(&box) }
+        guard decoded == 0, let pixels = box.pixels else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(DecodeFailure(stage: .decode, reason: "HDR picture: " + reason))
         }
-        defer { free(pixels) }
         if limits.decodeTimeout > 0, Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9 > limits.decodeTimeout,
             let late = DecodeFailure.stopped(Int32(TF_STOP_DEADLINE.rawValue), limits: limits)
         {
             return .failure(late)
         }
-        return step(.decode) { tf_image_from_rgb(pixels, width * height * 3, Int32(width), Int32(height), $0) }
-            .flatMap { box in orientation == 1 ? .success(box) : step(.decode) { tf_autorot(box.pointer, $0, orientation) } }
-            .flatMap(inMemory).flatMap { finish($0, request) }
+        func upright(_ image: Result<VipsImageHandle, DecodeFailure>) -> Result<VipsImageHandle, DecodeFailure> {
+            image.flatMap { image in orientation == 1 ? .success(image) : step(.decode) { tf_autorot(image.pointer, $0, orientation) } }
+                .flatMap(inMemory)
+        }
+        // The gain map, computed with the tone map at the decode box's size: its codes are log2
+        // gains over the largest, with no offsets (the SDR picture times the gain is the HDR one).
+        var gainMap: GainMapSource?
+        if let gain = box.gain, box.gain_stops > 0,
+            case .success(let map) = upright(step(.decode) { tf_image_from_grey(gain, width * height, Int32(width), Int32(height), $0) })
+        {
+            let parameters = GainMapParameters(gainMin: 0, gainMax: box.gain_stops, capacityMax: box.gain_stops)
+            gainMap = GainMapSource(map: map, parameters: parameters, scale: GainMapSource.computedScale)
+        }
+        return upright(step(.decode) { tf_image_from_rgb(pixels, width * height * 3, Int32(width), Int32(height), $0) }).flatMap {
+            var source = Source(upright: $0)
+            source.gainMap = gainMap
+            return finish(source, request)
+        }
     }
 
     /// The pixels every thumbnail of one image is resampled from, in memory, and what each
@@ -119,6 +138,8 @@ package struct VipsDecoder: ImageDecoder {
         var orientation = 1
         /// Converted to sRGB after the resize (an embedded profile, CMYK): the intent, or nil.
         var profileIntent: Int32?
+        /// The HDR picture's gain map, turned as `image` is (stored orientation).
+        var gainMap: GainMapSource?
 
         /// The decode box of a video's poster or a RAW's rendering: upright sRGB already.
         init(upright image: VipsImageHandle) { self.image = image }
@@ -145,9 +166,14 @@ package struct VipsDecoder: ImageDecoder {
 
         /// `image` (resampled from this source) turned upright and converted to sRGB.
         func upright(_ image: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
-            let turned = orientation == 1 ? .success(image) : step(.encode) { tf_autorot(image.pointer, $0, Int32(orientation)) }
+            let turned = turned(image)
             guard let profileIntent else { return turned }
             return turned.flatMap { turned in step(.encode) { tf_to_srgb_with(turned.pointer, $0, profileIntent) } }
+        }
+
+        /// `image` turned upright (a gain map's: no colour conversion).
+        func turned(_ image: VipsImageHandle) -> Result<VipsImageHandle, DecodeFailure> {
+            orientation == 1 ? .success(image) : step(.encode) { tf_autorot(image.pointer, $0, Int32(orientation)) }
         }
 
         /// The stored size (before `upright` turns it) of a display size.
@@ -167,6 +193,7 @@ package struct VipsDecoder: ImageDecoder {
         let parent = request.plan.placeholderParent
         var parentPixels: VipsImageHandle?
         var encoded: [[UInt8]] = []
+        var headrooms: [Double?] = []
         for output in request.outputs {
             let made = resampled(source, output).flatMap { image in
                 guard output == parent else { return encode(image, output) }
@@ -178,7 +205,18 @@ package struct VipsDecoder: ImageDecoder {
                 }
             }
             switch made {
-            case .success(let bytes): encoded.append(bytes)
+            case .success(let bytes):
+                // An HDR picture's lightbox rendition: the same SDR file, its gain map after it.
+                let gainMap = request.gainMaps.contains(output.recipe.name) && output.recipe.format == .jpeg ? source.gainMap : nil
+                switch gainMap.map({ withGainMap(bytes, $0, source: source, output: output) }) {
+                case .success(let joined)?:
+                    encoded.append(joined)
+                    headrooms.append(gainMap?.parameters.headroom)
+                case .failure(let problem)?: return .failure(problem)
+                case nil:
+                    encoded.append(bytes)
+                    headrooms.append(nil)
+                }
             case .failure(let problem): return .failure(problem)
             }
         }
@@ -193,7 +231,31 @@ package struct VipsDecoder: ImageDecoder {
             small = step(.encode) { tf_resize_coarse(source.image.pointer, $0, storedWidth, storedHeight) }.flatMap(source.upright)
         }
         return small.flatMap { placeholder($0, width: width, height: height) }.map {
-            Rendering(encoded: encoded, placeholder: $0)
+            Rendering(encoded: encoded, placeholder: $0, headrooms: headrooms)
+        }
+    }
+
+    /// `base` (an output's SDR JPEG) with `gainMap` resized to the output (to `GainMapSource.scale`
+    /// of its sides), turned as it is, encoded as a JPEG after it (`GainMapJPEG`).
+    private static func withGainMap(
+        _ base: [UInt8], _ gainMap: GainMapSource, source: Source, output: ThumbnailPlan.Output
+    ) -> Result<[UInt8], DecodeFailure> {
+        let (width, height) = source.stored(width: output.width, height: output.height)
+        let scale = min(gainMap.scale, GainMapSource.largestScale)
+        let (mapWidth, mapHeight) = (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+        let map = step(.encode) { tf_resize_exact(gainMap.map.pointer, $0, Int32(mapWidth), Int32(mapHeight), 0) }.flatMap(source.turned)
+        return map.flatMap { map in
+            var buffer: UnsafeMutableRawPointer?
+            var length = 0
+            guard tf_save_buffer(map.pointer, TF_FORMAT_JPEG, Int32(GainMapSource.quality), 0, &buffer, &length) == 0, let buffer else {
+                return .failure(.vips(.encode))
+            }
+            defer { g_free(buffer) }
+            let encoded = Array(UnsafeRawBufferPointer(start: buffer, count: length))
+            guard let joined = GainMapJPEG.assemble(base: base, map: encoded, parameters: gainMap.parameters) else {
+                return .failure(DecodeFailure(stage: .encode, reason: "thumbnail \(output.recipe.name): cannot join its gain map"))
+            }
+            return .success(joined)
         }
     }
 

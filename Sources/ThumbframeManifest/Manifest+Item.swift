@@ -246,11 +246,17 @@ extension Manifest {
         /// Only for the `tiles` entry, whose `path` is a DeepZoom `.dzi` (its size the full
         /// picture's; `bytes` and `sha256` the `.dzi`'s): the pyramid beside it.
         public var tiles: Tiles?
+        /// The file is a gain-map JPEG (ISO 21496-1 and Ultra HDR v1): an HDR screen shows its
+        /// highlights up to this many times brighter than SDR white, every other screen its SDR
+        /// picture. Absent: an SDR file.
+        public var headroom: Double?
 
         /// Creates a thumbnail record.
         public init(
-            path: String, width: Int, height: Int, crop: Rect?, bytes: Int? = nil, sha256: String? = nil, tiles: Tiles? = nil
+            path: String, width: Int, height: Int, crop: Rect?, bytes: Int? = nil, sha256: String? = nil, tiles: Tiles? = nil,
+            headroom: Double? = nil
         ) {
+            self.headroom = headroom
             self.path = path
             self.width = width
             self.height = height

@@ -98,6 +98,9 @@ extension Manifest {
         /// Deep-zoom tiles for photos the ladder cannot keep sharp (`--tile-pixels`); nil without
         /// them (and in manifests written before them).
         public var tiles: Manifest.TileSettings?
+        /// What an HDR photo's lightbox renditions are (`--hdr`); nil in manifests written before
+        /// gain maps, whose renditions were all SDR.
+        public var hdr: HDRRenditions?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes. The defaults are a build's without options (no zoom
@@ -106,7 +109,8 @@ extension Manifest {
             preset: LayoutPreset = .jx3, sections: SectionMode = .directory, order: ItemOrder = .name,
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
             originalURL: String? = nil, rawPairs: RawPairs = .merge,
-            ladderMaxSide: Int = ZoomRenditions.default.ladderMaxSide, tilePixels: Int = ZoomRenditions.default.tilePixels
+            ladderMaxSide: Int = ZoomRenditions.default.ladderMaxSide, tilePixels: Int = ZoomRenditions.default.tilePixels,
+            hdr: HDRRenditions = .gainMap
         ) {
             self.preset = preset
             self.sections = sections
@@ -124,6 +128,17 @@ extension Manifest {
             browserFormats = originalURL == nil ? nil : Manifest.browserImageFormats
             ladder = family.last.flatMap { ZoomLadder(display: $0, maxSide: ladderMaxSide) }
             tiles = family.last.flatMap { tilePixels > 0 ? Manifest.TileSettings(minPixels: tilePixels, display: $0) : nil }
+            self.hdr = hdr
+        }
+
+        /// The thumbnails of an HDR photo that carry its gain map with `--hdr gain-map`: those a
+        /// lightbox shows — the display thumbnail and the zoom ladder's renditions — where they
+        /// are JPEGs (browsers read gain maps in JPEG only). The grid's and `srcset`'s smaller
+        /// ones stay SDR files.
+        public var gainMapNames: Set<String> {
+            guard hdr == .gainMap, let display, let recipe = thumbnails.first(where: { $0.name == display }), recipe.format == .jpeg
+            else { return [] }
+            return Set([display] + (ladder?.renditions.map(\.name) ?? []))
         }
 
         /// Whether a frontend shows the item's original (served from `originalURL`): a video's
@@ -178,6 +193,15 @@ extension Manifest {
         case merge
         /// Two items, as Immich and Google Photos show them.
         case separate
+    }
+
+    /// What an HDR photo's lightbox renditions (`Settings.gainMapNames`) are.
+    public enum HDRRenditions: String, Codable, Hashable, Sendable, CaseIterable {
+        /// JPEGs with the SDR picture and a gain map after it (ISO 21496-1 and Ultra HDR v1):
+        /// HDR screens show the HDR picture, every other screen the SDR one.
+        case gainMap = "gain-map"
+        /// The SDR picture alone, as the grid's thumbnails.
+        case sdr
     }
 
     /// How items are grouped into sections.

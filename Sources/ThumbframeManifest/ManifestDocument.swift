@@ -85,12 +85,16 @@ extension ManifestDocument {
         public var thumbnailBytes: [String: Int] = [:]
         /// Deep-zoom tile files (nil when no item has tiles).
         public var tileFiles: Int?
+        /// HDR photos per `image.hdr` kind (nil when there are none).
+        public var hdr: [String: Int]?
+        /// Thumbnails that carry a gain map, `headroom` set (nil when none do).
+        public var gainMaps: Int?
 
         /// An empty summary.
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes, tileFiles
+            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes, tileFiles, hdr, gainMaps
         }
 
         /// Decodes a summary; a version-2 document's (which had no `kinds`) counts every item a photo.
@@ -102,6 +106,8 @@ extension ManifestDocument {
             thumbnails = try keys.decode([String: Int].self, forKey: .thumbnails)
             thumbnailBytes = try keys.decode([String: Int].self, forKey: .thumbnailBytes)
             tileFiles = try keys.decodeIfPresent(Int.self, forKey: .tileFiles)
+            hdr = try keys.decodeIfPresent([String: Int].self, forKey: .hdr)
+            gainMaps = try keys.decodeIfPresent(Int.self, forKey: .gainMaps)
             if let kinds = try keys.decodeIfPresent([String: Int].self, forKey: .kinds) {
                 self.kinds = kinds
             } else {
@@ -122,6 +128,12 @@ extension ManifestDocument {
             add(&thumbnails, other.thumbnails)
             add(&thumbnailBytes, other.thumbnailBytes)
             if let more = other.tileFiles { tileFiles = (tileFiles ?? 0).addingReportingOverflow(more).partialValue }
+            if let more = other.hdr {
+                var table = hdr ?? [:]
+                add(&table, more)
+                hdr = table
+            }
+            if let more = other.gainMaps { gainMaps = (gainMaps ?? 0).addingReportingOverflow(more).partialValue }
         }
 
         /// Counts one more item.
@@ -133,7 +145,9 @@ extension ManifestDocument {
             orientations[String(item.image.orientation), default: 0] += 1
             let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
             if !overflow && item.image.height >= tripleWidth { longImages += 1 }
+            if let kind = item.image.hdr?.kind { hdr = (hdr ?? [:]).merging([kind.rawValue: 1], uniquingKeysWith: +) }
             for (name, thumbnail) in item.thumbnails {
+                if thumbnail.headroom != nil { gainMaps = (gainMaps ?? 0) + 1 }
                 thumbnails[name, default: 0] += 1
                 let (pyramid, files) = thumbnail.tiles.map { (max(0, $0.bytes), max(0, $0.files)) } ?? (0, 0)
                 let bytes = thumbnailBytes[name, default: 0].addingReportingOverflow(max(0, thumbnail.bytes ?? 0))

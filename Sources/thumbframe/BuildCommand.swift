@@ -93,6 +93,12 @@ struct BuildCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "HDR photos (iPhone HEICs, Ultra HDR JPEGs, PQ and HLG stills): gain-map (the display thumbnail and zoom renditions are JPEGs with the SDR picture and a gain map, shown bright on HDR screens) or sdr (every file SDR).",
+            valueName: "gain-map|sdr"))
+    var hdr: Manifest.HDRRenditions = .gainMap
+
+    @Option(
+        help: ArgumentHelp(
             "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
             valueName: "K/N"))
     var shard: String?
@@ -210,6 +216,7 @@ struct BuildCommand: AsyncParsableCommand {
         options.allowShrink = allowShrink
         options.originalURL = originalURL
         options.rawPairs = rawPairs
+        options.hdr = hdr
         options.ladderMaxSide = ladderMaxSide ?? zoom.ladderMaxSide
         options.tilePixels = tilePixels ?? zoom.tilePixels
         options.viewer = viewer

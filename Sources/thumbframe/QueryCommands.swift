@@ -176,6 +176,7 @@ extension LayoutPreset: ExpressibleByArgument {}
 extension Manifest.SectionMode: ExpressibleByArgument {}
 extension Manifest.ItemOrder: ExpressibleByArgument {}
 extension Manifest.RawPairs: ExpressibleByArgument {}
+extension Manifest.HDRRenditions: ExpressibleByArgument {}
 extension ZoomRenditions: ExpressibleByArgument {}
 extension Manifest.VideoRenditions: ExpressibleByArgument {}
 

@@ -122,7 +122,7 @@ struct DataKeptTests {
             #expect(rerun.summary["reused"] as? Int == 6 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
             // And the next run is the no-op it always was.
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
@@ -174,7 +174,7 @@ struct DataKeptTests {
             // Reprobed: loop.gif and the Apple photo; the 4 other photos and the one-frame GIF are reused.
             #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
             #expect(
                 try await Self.query(out, "SELECT pair FROM files WHERE pair IS NOT NULL")
                     == ["photo AB12CD34-0000-4000-8000-000000000007"])
@@ -213,7 +213,7 @@ struct DataKeptTests {
             // version's addresses, are there).
             #expect(rerun.summary["reused"] as? Int == 3 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             let files = Fixtures.ffmpeg == nil ? 5 : 6
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == files, "\(again.stderr)")
@@ -246,7 +246,37 @@ struct DataKeptTests {
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
             let video = try #require(try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "album/clip.mp4" }?.video)
             #expect(video.delivery == .remux && video.indexFirst == false)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-8"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+        }
+    }
+
+    @Test(
+        "an upgrade from state index format 8 (HDR photos without gain maps) probes the HDR photos again and reuses every other file; renditions already made keep their headroom",
+        .enabled(if: Processes.tool("avifenc") != nil, "needs avifenc to make the HDR photo"))
+    func upgradesFormat8() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(2, width: 120, height: 90))
+            let made = try await Processes.run(
+                "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/test-helpers/gainmap-check.py", "make", root + "/made"])
+            #expect(made.status == 0, "\(made.stderr)")
+            try FileManager.default.copyItem(atPath: root + "/made/pq.avif", toPath: lib + "/pq.avif")
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            let published = try Self.data(out + "/manifest.json")
+            let downgrade =
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                + "db.execute(\"UPDATE meta SET value = 'thumbframe-state-8' WHERE key = 'format'\"); db.commit()"
+            #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"]).status == 0)
+            let before = SafetyTests.snapshot(out + "/thumbs")
+            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(rerun.summary["reused"] as? Int == 2 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            // Probed again, its preview found at its content address: the headroom read from the file.
+            #expect(try Self.data(out + "/manifest.json") == published)
+            let preview = try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "pq.avif" }?.thumbnails["preview"]
+            #expect(preview?.headroom != nil)
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
         }
     }
 

@@ -46,6 +46,12 @@ typedef enum {
 /// white) on the largest channel so hues keep, then the sRGB curve.
 void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out);
 
+/// tfk_tonemap_rgb48, also writing each pixel's log2 of what the roll-off took away, in 1/4096
+/// stops (`gain`, width * height values, 0 where nothing was, at most 16 stops): the HDR
+/// picture in linear BT.709 relative to SDR white is the SDR one's linear light times
+/// 2^(gain / 4096), the gain map of ISO 21496-1.
+void tfk_tonemap_rgb48_gain(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, uint16_t *gain);
+
 /// tfk_tonemap_rgb48's mapping for a video's frames, about ten times faster: the output curve and
 /// HLG's OOTF gain through tables of 65536 steps (a value within one level of the exact one).
 void tfk_tonemap_rgb48_frames(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tf_hdr.h"
+
 /// The primary picture's colour facts.
 typedef struct {
     /// An nclx colour box describes the picture (else its colour is its ICC profile's, or none).
@@ -32,11 +34,18 @@ int tf_heif_facts(const void *data, size_t length, TFHeifFacts *facts);
 
 /// Decodes the primary picture of an HDR file (`transfer` 16 PQ or 18 HLG) at its own bit
 /// depth, resizes it (Lanczos3, in its non-linear BT.2020 signal as a video's poster is) to
-/// `width` x `height`, and tone-maps it to 8-bit sRGB: `*out` (`width` * `height` * 3 bytes,
-/// freed with free()). Pictures of more than `max_pixels` are refused before they are
-/// decoded. 0, or -1 with a one-line reason in `error`.
-int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+/// `width` x `height`, and tone-maps it to 8-bit sRGB: `out`, with its gain map when `gain` is
+/// set. Pictures of more than `max_pixels` are refused before they are decoded. 0, or -1 with a
+/// one-line reason in `error`.
+int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, int gain, TFHdrBox *out,
                        char *error, size_t error_length);
+
+/// Decodes the primary picture's Apple HDR gain map (its `urn:com:apple:photo:2020:aux:hdrgainmap`
+/// auxiliary image, turned as the picture is) as 8-bit grey: `*map` (`*width` * `*height` bytes,
+/// freed with free()), code values in Rec. 709's curve as Apple stores them. More than
+/// `max_pixels` is refused. 0, or -1 with a one-line reason in `error` (none: no such image).
+int tf_heif_gain_map(const void *data, size_t length, long long max_pixels, uint8_t **map, int *width, int *height, char *error,
+                     size_t error_length);
 
 #endif // THUMBFRAME_IMAGING
 #endif

@@ -9,15 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tf_hdr.h"
+
 /// The picture's transfer as ITU-T H.273 numbers it (16 PQ, 18 HLG; 0 when the file describes
 /// its colour by an ICC profile only), read from its header: 0, or -1 when libjxl cannot.
 int tf_jxl_transfer(const void *data, size_t length, int *transfer);
 
 /// Decodes a PQ or HLG (`transfer`) picture at 16 bits in its own signal, oriented, resizes it
-/// (Lanczos3) to `width` x `height` and tone-maps it to 8-bit sRGB: `*out` (`width` * `height`
-/// * 3 bytes, freed with free()). More than `max_pixels` is refused before the decode. 0, or -1
-/// with a one-line reason in `error`.
-int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, uint8_t **out,
+/// (Lanczos3) to `width` x `height` and tone-maps it to 8-bit sRGB: `out`, with its gain map
+/// when `gain` is set. More than `max_pixels` is refused before the decode. 0, or -1 with a
+/// one-line reason in `error`.
+int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, int gain, TFHdrBox *out,
                       char *error, size_t error_length);
 
 #endif // THUMBFRAME_IMAGING

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <vips/vips.h>
 #include <libexif/exif-data.h>
+#include "tf_hdr.h"
 
 /// Output formats the shim can encode.
 typedef enum {
@@ -128,8 +129,8 @@ int tf_with_profile(VipsImage *in, VipsImage **out, const void *profile, size_t 
 /// The colour channels of a decoded HDR picture (PNG, TIFF, JPEG... whose cICP or ICC `cicp`
 /// says PQ or HLG: `transfer` 16 or 18), taken as BT.2020 code values without any profile,
 /// resized (Lanczos3) to `width` x `height` and tone-mapped to 8-bit sRGB as HEIF and video
-/// are: `*out` (`width` * `height` * 3 bytes, freed with free()). 0, or -1 with a reason.
-int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, uint8_t **out, char *error, size_t error_length);
+/// are: `out`, with the gain map when `gain` is set. 0, or -1 with a reason.
+int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, int gain, TFHdrBox *out, char *error, size_t error_length);
 
 /// Flattens an alpha channel onto white (for formats without alpha).
 int tf_flatten_white(VipsImage *in, VipsImage **out);
@@ -202,6 +203,9 @@ int tf_guard_check(TFDecodeGuard *guard);
 
 /// An sRGB image of a copy of `width` x `height` packed 8-bit RGB pixels (a video's poster frame).
 int tf_image_from_rgb(const void *pixels, size_t length, int width, int height, VipsImage **out);
+
+/// A grey image of a copy of `width` x `height` 8-bit values (a gain map).
+int tf_image_from_grey(const void *pixels, size_t length, int width, int height, VipsImage **out);
 
 /// Writes a DeepZoom pyramid (layout DZ) of the image in `data` at full resolution, turned
 /// upright by `orientation`, converted to sRGB with `intent` (`tf_profile_intent`'s) and the

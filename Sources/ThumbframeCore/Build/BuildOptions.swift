@@ -24,6 +24,8 @@ package struct BuildOptions: Sendable, Equatable {
     /// `--tile-pixels` (or `--zoom`'s): deep-zoom tiles for photos of at least this many pixels
     /// that the ladder cannot keep sharp (0: none).
     package var tilePixels = ZoomRenditions.default.tilePixels
+    /// `--hdr`: an HDR photo's lightbox renditions with its gain map, or SDR.
+    package var hdr = Manifest.HDRRenditions.gainMap
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -90,7 +92,7 @@ package struct BuildOptions: Sendable, Equatable {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
             originalURL: originalURL, rawPairs: rawPairs, ladderMaxSide: ladderMaxSide,
-            tilePixels: tilePixels)
+            tilePixels: tilePixels, hdr: hdr)
     }
 
     /// Rejects impossible combinations with a sentence for the user.

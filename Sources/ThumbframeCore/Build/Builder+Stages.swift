@@ -35,6 +35,10 @@ extension Builder {
         var recipes = options.thumbnails.map(\.canonicalRecipe).joined(separator: " ")
         if let ladder = settings.ladder { recipes += " ladder " + ladder.renditions.map(\.canonicalRecipe).joined(separator: " ") }
         if let tiles = settings.tiles { recipes += " \(tiles.canonical) from \(tiles.minPixels)" }
+        // Which renditions carry an HDR photo's gain map: said only when none do (`--hdr sdr`), so
+        // the default keeps the shape indexes had before gain maps (their HDR rows are probed
+        // again by the upgrade, `StateIndex.migrateFrom8`, not every row).
+        if settings.hdr == .sdr { recipes += " hdr sdr" }
         if settings.ladder != nil || settings.tiles != nil {
             recipes +=
                 " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")

@@ -28,7 +28,7 @@ struct ProcessingContext: Sendable {
     /// Content-addressed location of a thumbnail: it changes when the source bytes, the recipe
     /// or the pixel pipeline's version change, never otherwise, so renamed and copied files
     /// share their thumbnails.
-    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, header: ImageHeader? = nil) -> String {
+    func thumbnailPath(sourceSHA256: String, recipe: ThumbnailRecipe, header: ImageHeader? = nil, gainMap: Bool = false) -> String {
         // v3: pixels from 0.4.0 on (each thumbnail reduced once from the decode by an exact
         // Lanczos3; v2, 0.3.0's, converted to sRGB from the ICC profile after a 2× shrink-on-load
         // margin). A new key makes an upgraded build write them instead of keeping the older
@@ -36,9 +36,11 @@ struct ProcessingContext: Sendable {
         // profile converted with another intent than relative colorimetric is part of the key:
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
         // never taken for the right ones. (An ignored profile's pixels are what they were.) So is
-        // a format's pixels revision (`ImageHeader.pixelsRevision`).
+        // a format's pixels revision (`ImageHeader.pixelsRevision`), and an HDR photo's gain map
+        // (the same SDR picture, another file).
         Self.contentPath(
-            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe, header, extension: recipe.format.fileExtension)
+            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe + (gainMap ? "\ngain map v1" : ""), header,
+            extension: recipe.format.fileExtension)
     }
 
     /// Content-addressed location of a photo's deep-zoom pyramid (`.dzi`; its tiles in the
@@ -489,6 +491,7 @@ enum ItemProcessor {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
         var pyramid: (path: String, settings: Manifest.TileSettings)?
+        var gainMaps: Set<String> = []
         let started = DispatchTime.now().uptimeNanoseconds
         let decoded = decode { header in
             let extras = context.settings?.zoomExtras(image: header.imageInfo, kind: header.media.kind) ?? (rungs: [], tiles: false)
@@ -498,11 +501,15 @@ enum ItemProcessor {
             }
             let plan = ThumbnailPlan(
                 width: header.displayWidth, height: header.displayHeight, recipes: context.recipes, ladder: extras.rungs)
+            // An HDR photo's lightbox renditions carry its gain map (`--hdr gain-map`).
+            gainMaps = header.hdr == nil ? [] : context.settings?.gainMapNames ?? []
             for output in plan.outputs {
-                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, header: header)
+                let gainMapped = gainMaps.contains(output.recipe.name)
+                let path = context.thumbnailPath(sourceSHA256: sha256, recipe: output.recipe, header: header, gainMap: gainMapped)
                 var entry = Manifest.Thumbnail(path: path, width: output.width, height: output.height, crop: output.crop)
                 if !context.overwrite, let existing = existingOutput(path, context: context) {
                     (entry.bytes, entry.sha256) = (existing.bytes, existing.sha256)
+                    if gainMapped { entry.headroom = existingHeadroom(path, context: context) }
                 } else {
                     missing.append((output, path))
                 }
@@ -511,7 +518,8 @@ enum ItemProcessor {
             // One decode serves the missing thumbnails and the placeholder, which every item
             // carries: a file whose thumbnails all exist under their content address is still
             // decoded once, unless the placeholder of the same bytes is known (a touched file).
-            return RenderRequest(plan: plan, outputs: missing.map(\.output), render: !missing.isEmpty || known == nil)
+            return RenderRequest(
+                plan: plan, outputs: missing.map(\.output), render: !missing.isEmpty || known == nil, gainMaps: gainMaps)
         }
         var timed = Timed(outcome: .failed(failure(source, .probe, "")), window: decoded.window, leftMessage: decoded.leftMessage)
         switch decoded.result {
@@ -532,6 +540,7 @@ enum ItemProcessor {
                 }
                 thumbnails[output.recipe.name]?.bytes = encoded.count
                 thumbnails[output.recipe.name]?.sha256 = encoded.withUnsafeBytes(Digest.sha256)
+                thumbnails[output.recipe.name]?.headroom = rendering.flatMap { number < $0.headrooms.count ? $0.headrooms[number] : nil }
             }
             var written = missing.count
             if let (path, settings) = pyramid, let tiles {
@@ -634,6 +643,13 @@ enum ItemProcessor {
         guard let file = context.output.open(file: path), let stat = file.stat(), stat.isRegularFile, stat.size > 0 else { return nil }
         if let bytes = context.recorded[path], bytes != stat.size { return nil }
         return Digest.sha256(fd: file.fd, size: stat.size).map { (stat.size, $0) }
+    }
+
+    /// The headroom of a gain-map rendition already at its content address, read from its own
+    /// metadata (nil: an SDR file, as an HDR photo's rendition is where its map was unusable).
+    private static func existingHeadroom(_ path: String, context: ProcessingContext) -> Double? {
+        guard let bytes = context.output.read(file: path) else { return nil }
+        return bytes.withUnsafeBytes { GainMapJPEG.read($0)?.parameters?.headroom }
     }
 
     static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {

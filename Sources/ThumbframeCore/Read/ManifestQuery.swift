@@ -127,7 +127,9 @@ package enum ManifestQuery {
         if let profile = item.image.profile { lines.append("profile     \(profile.rawValue)") }
         if let hdr = item.image.hdr {
             let meaning = hdr.kind == .gainMap ? "an SDR picture with a gain map" : "tone-mapped to SDR"
-            lines.append("hdr         \(hdr.kind.rawValue)\(hdr.headroom.map { ", headroom \($0)×" } ?? ""), \(meaning)")
+            let carried = item.thumbnails.filter { $0.value.headroom != nil }.keys.sorted()
+            let renditions = carried.isEmpty ? "; every thumbnail SDR" : "; gain maps in " + carried.joined(separator: ", ")
+            lines.append("hdr         \(hdr.kind.rawValue)\(hdr.headroom.map { ", headroom \($0)×" } ?? ""), \(meaning)\(renditions)")
         }
         if let exif = item.exif {
             let parts = [
@@ -141,7 +143,8 @@ package enum ManifestQuery {
                 thumbnail.tiles.map {
                     " \($0.levels) levels, \($0.files) \($0.format) tiles of \($0.tileSize)+\($0.overlap) px, \($0.bytes) bytes"
                 } ?? ""
-            lines.append("thumbnail   \(name) \(thumbnail.width)×\(thumbnail.height) \(thumbnail.path)\(crop)\(tiles)")
+            let headroom = thumbnail.headroom.map { " gain map, headroom \($0)×" } ?? ""
+            lines.append("thumbnail   \(name) \(thumbnail.width)×\(thumbnail.height) \(thumbnail.path)\(crop)\(tiles)\(headroom)")
         }
         for configured in manifest.settings.viewports where viewport == nil || configured.name == viewport {
             guard let layout = item.layouts[configured.name] else { continue }

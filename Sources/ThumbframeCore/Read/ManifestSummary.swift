@@ -50,6 +50,10 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var recipes: [String] = []
     /// Deep-zoom tile files of every pyramid (`thumbnails.tiles`), as the manifest records them.
     package var tileFiles = 0
+    /// HDR photos per `image.hdr` kind (`pq`, `hlg`, `gainMap`); empty when none.
+    package var hdr: [String: Int] = [:]
+    /// Thumbnails that carry a gain map (an HDR photo's display and zoom renditions).
+    package var gainMaps = 0
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
@@ -104,6 +108,8 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         thumbnails = counts.thumbnails
         thumbnailBytes = counts.thumbnailBytes
         tileFiles = counts.tileFiles ?? 0
+        hdr = counts.hdr ?? [:]
+        gainMaps = counts.gainMaps ?? 0
         missingThumbnails = 0
         self.failures = failures
         failureCauses = FailureCause.counts(failures)
@@ -155,6 +161,9 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         if let pyramids = thumbnails[Manifest.tilesName], pyramids > 0 {
             lines.append(
                 "deep zoom     \(pyramids) pyramid\(pyramids == 1 ? "" : "s"), \(tileFiles) tiles, \(added([Manifest.tilesName]))")
+        }
+        if !hdr.isEmpty {
+            lines.append("hdr           \(counts(hdr)); \(gainMaps) rendition\(gainMaps == 1 ? "" : "s") with gain maps")
         }
         lines.append("failures      \(failures.count)\(FailureCause.text(failureCauses))")
         for failure in failures {

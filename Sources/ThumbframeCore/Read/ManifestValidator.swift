@@ -265,6 +265,37 @@ package enum ManifestValidator {
         case .success:
             break
         }
-        return nil
+        return data.withUnsafeBytes { gainMapProblem($0, thumbnail) }
+    }
+
+    /// A gain-map rendition (`headroom`) has both metadata forms, consistent with each other,
+    /// with its MPF index and with the manifest, and a map that decodes no larger than the
+    /// picture; any other thumbnail carries no gain map.
+    static func gainMapProblem(_ file: UnsafeRawBufferPointer, _ thumbnail: Manifest.Thumbnail) -> String? {
+        let parsed = GainMapJPEG.read(file)
+        guard let headroom = thumbnail.headroom else {
+            return parsed?.map == nil ? nil : "carries a gain map the manifest does not record (no headroom)"
+        }
+        guard let parsed, let map = parsed.map else { return "has no gain map (no MPF index of a second image), yet a headroom" }
+        var missing: [String] = []
+        if !parsed.baseHasXMPVersion { missing.append("hdrgm:Version in its XMP") }
+        if !parsed.baseHasISOVersion { missing.append("the ISO 21496-1 version box") }
+        if parsed.xmp == nil { missing.append("its map's hdrgm: numbers") }
+        if parsed.iso == nil { missing.append("its map's ISO 21496-1 numbers") }
+        if !missing.isEmpty { return "gain map lacks " + missing.joined(separator: ", ") }
+        if parsed.mpfPrimaryLength != map.lowerBound || map.upperBound != file.count || parsed.baseXMPMapLength != map.count {
+            return "gain map at \(map.lowerBound)..<\(map.upperBound) of \(file.count) bytes disagrees with its MPF index "
+                + "(base \(parsed.mpfPrimaryLength ?? 0) bytes) or its XMP directory (\(parsed.baseXMPMapLength ?? 0) bytes)"
+        }
+        if let xmp = parsed.xmp, let iso = parsed.iso, !xmp.agrees(with: iso) { return "gain map's XMP and ISO 21496-1 numbers differ" }
+        if let iso = parsed.iso, abs(iso.headroom - headroom) > 0.001 * max(1, headroom) {
+            return "gain map's headroom is \(iso.headroom), the manifest says \(headroom)"
+        }
+        switch Decoders.imageSize(Array(file[map])) {
+        case .failure(let problem): return "gain map: " + problem.reason
+        case .success(let size) where size.width > thumbnail.width || size.height > thumbnail.height:
+            return "gain map is \(size.width)×\(size.height), larger than the picture"
+        case .success: return nil
+        }
     }
 }

@@ -117,8 +117,21 @@ extension StateIndex {
     /// probes them again (a Live Photo's MOV is a video row of its own) and decodes nothing
     /// whose thumbnails are there.
     static func migrateFrom7(_ database: SQLiteDatabase) throws(SQLiteError) {
-        try upgrade(database, from: format7, to: format) { () throws(SQLiteError) in
+        try upgrade(database, from: format7, to: format8) { () throws(SQLiteError) in
             try reprobe(database, where: videoRows)
+        }
+    }
+
+    /// Format 8's HDR photos have SDR display and zoom renditions: no gain map.
+    static let format8 = "thumbframe-state-8"
+
+    /// Marks the rows of HDR photos touched: the next build probes them again and writes their
+    /// lightbox renditions as gain-map JPEGs under their new content addresses (`--hdr
+    /// gain-map`); their grid thumbnails are found where they are, and the pruner removes the
+    /// old renditions.
+    static func migrateFrom8(_ database: SQLiteDatabase) throws(SQLiteError) {
+        try upgrade(database, from: format8, to: format) { () throws(SQLiteError) in
+            try reprobe(database, where: "json_extract(CAST(entry AS TEXT), '$.image.hdr') IS NOT NULL")
         }
     }
 

@@ -43,15 +43,21 @@ extension StateIndex {
             try migrateFrom5(database)
             try migrateFrom6(database)
             try migrateFrom7(database)
+            try migrateFrom8(database)
         case Self.format5 where !readOnly:
             try migrateFrom5(database)
             try migrateFrom6(database)
             try migrateFrom7(database)
+            try migrateFrom8(database)
         case Self.format6 where !readOnly:
             try migrateFrom6(database)
             try migrateFrom7(database)
+            try migrateFrom8(database)
         case Self.format7 where !readOnly:
             try migrateFrom7(database)
+            try migrateFrom8(database)
+        case Self.format8 where !readOnly:
+            try migrateFrom8(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)

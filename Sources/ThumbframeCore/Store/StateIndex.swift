@@ -15,7 +15,7 @@ final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-8"
+    static let format = "thumbframe-state-9"
 
     /// Read and written by the `StateIndex` extensions of this folder alone.
     let database: SQLiteDatabase
