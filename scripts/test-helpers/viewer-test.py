@@ -16,7 +16,10 @@ With --tiles (a build where some photo has deep-zoom tiles): at 1440x900 zoomed 
 (tile budgets: the level within 1.25 device px a pixel, the window's tiles at most 1.5 times its
 device pixels, no tile asked for and not shown),
 that photo draws the DeepZoom level the manifest's pyramid gives for the device pixels, only
-tiles in view, each sharp and placed where its pixels belong; panning loads the tiles there.
+tiles in view, each sharp and placed where its pixels belong; panning loads the tiles there. When
+that photo's renditions carry gain maps (`headroom`) and the screen says `dynamic-range: high`
+(matchMedia answered so before the page loads), it stays on its largest rendition instead: no
+tile is drawn or fetched.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
@@ -129,6 +132,41 @@ def tiles_checks():
         corner = wait(driver, f"""const t = document.querySelector('#tf-tiles .tf-tile[data-tile^="{columns - 1}_"]');
             return !!t && t.complete && t.naturalWidth > 0""", THUMB_DELAY * 4 + 10)
         check("tiles: panning to the right edge loads the last column's tiles", bool(corner))
+    finally:
+        driver.quit()
+    hdr_checks(index)
+
+
+def hdr_checks(index):
+    """An HDR screen keeps a gain-map photo on its renditions: its tiles are SDR."""
+    item = items[index]
+    carried = sorted((t["width"], name) for name, t in item["thumbnails"].items() if t.get("headroom"))
+    check("hdr: the tiled photo's renditions carry gain maps", bool(carried), f"{[name for _, name in carried]}")
+    if not carried:
+        return
+    driver = browser(1440, 900)
+    try:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            const real = window.matchMedia.bind(window);
+            window.matchMedia = (query) => /dynamic-range:\\s*high/.test(query)
+              ? { matches: true, media: query, onchange: null, addEventListener() {}, removeEventListener() {},
+                  addListener() {}, removeListener() {} } : real(query);"""})
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        wait(driver, f"return thumbframeViewer.open({index}).then(() => true)", 5)
+        driver.execute_script("""window.tileRequests = 0; const src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, 'src');
+            Object.defineProperty(HTMLImageElement.prototype, 'src', { configurable: true, get() { return src.get.call(this); },
+              set(value) { if (String(value).includes('_files/')) window.tileRequests++; src.set.call(this, value); } });""")
+        driver.execute_script("thumbframeViewer.zoomTo(1000, innerWidth / 2, innerHeight / 2)")
+        largest = carried[-1][1]
+        shown = wait(driver, f"""const i = document.getElementById('tf-image');
+            return i.dataset.rendition === {json.dumps(largest)} && i.complete && i.naturalWidth > 0 && i.dataset.rendition""",
+                     THUMB_DELAY * 4 + 10)
+        state = driver.execute_script("""return { tiles: document.querySelectorAll('#tf-tiles .tf-tile').length,
+            asked: window.tileRequests, rendition: document.getElementById('tf-image').dataset.rendition }""")
+        check("hdr: on an HDR screen, zoomed past the ladder, the photo stays on its largest gain-map rendition",
+              shown == largest, f"{state['rendition']}, expected {largest}")
+        check("hdr: ... and draws or fetches no SDR tile", state["tiles"] == 0 and state["asked"] == 0, f"{state}")
     finally:
         driver.quit()
 

@@ -241,13 +241,24 @@ enum ViewerAssets {
             if (showsOriginal(item) || item.kind !== "photo") return null;
             const min = L.zoom.min || 1, scale = devicePixelRatio || 1;
             const viewport = L.viewport && settings.viewports.find((v) => v.name === L.viewport);
-            if (viewport && L.ladder) return L.ladder.map((r) => ({ name: r.name, native: r.native / min * viewport.scale / scale }));
-            const names = [...(settings.srcset || []), ...(settings.ladder ? settings.ladder.renditions.map((r) => r.name) : []), "tiles"];
-            const present = names.map((name, order) => ({ name, order, t: item.thumbnails[name] })).filter((r) => r.t)
-              .sort((a, b) => a.t.width - b.t.width || a.order - b.order);
-            if (!present.length || (!settings.ladder && !item.thumbnails.tiles)) return null;
-            return present.map((r) => ({ name: r.name, native: r.t.width / (L.frame.width * scale) }));
+            let found;
+            if (viewport && L.ladder) {
+              found = L.ladder.map((r) => ({ name: r.name, native: r.native / min * viewport.scale / scale }));
+            } else {
+              const names = [...(settings.srcset || []), ...(settings.ladder ? settings.ladder.renditions.map((r) => r.name) : []), "tiles"];
+              const present = names.map((name, order) => ({ name, order, t: item.thumbnails[name] })).filter((r) => r.t)
+                .sort((a, b) => a.t.width - b.t.width || a.order - b.order);
+              if (!present.length || (!settings.ladder && !item.thumbnails.tiles)) return null;
+              found = present.map((r) => ({ name: r.name, native: r.t.width / (L.frame.width * scale) }));
+            }
+            // On an HDR screen a photo's gain-map renditions are shown bright, and its deep-zoom tiles
+            // (SDR) would dim it as they arrive: there its largest rendition is the last rung.
+            const bright = hdrScreen() && found.some((r) => r.name !== "tiles" && (item.thumbnails[r.name] || {}).headroom);
+            return bright ? found.filter((r) => r.name !== "tiles") : found;
           }
+          // The screen shows HDR (CSS `dynamic-range: high`): the one thing the viewer does otherwise
+          // for gain-map renditions, which are plain images every browser shows right by itself.
+          const hdrScreen = () => typeof matchMedia === "function" && matchMedia("(dynamic-range: high)").matches;
           // The rendition for the current zoom: the first sharp at it, else the largest. Zooming in
           // loads the next one beside the shown one and swaps when it has arrived (the image keeps its
           // place, so the point under the fingers stays); zooming out keeps the sharper one. Past the
