@@ -164,7 +164,7 @@ struct GainMapTests {
     }
 
     @Test(
-        "an Ultra HDR JPEG's own gain map is resized with its renditions and keeps its numbers: they recompose to the source's HDR",
+        "an Ultra HDR JPEG's own gain map is resized and turned with its renditions (EXIF orientation 1 and 6) and keeps its numbers: they recompose to the source's HDR",
         .enabled(if: Processes.tool("avifenc") != nil, "needs avifenc (scripts/bootstrap --test)"))
     func ultraHDRSource() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -179,16 +179,27 @@ struct GainMapTests {
             let source = try #require(full.items.first?.thumbnails["full"])
             #expect(source.width == 2560 && source.headroom != nil)
             try Fixtures.makeDirectory(root + "/lib")
-            try FileManager.default.copyItem(atPath: root + "/full/" + source.path, toPath: root + "/lib/ultra.jpg")
+            let ultra = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/full/" + source.path)))
+            try Fixtures.write(ultra, to: root + "/lib/ultra.jpg")
+            // The same file turned by EXIF: an APP1 of IFD0 with Orientation 6 after its SOI (the
+            // map's MPF offset is relative to the MPF header, which moves with it).
+            let tiff: [UInt8] = Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]
+            let exif = GainMapJPEG.segment(0xE1, Array("Exif\0\0".utf8) + tiff)
+            try Fixtures.write(Array(ultra.prefix(2)) + exif + ultra.dropFirst(2), to: root + "/lib/turned.jpg")
             let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 1))
-            let item = try #require(manifest.items.first, "\(manifest.failures)")
-            #expect(item.image.hdr == .init(kind: .gainMap, headroom: source.headroom))
-            let preview = try #require(item.thumbnails["preview"])
-            #expect(preview.headroom == source.headroom && item.thumbnails["small"]?.headroom == nil)
-            let result = try await Self.script(["check", root + "/out/" + preview.path, "--source", root + "/lib/ultra.jpg"])
-            let hdr = result["hdr"] as? [String: Any] ?? [:]
-            #expect((hdr["psnr"] as? Double ?? 0) >= 45 && (hdr["highlights"] as? Double ?? 1) <= 0.02, "\(hdr)")
-            print("gain map from an Ultra HDR source: \(hdr)")
+            #expect(manifest.items.count == 2, "\(manifest.failures)")
+            for item in manifest.items {
+                let turned = item.path == "turned.jpg"
+                #expect(item.image.hdr == .init(kind: .gainMap, headroom: source.headroom))
+                #expect(item.image.orientation == (turned ? 6 : 1) && item.image.width == (turned ? 1600 : 2560))
+                let preview = try #require(item.thumbnails["preview"])
+                #expect(preview.headroom == source.headroom && item.thumbnails["small"]?.headroom == nil)
+                let result = try await Self.script(
+                    ["check", root + "/out/" + preview.path, "--source", root + "/lib/ultra.jpg", turned ? "6" : "1"])
+                let hdr = result["hdr"] as? [String: Any] ?? [:]
+                #expect((hdr["psnr"] as? Double ?? 0) >= 45 && (hdr["highlights"] as? Double ?? 1) <= 0.02, "\(item.path): \(hdr)")
+                print("gain map from an Ultra HDR source, \(item.path): \(hdr)")
+            }
         }
     }
 

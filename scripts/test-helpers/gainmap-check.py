@@ -24,12 +24,12 @@ Usage:
                                    cannot)
       reference-apple.npy          its HDR picture by Apple's formula, from the pictures and map
                                    before they were coded, turned upright, in linear sRGB: block means
-  gainmap-check.py check RENDITION (--reference NPY | --source JPEG | --apple PRIMARY.png MAP.png HEADROOM)
+  gainmap-check.py check RENDITION (--reference NPY | --source JPEG [ORIENTATION] | --apple PRIMARY.png MAP.png HEADROOM)
       Reads RENDITION's gain-map structure here (MPF, the XMP of both images, the ISO 21496-1
       boxes), decodes its SDR base and its map, recomposes the HDR picture with the metadata's own
       formula at full weight, and compares it with the source's HDR rendering in linear light, as
       block means on the GRID: a reference made by `make`, another gain-map JPEG recomposed the
-      same way (--source), or an iPhone HEIC's primary picture and Apple gain map as heif-convert
+      same way (--source, turned by its EXIF ORIENTATION 1, 3, 6 or 8), or an iPhone HEIC's primary picture and Apple gain map as heif-convert
       --with-aux writes them, composed with Apple's formula (HDR = SDR * (1 + (headroom - 1) * g),
       g the map in Rec. 709's curve; compared in luminance, the primary being Display P3).
       Prints one JSON object: the metadata, and for the HDR picture and for the SDR base alone,
@@ -411,7 +411,9 @@ def check(rendition, mode, args):
         ours, base = blocks(hdr), blocks(sdr)
     elif mode == "--source":
         _, _, source = recompose(args[0])
-        reference, luminance = blocks(source), Y709
+        # ORIENTATION: the source's EXIF orientation (1, 3, 6 or 8), which turns base and map alike.
+        turns = {"1": 0, "3": 2, "6": -1, "8": 1}[args[1] if len(args) > 1 else "1"]
+        reference, luminance = blocks(np.rot90(source, k=turns)), Y709
         ours, base = blocks(hdr), blocks(sdr)
     elif mode == "--apple":
         primary = srgb_to_linear(imagecodecs.imread(args[0])[..., :3].astype(np.float64) / 255)
