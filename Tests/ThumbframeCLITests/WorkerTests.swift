@@ -63,16 +63,29 @@ struct WorkerTests {
         return source
     }
 
+    /// Set once by the thread that polls, read after it has resumed its caller.
+    final class Caught: @unchecked Sendable {
+        var worker = false
+    }
+
     /// Builds `source` while `act` is done to the worker decoding `slow.jpg`; the run's output and
-    /// whether the worker was caught.
+    /// whether the worker was caught. The watch lasts until the worker is caught or the build has
+    /// written its manifest (at most 10 minutes): with the whole suite running beside it, a build
+    /// has taken over a minute to reach slow.jpg.
     static func build(_ source: String, _ out: String, _ extra: [String], act: @escaping @Sendable (pid_t) -> Void)
         async throws -> (Processes.Output, Bool)
     {
         async let run = CLITests.run(["build", source, "--out", out, "--jobs", "1", "--log-format", "json"] + extra)
-        let caught = await Processes.poll(
-            every: 1000, attempts: 60_000, until: { Self.slowWorker(of: source) != nil },
-            then: { if let pid = Self.slowWorker(of: source) { act(pid) } })
-        return (try await run, caught)
+        let caught = Caught()
+        _ = await Processes.poll(
+            every: 1000, attempts: 600_000,
+            until: { Self.slowWorker(of: source) != nil || FileManager.default.fileExists(atPath: out + "/manifest.json") },
+            then: {
+                guard let pid = Self.slowWorker(of: source) else { return }
+                act(pid)
+                caught.worker = true
+            })
+        return (try await run, caught.worker)
     }
 
     @Test("a worker killed from outside (SIGSEGV) fails its file alone: the others are built, the summary counts one crash")
