@@ -211,10 +211,11 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       if (!present.length || (!settings.ladder && !item.thumbnails.tiles)) return null;
       found = present.map((r) => ({ name: r.name, native: r.t.width / (L.frame.width * scale) }));
     }
-    // On an HDR screen a photo's gain-map renditions are shown bright, and its deep-zoom tiles
-    // (SDR) would dim it as they arrive: there its largest rendition is the last rung.
-    const bright = hdrScreen() && found.some((r) => r.name !== "tiles" && (item.thumbnails[r.name] || {}).headroom);
-    return bright ? found.filter((r) => r.name !== "tiles") : found;
+    // On an HDR screen a photo's gain-map renditions are shown bright, and its SDR files — the
+    // smaller srcset ones, the deep-zoom tiles — would dim it: there its rungs are the gain-map
+    // renditions alone, the largest the last.
+    const mapped = (r) => r.name !== "tiles" && (item.thumbnails[r.name] || {}).headroom;
+    return hdrScreen() && found.some(mapped) ? found.filter(mapped) : found;
   }
   // The screen shows HDR (CSS `dynamic-range: high`): the one thing the viewer does otherwise
   // for gain-map renditions, which are plain images every browser shows right by itself.

@@ -19,7 +19,8 @@ that photo draws the DeepZoom level the manifest's pyramid gives for the device 
 tiles in view, each sharp and placed where its pixels belong; panning loads the tiles there. When
 that photo's renditions carry gain maps (`headroom`) and the screen says `dynamic-range: high`
 (matchMedia answered so before the page loads), it stays on its largest rendition instead: no
-tile is drawn or fetched.
+tile is drawn or fetched; and in a 480x320 window, where an SDR screen shows it fitted from the
+SDR `small`, an HDR screen shows the gain-map preview.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
@@ -137,23 +138,46 @@ def tiles_checks():
     hdr_checks(index)
 
 
+def fitted_rendition(driver, index):
+    """The rendition the lightbox shows photo INDEX from, fitted, once it has loaded."""
+    driver.get(base + "index.html")
+    wait(driver, "return document.body.dataset.ready")
+    wait(driver, f"return thumbframeViewer.open({index}).then(() => true)", 5)
+    return wait(driver, """const i = document.getElementById('tf-image');
+        return i.complete && i.naturalWidth > 0 && i.dataset.rendition""", THUMB_DELAY * 4 + 10)
+
+
+def hdr_screen(width, height):
+    """A browser whose matchMedia says `dynamic-range: high` (Chromium cannot emulate it)."""
+    driver = browser(width, height)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        const real = window.matchMedia.bind(window);
+        window.matchMedia = (query) => /dynamic-range:\\s*high/.test(query)
+          ? { matches: true, media: query, onchange: null, addEventListener() {}, removeEventListener() {},
+              addListener() {}, removeListener() {} } : real(query);"""})
+    return driver
+
+
 def hdr_checks(index):
-    """An HDR screen keeps a gain-map photo on its renditions: its tiles are SDR."""
+    """An HDR screen keeps a gain-map photo on its gain-map renditions: its smaller srcset file
+    and its tiles are SDR."""
     item = items[index]
     carried = sorted((t["width"], name) for name, t in item["thumbnails"].items() if t.get("headroom"))
     check("hdr: the tiled photo's renditions carry gain maps", bool(carried), f"{[name for _, name in carried]}")
     if not carried:
         return
-    driver = browser(1440, 900)
+    # A window small enough that the SDR `small` is sharp for the fitted photo.
+    for hdr in (False, True):
+        driver = hdr_screen(480, 320) if hdr else browser(480, 320)
+        try:
+            shown = fitted_rendition(driver, index)
+            expected = carried[0][1] if hdr else "small"
+            check(f"hdr: fitted in 480x320, an {'HDR' if hdr else 'SDR'} screen shows {expected}", shown == expected, f"{shown}")
+        finally:
+            driver.quit()
+    driver = hdr_screen(1440, 900)
     try:
-        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
-            const real = window.matchMedia.bind(window);
-            window.matchMedia = (query) => /dynamic-range:\\s*high/.test(query)
-              ? { matches: true, media: query, onchange: null, addEventListener() {}, removeEventListener() {},
-                  addListener() {}, removeListener() {} } : real(query);"""})
-        driver.get(base + "index.html")
-        wait(driver, "return document.body.dataset.ready")
-        wait(driver, f"return thumbframeViewer.open({index}).then(() => true)", 5)
+        fitted_rendition(driver, index)
         driver.execute_script("""window.tileRequests = 0; const src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, 'src');
             Object.defineProperty(HTMLImageElement.prototype, 'src', { configurable: true, get() { return src.get.call(this); },
               set(value) { if (String(value).includes('_files/')) window.tileRequests++; src.set.call(this, value); } });""")
