@@ -433,35 +433,24 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   const rowTarget = () => (innerWidth < 600 ? 110 : 200);
   const gridWidth = () => $("tf-grid").clientWidth - 8;
   let source = null;
-  const pagesLoaded = new Map();  // page path -> Promise of its items
-  const gridsLoaded = new Map();  // page path -> Promise of its cells
+  const loadedFiles = new Map();  // page or grid page path -> Promise of its entries
 
+  // A page file's entries, read once: each given its flat index and kept in `into`.
+  function loadEntries(path, section, into) {
+    if (!loadedFiles.has(path)) {
+      loadedFiles.set(path, source.page(path).then((file) => {
+        for (const entry of file.items) {
+          entry.flat = section.start + entry.item;
+          into[entry.flat] = entry;
+        }
+        return file.items;
+      }));
+    }
+    return loadedFiles.get(path);
+  }
   // A page's cells: its grid page (the viewer is written with its manifest, which has them).
-  function loadCells(section, page) {
-    if (!gridsLoaded.has(page.path)) {
-      gridsLoaded.set(page.path, source.page(page.grid).then((grid) => {
-        for (const cell of grid.items) {
-          cell.flat = section.start + cell.item;
-          cells[cell.flat] = cell;
-        }
-        return grid.items;
-      }));
-    }
-    return gridsLoaded.get(page.path);
-  }
-
-  function loadPage(section, page) {
-    if (!pagesLoaded.has(page.path)) {
-      pagesLoaded.set(page.path, source.page(page.path).then((loadedPage) => {
-        for (const item of loadedPage.items) {
-          item.flat = section.start + item.item;
-          items[item.flat] = item;
-        }
-        return loadedPage.items;
-      }));
-    }
-    return pagesLoaded.get(page.path);
-  }
+  const loadCells = (section, page) => loadEntries(page.grid, section, cells);
+  const loadPage = (section, page) => loadEntries(page.path, section, items);
 
   const pageObserver = new IntersectionObserver((entries) => {
     for (const entry of entries) {

@@ -69,17 +69,20 @@ enum HDRFacts {
     /// `hdrgm:HDRCapacityMax`, read from its gain map's metadata, else from the XMP) or an ISO
     /// 21496-1 one (its `urn:iso:std:iso:ts:21496:-1` APP2 segment, looked for in the first 64 KiB).
     static func jpegGainMap(_ file: UnsafeRawBufferPointer, xmp: [UInt8]?) -> Manifest.ImageInfo.HDR? {
-        // The map's own numbers, where its MPF index leads to them (Ultra HDR keeps them there).
+        // Whether it is one, from the base's own marks (every JPEG is asked: nothing more is read
+        // of one without them).
+        let text = xmp.flatMap { String(bytes: $0.prefix(1 << 16), encoding: .utf8) }
+        let ultra = text?.contains("hdrgm:Version") == true
+        let iso = Array("urn:iso:std:iso:ts:21496:-1".utf8)
+        guard ultra || ByteSearch.find(iso, in: UnsafeRawBufferPointer(rebasing: file.prefix(1 << 16))) != nil else { return nil }
+        // The headroom: the map's own numbers, where its MPF index leads to them (Ultra HDR keeps
+        // them there), else the base XMP's.
         if let parameters = GainMapJPEG.read(file)?.parameters {
             return .init(kind: .gainMap, headroom: parameters.headroom)
         }
-        if let xmp, let text = String(bytes: xmp.prefix(1 << 16), encoding: .utf8), text.contains("hdrgm:Version") {
-            let capacity = attribute("hdrgm:HDRCapacityMax", in: text).flatMap(Double.init)
-            let headroom = capacity.flatMap { $0.isFinite && (0...16).contains($0) ? pow(2, $0) : nil }
-            return .init(kind: .gainMap, headroom: headroom.map { ($0 * 1000).rounded() / 1000 })
-        }
-        let iso = Array("urn:iso:std:iso:ts:21496:-1".utf8)
-        return ByteSearch.find(iso, in: UnsafeRawBufferPointer(rebasing: file.prefix(1 << 16))) == nil ? nil : .init(kind: .gainMap)
+        let capacity = text.flatMap { attribute("hdrgm:HDRCapacityMax", in: $0) }.flatMap(Double.init)
+        let headroom = capacity.flatMap { $0.isFinite && (0...16).contains($0) ? pow(2, $0) : nil }
+        return .init(kind: .gainMap, headroom: headroom.map { ($0 * 1000).rounded() / 1000 })
     }
 
     /// An XMP attribute's value (`name="value"`, or the element `<name>value</name>`), at most 32 characters.

@@ -17,9 +17,10 @@ struct GainMapSource {
     /// do: a camera's map keeps its own resolution up to that; gains change slowly across a
     /// picture, and a map at full size would add a third to the rendition's bytes or more.
     static let largestScale = 0.5
-    /// The map thumbframe computes for a PQ or HLG still has a quarter of the rendition's sides,
-    /// as libultrahdr's did by default (Android 14): on the bench's HDR scenes half the bytes of
-    /// a map at half the sides, its HDR picture within 47 dB of the source's instead of 51.
+    /// The map thumbframe computes for a PQ or HLG still has a quarter of the rendition's sides:
+    /// on the bench's HDR scenes (`scripts/benchmarks/bench-hdr`) half the bytes of a map at half
+    /// the sides (+15 % on the renditions instead of +26 %), its HDR picture 47 dB from the
+    /// source's instead of 51 (GainMapTests).
     static let computedScale = 0.25
     /// The map's JPEG quality.
     static let quality = 85

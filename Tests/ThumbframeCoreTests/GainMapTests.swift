@@ -278,24 +278,17 @@ struct GainMapTests {
         #expect(problem(file, other)?.contains("the manifest says 4") == true)
         #expect(problem(base)?.contains("has no gain map") == true)
         // The ISO box's gainMapMax numerator, 256 higher (0.0256 stops).
-        let iso = try #require(ByteSearchHelper.find(Array("urn:iso:std:iso:ts:21496:-1\0".utf8), in: file, after: file.count / 2))
+        let signature = Array("urn:iso:std:iso:ts:21496:-1\0".utf8)
+        let iso = try #require(file.withUnsafeBytes { ByteSearch.find(signature, in: $0, from: file.count / 2) })
         var tampered = file
         tampered[iso + 28 + 5 + 8 * 3 + 2] &+= 1
         #expect(problem(tampered)?.contains("XMP and ISO 21496-1 numbers differ") == true)
         // Cut short: the map no longer ends the file where MPF says.
         #expect(problem(Array(file.dropLast(10)))?.contains("MPF") == true)
         // No ISO box in the base.
-        let head = try #require(ByteSearchHelper.find(Array("urn:iso:std:iso:ts:21496:-1\0".utf8), in: file, after: 0))
+        let head = try #require(file.withUnsafeBytes { ByteSearch.find(signature, in: $0) })
         var renamed = file
         renamed[head + 4] = UInt8(ascii: "X")
         #expect(problem(renamed)?.contains("the ISO 21496-1 version box") == true)
-    }
-}
-
-/// The first place of `needle` in `haystack` at or after `start`.
-enum ByteSearchHelper {
-    static func find(_ needle: [UInt8], in haystack: [UInt8], after start: Int) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        return (start...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
     }
 }
