@@ -506,6 +506,13 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
         img.decoding = "async";
         img.addEventListener("load", () => img.classList.add("tf-loaded"));
         cell.append(img);
+        if (item.stack) {
+          const count = document.createElement("span");
+          count.className = "tf-stack";
+          count.textContent = `${item.stack.members.length}`;
+          cell.append(count);
+          cell.dataset.stack = item.stack.members.length;
+        }
         const mark = badge(item);
         if (mark) {
           const label = document.createElement("span");
@@ -531,6 +538,8 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     };
     let aspectSum = 0;
     for (const item of pageCells) {
+      // A stack is one cell, its cover's: the other members are in the strip it opens.
+      if (item.stack && item.stack.cover !== item.item) continue;
       row.push(item);
       aspectSum += item.width / item.height;
       if (aspectSum * target + gap * (row.length - 1) >= width) {
@@ -687,7 +696,10 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const section = sectionOf(current);
     const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
       : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
-    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
+    const stacked = item.stack ? ` · stack (${item.stack.reason})` : "";
+    const where = item.place ? ` · ${placeLabel(item.place)}` : "";
+    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}${where}${stacked}`;
+    showStrip(item);
     resetDrag();
     if (location.hash !== linkOf(item)) {
       if (historyEntry) history.replaceState({ thumbframe: true }, "", linkOf(item));
@@ -730,12 +742,66 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       }
   }
   // What a cell or the lightbox's image says to a screen reader: the file, its kind and date
-  // (a cell's `captured`, an item's `exif.capturedAt`).
+  // (a cell's `captured`, an item's `exif.capturedAt`), and a stack's count.
   function describe(item) {
     const kind = item.kind === "video" ? "video" : item.kind === "animated" ? "animation" : item.motion ? "live photo" : "photo";
     const captured = item.captured || (item.exif && item.exif.capturedAt);
     const date = captured ? `, ${captured.slice(0, 10)}` : "";
-    return `${kind} ${item.path}${date}`;
+    const stack = item.stack && item.stack.members ? `, stack of ${item.stack.members.length}` : "";
+    return `${kind} ${item.path}${date}${stack}`;
+  }
+
+  // With --locations, a list of the places photos were taken (no map tiles: no third-party
+  // server learns what is looked at), most photos first; a place opens its first photo, found in
+  // the grid pages in order. A place's label is the manifest's (`Place.label`).
+  const placeLabel = (place) => place.cell ? `${place.latitude.toFixed(4)}, ${place.longitude.toFixed(4)}`
+    : [place.name, place.region, place.country].filter((part) => part).join(", ");
+  function renderPlaces() {
+    const counts = manifest.summary && manifest.summary.places;
+    if (!counts) return;
+    const list = $("tf-places").querySelector("ul");
+    const sorted = Object.entries(counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 200);
+    for (const [label, count] of sorted) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = `${label} (${count})`;
+      button.addEventListener("click", () => openPlace(label));
+      const entry = document.createElement("li");
+      entry.append(button);
+      list.append(entry);
+    }
+    $("tf-places").hidden = false;
+  }
+  async function openPlace(label) {
+    for (const section of manifest.sections)
+      for (const page of section.pages) {
+        const found = (await loadCells(section, page)).find((cell) => cell.place && placeLabel(cell.place) === label);
+        if (found) return open(found.flat);
+      }
+  }
+
+  // A photo of a stack shows the stack as a strip of its members' thumbnails under it: a tap
+  // shows that member. The cover's entry lists them; a member's names its cover.
+  const strip = $("tf-strip");
+  async function showStrip(item) {
+    strip.replaceChildren();
+    strip.hidden = !item.stack;
+    if (!item.stack) return;
+    const section = sectionOf(current);
+    const cover = item.stack.members ? item : await itemAt(section.start + item.stack.cover);
+    if (current !== section.start + item.item || !cover.stack || !cover.stack.members) return;
+    for (const position of cover.stack.members) {
+      const member = await itemAt(section.start + position);
+      if (current !== section.start + item.item) return;  // the lightbox moved on meanwhile
+      const button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("aria-label", describe(member));
+      if (position === item.item) button.setAttribute("aria-current", "true");
+      const small = member.thumbnails[settings.thumbnails[0].name] || displayThumbnail(member);
+      button.style.backgroundImage = `url("${url(small.path)}")`;
+      button.addEventListener("click", () => show(section.start + position));
+      strip.append(button);
+    }
   }
   // Keyboard focus stays in the open lightbox: Tab and Shift+Tab cycle through its controls.
   box.addEventListener("keydown", (event) => {
@@ -965,6 +1031,7 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       $("tf-title").textContent = name;
       document.title = `${name} · ${manifest.itemCount} ${manifest.itemCount === 1 ? "item" : "items"}`;
       renderSections();
+      renderPlaces();
       laidOutWidth = gridWidth();
       document.body.dataset.ready = "true";
       if (location.hash) openLink(true);

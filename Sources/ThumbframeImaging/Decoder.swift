@@ -31,12 +31,17 @@ package struct RenderRequest: Sendable {
     /// The recipes (by name) whose outputs carry an HDR picture's gain map (JPEG fit renditions
     /// a lightbox shows); empty for an SDR picture or `--hdr sdr`.
     package var gainMaps: Set<String>
+    /// Whether the rendering measures the picture's `Likeness` (`--stacks` other than none).
+    package var likeness: Bool
 
-    package init(plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output], render: Bool = true, gainMaps: Set<String> = []) {
+    package init(
+        plan: ThumbnailPlan, outputs: [ThumbnailPlan.Output], render: Bool = true, gainMaps: Set<String> = [], likeness: Bool = false
+    ) {
         self.plan = plan
         self.outputs = outputs
         self.render = render
         self.gainMaps = gainMaps
+        self.likeness = likeness
     }
 
     /// Whether an output to encode carries the gain map (else none is read or computed).
@@ -50,6 +55,8 @@ package struct Rendering: Sendable {
     package var placeholder: Manifest.Placeholder
     /// Per output: the headroom of the gain map it carries, or nil (an SDR file).
     package var headrooms: [Double?] = []
+    /// The picture's likeness, from the placeholder's pixels, when the request asked for it.
+    package var likeness: Likeness?
 }
 
 /// Where and why a file could not be made into an item.

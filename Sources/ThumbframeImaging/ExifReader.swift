@@ -13,6 +13,21 @@ struct ExifFacts: Equatable {
     var contentIdentifier: String?
     /// The HDR headroom Apple's MakerNote gives a photo with a gain map (`AppleMakerNote.headroom`).
     var appleHeadroom: Double?
+    /// The burst Apple's MakerNote says the photo is a frame of.
+    var burst: BurstMark?
+    /// The GPS position, read only to be made coarse (`--locations`) and never kept as it is.
+    var location: GeoPoint?
+}
+
+/// A position in degrees (WGS 84), as a GPS IFD gives it.
+package struct GeoPoint: Sendable, Equatable, Hashable {
+    package var latitude: Double
+    package var longitude: Double
+
+    package init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
 }
 
 /// Reads EXIF blocks with libexif. The only file that touches libexif.
@@ -59,12 +74,42 @@ enum ExifReader {
         }
         facts.info.make = ascii(exif, EXIF_IFD_0, EXIF_TAG_MAKE).flatMap(ExifText.label)
         facts.info.model = ascii(exif, EXIF_IFD_0, EXIF_TAG_MODEL).flatMap(ExifText.label)
+        facts.location = location(exif)
         if let entry = tf_exif_entry(exif, EXIF_IFD_EXIF, EXIF_TAG_MAKER_NOTE), let data = entry.pointee.data, entry.pointee.size > 0 {
             let note = Array(UnsafeBufferPointer(start: data, count: Int(entry.pointee.size)))
             facts.contentIdentifier = AppleMakerNote.contentIdentifier(note)
             facts.appleHeadroom = AppleMakerNote.headroom(note)
+            facts.burst = BurstMark.apple(note)
         }
         return facts
+    }
+
+    /// The GPS IFD's latitude and longitude (degrees, minutes, seconds as three rationals, with
+    /// their N/S and E/W references); nil when either is missing, out of range, or 0, 0 (a
+    /// camera without a fix).
+    private static func location(_ exif: UnsafeMutablePointer<ExifData>) -> GeoPoint? {
+        let order = exif_data_get_byte_order(exif)
+        func degrees(_ tag: ExifTag, _ referenceTag: ExifTag, negative: UInt8) -> Double? {
+            guard let entry = tf_exif_entry(exif, EXIF_IFD_GPS, tag), entry.pointee.format == EXIF_FORMAT_RATIONAL,
+                entry.pointee.components == 3, let data = entry.pointee.data, entry.pointee.size >= 24
+            else { return nil }
+            var parts: [Double] = []
+            for index in 0..<3 {
+                let value = exif_get_rational(data + index * 8, order)
+                guard value.denominator != 0 else { return nil }
+                parts.append(Double(value.numerator) / Double(value.denominator))
+            }
+            let value = parts[0] + parts[1] / 60 + parts[2] / 3600
+            let reference = ascii(exif, EXIF_IFD_GPS, referenceTag)?.first
+            return reference == negative ? -value : value
+        }
+        // libexif names the GPS tags with macros, imported as numbers.
+        let tag = { (number: Int32) in ExifTag(rawValue: UInt32(number)) }
+        guard let latitude = degrees(tag(EXIF_TAG_GPS_LATITUDE), tag(EXIF_TAG_GPS_LATITUDE_REF), negative: UInt8(ascii: "S")),
+            let longitude = degrees(tag(EXIF_TAG_GPS_LONGITUDE), tag(EXIF_TAG_GPS_LONGITUDE_REF), negative: UInt8(ascii: "W")),
+            latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180, latitude != 0 || longitude != 0
+        else { return nil }
+        return GeoPoint(latitude: latitude, longitude: longitude)
     }
 
     /// An ASCII entry's bytes up to the first NUL, or nil when absent or not ASCII-typed.
@@ -298,9 +343,10 @@ enum TIFFCompressions {
 }
 
 /// Apple's MakerNote (iPhone and iPad photos): `Apple iOS\0`, a version, a byte order, and a
-/// TIFF-style directory whose offsets count from the MakerNote's first byte. Only tag 0x0011 is
-/// read (exiftool calls it MediaGroupUUID): the content identifier a Live Photo's MOV carries
-/// too, as its QuickTime key `com.apple.quicktime.content.identifier`.
+/// TIFF-style directory whose offsets count from the MakerNote's first byte. Tag 0x0011
+/// (exiftool calls it MediaGroupUUID) is the content identifier a Live Photo's MOV carries
+/// too, as its QuickTime key `com.apple.quicktime.content.identifier`; 0x000B the BurstUUID its
+/// burst's frames share; 0x0021 and 0x0030 the HDR headroom.
 enum AppleMakerNote {
     /// The headroom of an iPhone photo's HDR gain map: Apple's formula ("Applying Apple HDR effect
     /// to your photos") over MakerNote tags 0x0021 (exiftool's HDRHeadroom) and 0x0030 (HDRGain):
@@ -333,7 +379,11 @@ enum AppleMakerNote {
         return nil
     }
 
-    static func contentIdentifier(_ note: [UInt8]) -> String? {
+    static func contentIdentifier(_ note: [UInt8]) -> String? { string(note, tag: 0x0011) }
+
+    /// An ASCII entry of the directory holding an identifier (`ImageHeader.contentIdentifier`'s
+    /// characters): 0x0011 the content identifier, 0x000B the BurstUUID.
+    static func string(_ note: [UInt8], tag wanted: Int) -> String? {
         let signature = Array("Apple iOS\0".utf8)
         guard note.count > 16, note.starts(with: signature), let reader = TIFFNumbers(note, byteOrderAt: 12) else { return nil }
         let number = reader.number
@@ -341,7 +391,7 @@ enum AppleMakerNote {
         for index in 0..<count {
             let entry = 16 + index * 12
             guard let tag = number(entry, 2), let type = number(entry + 2, 2), let length = number(entry + 4, 4) else { return nil }
-            guard tag == 0x0011, type == 2, length > 1, length <= 128 else { continue }
+            guard tag == wanted, type == 2, length > 1, length <= 128 else { continue }
             let start = length <= 4 ? entry + 8 : (number(entry + 8, 4) ?? -1)
             guard start >= 0, start + length <= note.count else { return nil }
             return ImageHeader.contentIdentifier(note[start..<(start + length)].prefix { $0 != 0 })

@@ -27,6 +27,8 @@ extension ImageHeader {
         exifOrientation = facts.orientation
         exif = facts.info
         contentIdentifier = facts.contentIdentifier
+        burst = facts.burst
+        location = facts.location
         func text(_ tuple: some Any) -> String? {
             let bytes = withUnsafeBytes(of: tuple) { Array($0.prefix { $0 != 0 }) }
             return ExifText.label(bytes)

@@ -26,6 +26,11 @@ package struct ImageHeader: Sendable, Equatable {
     /// Apple's content identifier (a photo's MakerNote, a MOV's QuickTime metadata): the two
     /// halves of a Live Photo share it.
     package var contentIdentifier: String?
+    /// The burst the camera says the photo is a frame of (MakerNote, XMP); nil for most photos.
+    package var burst: BurstMark?
+    /// Where the photo was taken (EXIF GPS): in the worker's memory only, made coarse by
+    /// `--locations` or dropped; no file ever holds it.
+    package var location: GeoPoint?
     /// The intent the embedded ICC profile converts with (`tf_profile_intent`, read once with
     /// the header; the decode converts with it), or TF_PROFILE_NONE / TF_PROFILE_UNUSABLE.
     var profileIntent = Int32(TF_PROFILE_NONE)
@@ -135,6 +140,8 @@ package struct ImageHeader: Sendable, Equatable {
             format: format, file: fileBytes, xmp: image.blob("xmp-data"), icc: image.blob("icc-profile-data"),
             appleHeadroom: facts.appleHeadroom)
         contentIdentifier = facts.contentIdentifier
+        burst = facts.burst ?? BurstMark.googleCamera(xmp: image.blob("xmp-data"))
+        location = facts.location
         orientation = Self.decoderApplies(format: format) ? 1 : (exifOrientation ?? vipsOrientation ?? 1)
     }
 

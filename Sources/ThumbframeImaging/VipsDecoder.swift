@@ -230,8 +230,8 @@ package struct VipsDecoder: ImageDecoder {
             let (storedWidth, storedHeight) = source.stored(width: width, height: height)
             small = step(.encode) { tf_resize_coarse(source.image.pointer, $0, storedWidth, storedHeight) }.flatMap(source.upright)
         }
-        return small.flatMap { placeholder($0, width: width, height: height) }.map {
-            Rendering(encoded: encoded, placeholder: $0, headrooms: headrooms)
+        return small.flatMap { placeholder($0, width: width, height: height, likeness: request.likeness) }.map {
+            Rendering(encoded: encoded, placeholder: $0.placeholder, headrooms: headrooms, likeness: $0.likeness)
         }
     }
 
@@ -273,8 +273,10 @@ package struct VipsDecoder: ImageDecoder {
     }
 
     /// ThumbHash and average colour from the image's pixels at the placeholder's size (upright,
-    /// sRGB), alpha kept.
-    private static func placeholder(_ image: VipsImageHandle, width: Int, height: Int) -> Result<Manifest.Placeholder, DecodeFailure> {
+    /// sRGB), alpha kept; and from the same pixels the likeness, when asked.
+    private static func placeholder(
+        _ image: VipsImageHandle, width: Int, height: Int, likeness: Bool
+    ) -> Result<(placeholder: Manifest.Placeholder, likeness: Likeness?), DecodeFailure> {
         var length = 0
         guard let memory = tf_placeholder_pixels(image.pointer, &length) else { return .failure(.vips(.encode)) }
         defer { g_free(memory) }
@@ -282,7 +284,11 @@ package struct VipsDecoder: ImageDecoder {
             return .failure(DecodeFailure(stage: .encode, reason: "placeholder pixels came out \(length) bytes"))
         }
         let rgba = Array(UnsafeRawBufferPointer(start: memory, count: length))
-        return .success(Manifest.Placeholder(width: width, height: height, rgba: rgba))
+        return .success(
+            (
+                Manifest.Placeholder(width: width, height: height, rgba: rgba),
+                likeness ? Likeness(width: width, height: height, rgba: rgba) : nil
+            ))
     }
 
     /// Runs one libvips step that makes a new image from nothing or from another image.

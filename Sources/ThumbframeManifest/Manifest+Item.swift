@@ -38,6 +38,10 @@ extension Manifest {
         public var placeholder: Placeholder?
         /// The layout in each viewport, by viewport name.
         public var layouts: [String: Layout]
+        /// The stack the photo is in (`settings.stacks`); nil for most items.
+        public var stack: Stack?
+        /// Where the photo was taken, as coarsely as `settings.locations` says; nil without it.
+        public var place: Place?
 
         /// Creates an item.
         public init(

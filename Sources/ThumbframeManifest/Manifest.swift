@@ -101,6 +101,12 @@ extension Manifest {
         /// What an HDR photo's lightbox renditions are (`--hdr`); nil in manifests written before
         /// gain maps, whose renditions were all SDR.
         public var hdr: HDRRenditions?
+        /// Which photos are gathered into stacks (`--stacks`); nil in manifests written before
+        /// stacks, which have none.
+        public var stacks: StackMode?
+        /// How precisely photos' places are published (`--locations`); nil for none (the default,
+        /// and manifests written before places).
+        public var locations: Locations?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes. The defaults are a build's without options (no zoom
@@ -110,7 +116,7 @@ extension Manifest {
             viewports: [Viewport] = Viewport.defaults, thumbnails: [ThumbnailRecipe] = ThumbnailRecipe.defaults,
             originalURL: String? = nil, rawPairs: RawPairs = .merge,
             ladderMaxSide: Int = ZoomRenditions.default.ladderMaxSide, tilePixels: Int = ZoomRenditions.default.tilePixels,
-            hdr: HDRRenditions = .gainMap
+            hdr: HDRRenditions = .gainMap, stacks: StackMode = .all, locations: Locations = .none
         ) {
             self.preset = preset
             self.sections = sections
@@ -129,6 +135,8 @@ extension Manifest {
             ladder = family.last.flatMap { ZoomLadder(display: $0, maxSide: ladderMaxSide) }
             tiles = family.last.flatMap { tilePixels > 0 ? Manifest.TileSettings(minPixels: tilePixels, display: $0) : nil }
             self.hdr = hdr
+            self.stacks = stacks
+            self.locations = locations == .none ? nil : locations
         }
 
         /// The thumbnails of an HDR photo that carry its gain map with `--hdr gain-map`: those a

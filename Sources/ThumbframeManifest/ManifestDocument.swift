@@ -89,12 +89,18 @@ extension ManifestDocument {
         public var hdr: [String: Int]?
         /// Thumbnails that carry a gain map, `headroom` set (nil when none do).
         public var gainMaps: Int?
+        /// Stacks per reason (`burst`, `time+similar`, `duplicate`; nil when there are none).
+        public var stacks: [String: Int]?
+        /// Photos in stacks, covers included (nil when there are none).
+        public var stacked: Int?
+        /// Items per place (`Place.label`; nil without `settings.locations` or when no photo has one).
+        public var places: [String: Int]?
 
         /// An empty summary.
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes, tileFiles, hdr, gainMaps
+            case kinds, formats, orientations, longImages, thumbnails, thumbnailBytes, tileFiles, hdr, gainMaps, stacks, stacked, places
         }
 
         /// Decodes a summary; a version-2 document's (which had no `kinds`) counts every item a photo.
@@ -108,6 +114,9 @@ extension ManifestDocument {
             tileFiles = try keys.decodeIfPresent(Int.self, forKey: .tileFiles)
             hdr = try keys.decodeIfPresent([String: Int].self, forKey: .hdr)
             gainMaps = try keys.decodeIfPresent(Int.self, forKey: .gainMaps)
+            stacks = try keys.decodeIfPresent([String: Int].self, forKey: .stacks)
+            stacked = try keys.decodeIfPresent(Int.self, forKey: .stacked)
+            places = try keys.decodeIfPresent([String: Int].self, forKey: .places)
             if let kinds = try keys.decodeIfPresent([String: Int].self, forKey: .kinds) {
                 self.kinds = kinds
             } else {
@@ -134,6 +143,17 @@ extension ManifestDocument {
                 hdr = table
             }
             if let more = other.gainMaps { gainMaps = (gainMaps ?? 0).addingReportingOverflow(more).partialValue }
+            if let more = other.stacks {
+                var table = stacks ?? [:]
+                add(&table, more)
+                stacks = table
+            }
+            if let more = other.stacked { stacked = (stacked ?? 0).addingReportingOverflow(more).partialValue }
+            if let more = other.places {
+                var table = places ?? [:]
+                add(&table, more)
+                places = table
+            }
         }
 
         /// Counts one more item.
@@ -145,6 +165,11 @@ extension ManifestDocument {
             orientations[String(item.image.orientation), default: 0] += 1
             let (tripleWidth, overflow) = item.image.width.multipliedReportingOverflow(by: 3)
             if !overflow && item.image.height >= tripleWidth { longImages += 1 }
+            if let place = item.place { places = (places ?? [:]).merging([place.label: 1], uniquingKeysWith: +) }
+            if let stack = item.stack {
+                stacked = (stacked ?? 0) + 1
+                if stack.members != nil { stacks = (stacks ?? [:]).merging([stack.reason.rawValue: 1], uniquingKeysWith: +) }
+            }
             if let kind = item.image.hdr?.kind { hdr = (hdr ?? [:]).merging([kind.rawValue: 1], uniquingKeysWith: +) }
             for (name, thumbnail) in item.thumbnails {
                 if thumbnail.headroom != nil { gainMaps = (gainMaps ?? 0) + 1 }
@@ -237,6 +262,10 @@ public struct ManifestPage: Codable, Hashable, Sendable {
         public var placeholder: Manifest.Placeholder?
         /// The layout in each viewport, by viewport name.
         public var layouts: [String: Layout]
+        /// The stack the photo is in.
+        public var stack: Manifest.Stack?
+        /// Where the photo was taken, as coarsely as `settings.locations` says.
+        public var place: Manifest.Place?
 
         /// The page form of an item.
         public init(_ item: Manifest.Item) {
@@ -255,19 +284,25 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             thumbnails = item.thumbnails
             placeholder = item.placeholder
             layouts = item.layouts
+            stack = item.stack
+            place = item.place
         }
 
         /// The item with its place in the whole manifest.
         public func item(index: Int, section: Int) -> Manifest.Item {
-            Manifest.Item(
+            var item = Manifest.Item(
                 index: index, section: section, item: item, path: path, rawPath: rawPath, file: file,
                 media: Manifest.Media(kind: kind, video: video, animation: animation, motion: motion, raw: raw, rawFile: rawFile),
                 image: image,
                 exif: exif, thumbnails: thumbnails, placeholder: placeholder, layouts: layouts)
+            item.stack = stack
+            item.place = place
+            return item
         }
 
         private enum CodingKeys: String, CodingKey {
             case item, path, rawPath, file, kind, image, video, animation, motion, raw, rawFile, exif, thumbnails, placeholder, layouts
+            case stack, place
         }
 
         /// Decodes a page's item; a version-2 page's items (which had no `kind`) are photos.
@@ -288,6 +323,8 @@ public struct ManifestPage: Codable, Hashable, Sendable {
             thumbnails = try keys.decode([String: Manifest.Thumbnail].self, forKey: .thumbnails)
             placeholder = try keys.decodeIfPresent(Manifest.Placeholder.self, forKey: .placeholder)
             layouts = try keys.decode([String: Layout].self, forKey: .layouts)
+            stack = try keys.decodeIfPresent(Manifest.Stack.self, forKey: .stack)
+            place = try keys.decodeIfPresent(Manifest.Place.self, forKey: .place)
         }
     }
 

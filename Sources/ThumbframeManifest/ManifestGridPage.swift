@@ -51,6 +51,10 @@ public struct ManifestGridPage: Codable, Hashable, Sendable {
         /// The thumbnails of `settings.thumbnails` (the cell recipes; not the zoom ladder's
         /// renditions or deep-zoom tiles), each its path, size and crop.
         public var thumbnails: [String: Manifest.Thumbnail]
+        /// The stack the photo is in, as the item's: a grid shows the cover's cell for it.
+        public var stack: Manifest.Stack?
+        /// Where the photo was taken, as the item's (`settings.locations`).
+        public var place: Manifest.Place?
 
         /// The cell of an item, with the thumbnails of the recipes `recipes` names.
         public init(_ item: ManifestPage.Item, recipes: Set<String>) {
@@ -66,6 +70,8 @@ public struct ManifestGridPage: Codable, Hashable, Sendable {
             raw = item.rawFile == nil ? nil : true
             captured = item.exif?.capturedAt
             placeholder = item.placeholder
+            stack = item.stack
+            place = item.place
             thumbnails = item.thumbnails.filter { recipes.contains($0.key) && $0.value.tiles == nil }.mapValues {
                 Manifest.Thumbnail(path: $0.path, width: $0.width, height: $0.height, crop: $0.crop)
             }

@@ -99,6 +99,18 @@ struct BuildCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Stacks a frontend shows as one cell: all (bursts the camera marked, identical copies, and frames of one camera seconds apart that look alike), bursts (only what the camera marked) or none.",
+            valueName: "all|bursts|none"))
+    var stacks: Manifest.StackMode = .all
+
+    @Option(
+        help: ArgumentHelp(
+            "Publish where photos were taken, coarsely: none (the default: no location anywhere), city (the nearest city of 15 000 people or more, from an offline GeoNames table), region (its state or province) or cell:KM (a grid cell about KM km a side, 1-1000). Never the GPS position itself.",
+            valueName: "none|city|region|cell:KM"))
+    var locations: Manifest.Locations = .none
+
+    @Option(
+        help: ArgumentHelp(
             "Process only part K of N of the library (K from 0), for `thumbframe merge`; auto/N takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
             valueName: "K/N"))
     var shard: String?
@@ -217,6 +229,8 @@ struct BuildCommand: AsyncParsableCommand {
         options.originalURL = originalURL
         options.rawPairs = rawPairs
         options.hdr = hdr
+        options.stacks = stacks
+        options.locations = locations
         options.ladderMaxSide = ladderMaxSide ?? zoom.ladderMaxSide
         options.tilePixels = tilePixels ?? zoom.tilePixels
         options.viewer = viewer

@@ -26,7 +26,9 @@ enum ConfigFile {
     /// Every option of `build` but `--config` itself (a test keeps this in step with `build --help`).
     static let buildOptions: [String: Kind] = [
         "out": .value, "thumb": .values, "viewport": .values, "preset": .value, "original-url": .value, "raw-pairs": .value,
-        "zoom": .value, "ladder-max-side": .number, "tile-pixels": .number, "hdr": .value, "shard": .value, "viewer": .flag,
+        "zoom": .value, "ladder-max-side": .number, "tile-pixels": .number, "hdr": .value, "stacks": .value, "locations": .value,
+        "shard": .value,
+        "viewer": .flag,
         "sections": .value,
         "order": .value,
         "exclude": .values,

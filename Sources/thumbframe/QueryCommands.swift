@@ -177,6 +177,11 @@ extension Manifest.SectionMode: ExpressibleByArgument {}
 extension Manifest.ItemOrder: ExpressibleByArgument {}
 extension Manifest.RawPairs: ExpressibleByArgument {}
 extension Manifest.HDRRenditions: ExpressibleByArgument {}
+extension Manifest.StackMode: ExpressibleByArgument {}
+extension Manifest.Locations: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public static var allValueStrings: [String] { ["none", "city", "region", "cell:KM"] }
+}
 extension ZoomRenditions: ExpressibleByArgument {}
 extension Manifest.VideoRenditions: ExpressibleByArgument {}
 

@@ -16,6 +16,19 @@ struct DataKeptTests {
     static func data(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     /// Runs SQL on OUT_DIR's state index with Python's sqlite3 and returns the first column of each row.
+    /// Runs `statements` on OUT's state index (an older format's), then builds LIB again: every
+    /// photo is probed again (format 9's upgrade), nothing is written.
+    static func rebuild(_ lib: String, _ out: String, after statements: [String]) async throws {
+        let downgrade =
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); [db.execute(s) for s in sys.argv[2:]]; db.commit()"
+        #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"] + statements).status == 0)
+        let before = SafetyTests.snapshot(out + "/thumbs")
+        let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(rerun.summary["reused"] as? Int == 0 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+        #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+    }
+
     static func query(_ out: String, _ sql: String) async throws -> [String] {
         let run = try await python(
             "import sqlite3, sys; [print(row[0]) for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]",
@@ -119,10 +132,11 @@ struct DataKeptTests {
             let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(rerun.status == 1, "\(rerun.stderr)")
             #expect(!rerun.stderr.contains("cannot be used"), "\(rerun.stderr)")
-            #expect(rerun.summary["reused"] as? Int == 6 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            // Format 9's upgrade probes every photo again too (stack evidence): none is reused; nothing is written.
+            #expect(rerun.summary["reused"] as? Int == 0 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(try Self.data(out + "/manifest.json") == published)
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-10"])
             // And the next run is the no-op it always was.
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == 6, "\(again.stderr)")
@@ -130,7 +144,7 @@ struct DataKeptTests {
     }
 
     @Test(
-        "an upgrade from 0.3 (state index format 5: rows without kinds or content identifiers) probes only the GIFs and WebPs of several frames and Apple's photos again, writes no thumbnail, and publishes the animations and the pair keys"
+        "an upgrade from 0.3 (state index format 5: rows without kinds or content identifiers) probes the GIFs and WebPs of several frames and Apple's photos again (and, since format 9, every photo), writes no thumbnail, and publishes the animations and the pair keys"
     )
     func upgradesFormat5() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -171,10 +185,10 @@ struct DataKeptTests {
             let before = SafetyTests.snapshot(out + "/thumbs")
             let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
-            // Reprobed: loop.gif and the Apple photo; the 4 other photos and the one-frame GIF are reused.
-            #expect(rerun.summary["reused"] as? Int == 5 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            // Format 9's upgrade probes every photo again too (stack evidence): none is reused; nothing is written.
+            #expect(rerun.summary["reused"] as? Int == 0 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-10"])
             #expect(
                 try await Self.query(out, "SELECT pair FROM files WHERE pair IS NOT NULL")
                     == ["photo AB12CD34-0000-4000-8000-000000000007"])
@@ -188,7 +202,7 @@ struct DataKeptTests {
     }
 
     @Test(
-        "an upgrade from 0.4 (state index format 6: HEIF thumbnails made with a profile read from freed memory, Motion Photo MP4s copied with their metadata) probes only the HEIC and AVIF photos and the Motion Photos again and reuses every other file"
+        "an upgrade from 0.4 (state index format 6: HEIF thumbnails made with a profile read from freed memory, Motion Photo MP4s copied with their metadata) probes the HEIC and AVIF photos and the Motion Photos again (and, since format 9, every photo) and writes nothing"
     )
     func upgradesFormat6() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -211,9 +225,10 @@ struct DataKeptTests {
             #expect(rerun.status == 0, "\(rerun.stderr)")
             // Probed again: the HEIC, the AVIF and the Motion Photo (their files, under this
             // version's addresses, are there).
-            #expect(rerun.summary["reused"] as? Int == 3 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            // Format 9's upgrade probes every photo again too (stack evidence): none is reused; nothing is written.
+            #expect(rerun.summary["reused"] as? Int == 0 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-10"])
             let again = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             let files = Fixtures.ffmpeg == nil ? 5 : 6
             #expect(again.summary["manifestWritten"] as? Bool == false && again.summary["reused"] as? Int == files, "\(again.stderr)")
@@ -221,7 +236,7 @@ struct DataKeptTests {
     }
 
     @Test(
-        "an upgrade from state index format 7 (videos without their delivery) probes the videos again, decodes nothing, and reuses every other file",
+        "an upgrade from state index format 7 (videos without their delivery) probes the videos again (and, since format 9, every photo) and writes nothing",
         .enabled(if: Fixtures.ffmpeg != nil, "needs the ffmpeg program to make the video"))
     func upgradesFormat7() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -242,11 +257,12 @@ struct DataKeptTests {
             let before = SafetyTests.snapshot(out + "/thumbs")
             let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
-            #expect(rerun.summary["reused"] as? Int == 2 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
+            // Format 9's upgrade probes every photo again too (stack evidence): none is reused; nothing is written.
+            #expect(rerun.summary["reused"] as? Int == 0 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
             #expect(SafetyTests.snapshot(out + "/thumbs") == before)
             let video = try #require(try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "album/clip.mp4" }?.video)
             #expect(video.delivery == .remux && video.indexFirst == false)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-10"])
         }
     }
 
@@ -263,20 +279,31 @@ struct DataKeptTests {
             try FileManager.default.copyItem(atPath: root + "/made/pq.avif", toPath: lib + "/pq.avif")
             #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
             let published = try Self.data(out + "/manifest.json")
-            let downgrade =
-                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
-                + "db.execute(\"UPDATE meta SET value = 'thumbframe-state-8' WHERE key = 'format'\"); db.commit()"
-            #expect(try await Self.python(downgrade, [out + "/.thumbframe-state.sqlite"]).status == 0)
-            let before = SafetyTests.snapshot(out + "/thumbs")
-            let rerun = try await CLITests.run(["build", lib, "--out", out, "--log-format", "json"])
-            #expect(rerun.status == 0, "\(rerun.stderr)")
-            #expect(rerun.summary["reused"] as? Int == 2 && rerun.summary["thumbnailsWritten"] as? Int == 0, "\(rerun.stderr)")
-            #expect(SafetyTests.snapshot(out + "/thumbs") == before)
+            // Every photo probed again (format 9's upgrade: stack evidence), nothing written.
+            try await Self.rebuild(lib, out, after: ["UPDATE meta SET value = 'thumbframe-state-8' WHERE key = 'format'"])
             // Probed again, its preview found at its content address: the headroom read from the file.
             #expect(try Self.data(out + "/manifest.json") == published)
             let preview = try ManifestFile.load(out + "/manifest.json").items.first { $0.path == "pq.avif" }?.thumbnails["preview"]
             #expect(preview?.headroom != nil)
-            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-9"])
+            #expect(try await Self.query(out, "SELECT value FROM meta WHERE key = 'format'") == ["thumbframe-state-10"])
+        }
+    }
+
+    @Test("a format-9 state index is upgraded: every photo probed and measured again, nothing written, the same stacks")
+    func upgradesFormat9() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let (lib, out) = (root + "/lib", root + "/out")
+            try Fixtures.makeLibrary(lib, Fixtures.photos(3, width: 120, height: 90))
+            try FileManager.default.copyItem(atPath: lib + "/album/IMG_0.jpg", toPath: lib + "/album/IMG_0 copy.jpg")
+            #expect(try await CLITests.run(["build", lib, "--out", out]).status == 0)
+            let published = try Self.data(out + "/manifest.json")
+            #expect(try ManifestFile.load(out + "/manifest.json").items.filter { $0.stack?.reason == .duplicate }.count == 2)
+            // Format 9 had no evidence column.
+            try await Self.rebuild(
+                lib, out,
+                after: ["ALTER TABLE files DROP COLUMN evidence", "UPDATE meta SET value = 'thumbframe-state-9' WHERE key = 'format'"])
+            #expect(try Self.data(out + "/manifest.json") == published)
+            #expect(try await Self.query(out, "SELECT COUNT(*) FROM files WHERE evidence LIKE '1 %'") == ["4"])
         }
     }
 

@@ -405,7 +405,9 @@ struct TouchedFileTests {
                 }
                 return item.placeholder
             }
-            #expect(try placeholder(.init(sha256: sha256, placeholder: marker)) == marker)
+            // (With the likeness `--stacks` wants, which the index records beside it.)
+            let likeness = Likeness(horizontal: 1, vertical: 2, pixels: 3, sharpness: 4, detail: 5)
+            #expect(try placeholder(.init(sha256: sha256, placeholder: marker, likeness: likeness)) == marker)
             #expect(try placeholder(.init(sha256: String(repeating: "0", count: 64), placeholder: marker)) == recorded)
             // Thumbnails gone: decoded, so the placeholder is computed again.
             try FileManager.default.removeItem(atPath: root + "/out/" + (first.items[0].thumbnails["grid"]?.path ?? ""))

@@ -161,11 +161,7 @@ struct ViewerTests {
             options.tilePixels = 10_000_000
             let (_, manifest) = try await Fixtures.build(options)
             #expect(manifest.items.filter { $0.thumbnails[Manifest.tilesName] != nil }.map(\.path) == ["large.jpg"])
-            let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
-            let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts, "--tiles"])
-            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-            #expect(run.stdout.contains("15 passed, 0 failed"), "\(run.stdout)")
+            try await Self.browserChecks(root + "/out", "--tiles", passing: 15)
         }
     }
 
@@ -180,13 +176,69 @@ struct ViewerTests {
             }
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.viewer = true
+            // Seven pictures, each many times: `--stacks all` would fold the library into seven cells.
+            options.stacks = .none
             let report = try await Builder(options: options).run()
             #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
-            let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
-            let run = try await Processes.run(
-                "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", root + "/out", artifacts, "--lazy"])
-            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-            #expect(run.stdout.contains("9 passed, 0 failed"), "\(run.stdout)")
+            try await Self.browserChecks(root + "/out", "--lazy", passing: 9)
+        }
+    }
+
+    /// Runs `viewer-test.py` on OUT in `mode` (its screenshots kept as test artifacts) and
+    /// expects all of its `passing` checks to pass.
+    static func browserChecks(_ out: String, _ mode: String, passing: Int) async throws {
+        let artifacts = Self.packageRoot + "/.build/test-artifacts/viewer"
+        let run = try await Processes.run(
+            "/usr/bin/env", ["python3", Self.packageRoot + "/scripts/test-helpers/viewer-test.py", out, artifacts, mode])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("\(passing) passed, 0 failed"), "\(run.stdout)")
+    }
+
+    @Test(
+        "in Chromium, stacks: one cell a stack with its count, a strip of its members in the lightbox, a tap shows a member",
+        .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
+    func stacks() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeLibrary(root + "/lib", Fixtures.photos(4, width: 160, height: 120))
+            // Two copies of a photo, as a chat or a second import leaves them: a stack of three.
+            for copy in ["IMG_0 (1).jpg", "IMG_0 (2).jpg"] {
+                try FileManager.default.copyItem(atPath: root + "/lib/album/IMG_0.jpg", toPath: root + "/lib/album/" + copy)
+            }
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            let (_, manifest) = try await Fixtures.build(options)
+            #expect(manifest.items.filter { $0.stack != nil }.count == 3)
+            try await Self.browserChecks(root + "/out", "--stacks", passing: 6)
+        }
+    }
+
+    @Test(
+        "in Chromium, places: a list of the places with their counts, each opening a photo of it, no third-party server",
+        .enabled(
+            if: browserAvailable && Processes.tool("exiftool") != nil,
+            "needs chromium, chromium-driver, Python's selenium and exiftool (scripts/bootstrap --test)"))
+    func places() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeLibrary(root + "/lib", Fixtures.photos(3, width: 160, height: 120))
+            let spots = [("IMG_0.jpg", 48.8566, 2.3522), ("IMG_1.jpg", 48.8601, 2.3400), ("IMG_2.jpg", 41.9028, 12.4964)]
+            for (name, lat, lon) in spots {
+                let tagged = try await Processes.run(
+                    try #require(Processes.tool("exiftool")),
+                    [
+                        "-q", "-overwrite_original", "-GPSLatitude=\(lat)", "-GPSLatitudeRef=N", "-GPSLongitude=\(lon)",
+                        "-GPSLongitudeRef=E", root + "/lib/album/" + name,
+                    ])
+                #expect(tagged.status == 0, "\(tagged.stderr)")
+            }
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            options.locations = .city
+            _ = try await Fixtures.build(options)
+            #expect(
+                try ManifestFile.open(root + "/out/manifest.json").document.summary.places == [
+                    "Paris, Ile-de-France, FR": 2, "Rome, Latium, IT": 1,
+                ])
+            try await Self.browserChecks(root + "/out", "--places", passing: 4)
         }
     }
 
@@ -253,6 +305,8 @@ struct ViewerTests {
             var options = BuildOptions(source: lib, output: root + "/out")
             options.viewer = true
             options.originalURL = "originals/"
+            // The fixture photos are one picture at one size: `--stacks all` would fold them into one cell.
+            options.stacks = .none
             let (_, manifest) = try await Fixtures.build(options)
             #expect(manifest.items.map(\.kind) == [.photo, .video, .photo, .photo, .animated, .video, .video, .video, .photo, .photo])
             #expect(manifest.settings.browserFormats == Manifest.browserImageFormats)

@@ -76,7 +76,8 @@ extension Fixtures {
     /// IFD0 Make `Apple`, an EXIF IFD with a MakerNote in Apple's layout (`Apple iOS\0`, version
     /// 1, `MM`, a directory whose offsets count from the MakerNote's start) holding tag 0x0011,
     /// the content identifier (exiftool's MediaGroupUUID). Big-endian throughout. (exiftool cannot write Apple MakerNote tags.)
-    public static func appleExifSegment(contentIdentifier: String) -> [UInt8] {
+    /// With `tag` 0x000B the string is a BurstUUID instead.
+    public static func appleExifSegment(contentIdentifier: String, tag: Int = 0x0011) -> [UInt8] {
         func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
         func u32(_ value: Int) -> [UInt8] {
             [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
@@ -88,7 +89,7 @@ extension Fixtures {
         let noteString = noteDirectory + 2 + 12 + 4
         let note =
             Array("Apple iOS\0".utf8) + u16(1) + Array("MM".utf8) + u16(1)
-            + entry(0x0011, 2, identifier.count, u32(noteString)) + u32(0) + identifier
+            + entry(tag, 2, identifier.count, u32(noteString)) + u32(0) + identifier
         // The TIFF structure: header, IFD0 (Make, ExifIFD pointer), Make's text, the EXIF IFD
         // (MakerNote), the MakerNote.
         let ifd0 = 8

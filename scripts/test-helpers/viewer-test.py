@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The web viewer in a real browser: headless Chromium driven by Selenium.
 
-Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR [--lazy | --tiles]
+Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR [--lazy | --tiles | --stacks | --places]
 OUT_DIR holds a build made with --viewer. Serves it on 127.0.0.1 (thumbnails answered after a
 delay, so the page is seen before any image arrives), loads index.html at 390x844 and 1440x900,
 and checks:
@@ -21,6 +21,13 @@ that photo's renditions carry gain maps (`headroom`) and the screen says `dynami
 (matchMedia answered so before the page loads), it stays on its largest rendition instead: no
 tile is drawn or fetched; and in a 480x320 window, where an SDR screen shows it fitted from the
 SDR `small`, an HDR screen shows the gain-map preview.
+With --stacks (a build where some photos are stacks): at 390x844 the grid shows each stack as one
+cell, its cover's, with the member count, and no cell for the other members; opening it shows a
+strip of every member, the cover current; a tap on the strip shows that member; axe-core finds
+nothing with the strip open.
+With --places (a build with --locations): the list of places shows each of summary.places with
+its count; a place opens a photo of it, its caption naming the place; every resource the page
+loads comes from its own server (no map tiles); axe-core finds nothing with the list open.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
@@ -37,6 +44,8 @@ arguments(__doc__, 2)
 out_dir, artifacts = os.path.abspath(sys.argv[1]), sys.argv[2]
 lazy = "--lazy" in sys.argv[3:]
 tiles = "--tiles" in sys.argv[3:]
+stacks = "--stacks" in sys.argv[3:]
+places = "--places" in sys.argv[3:]
 os.makedirs(artifacts, exist_ok=True)
 THUMB_DELAY = 1.5
 
@@ -254,7 +263,7 @@ def lazy_checks():
         driver.quit()
 
 
-for name, (width, height) in ([] if lazy or tiles else [("phone", (390, 844)), ("desktop", (1440, 900))]):
+for name, (width, height) in ([] if lazy or tiles or stacks or places else [("phone", (390, 844)), ("desktop", (1440, 900))]):
     assert viewports[name]["width"] == width and viewports[name]["height"] == height
     driver = browser(width, height)
     try:
@@ -382,7 +391,80 @@ for name, (width, height) in ([] if lazy or tiles else [("phone", (390, 844)), (
     finally:
         driver.quit()
 
-if lazy:
+def violations(driver):
+    """What axe-core (the copy axe-selenium-python ships) finds on the page: (rule, nodes)."""
+    audit = Axe(driver)
+    audit.inject()
+    return [(v["id"], len(v["nodes"])) for v in audit.run()["violations"]]
+
+
+def stacks_checks():
+    covers = [item for item in items if item.get("stack", {}).get("members")]
+    members = [item for item in items if item.get("stack") and not item["stack"].get("members")]
+    driver = browser(390, 844)
+    try:
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        expected = len(items) - len(members)
+        shown = wait(driver, f"const n = document.querySelectorAll('.tf-cell').length; return n === {expected} && n", 10)
+        check("stacks: one cell a stack, none for the other members",
+              shown == expected and bool(covers), f"{shown} cells for {len(items)} items, {len(covers)} stacks")
+        paths = driver.execute_script("return [...document.querySelectorAll('.tf-cell')].map((c) => c.dataset.path)")
+        check("stacks: the cells are the covers and the photos in no stack",
+              not {m["path"] for m in members} & set(paths) and {c["path"] for c in covers} <= set(paths), f"{paths}")
+        cover = covers[0]
+        flat = items.index(cover)
+        count = driver.execute_script(f"const c = document.querySelector('.tf-cell[data-index=\"{flat}\"] .tf-stack'); return c && c.textContent")
+        check("stacks: the cover's cell shows the member count", count == str(len(cover["stack"]["members"])), f"{count}")
+        driver.find_element("css selector", f'.tf-cell[data-index="{flat}"]').click()
+        strip = wait(driver, f"""const s = document.getElementById('tf-strip');
+            return !s.hidden && s.children.length === {len(cover['stack']['members'])} && s.children.length""", 10)
+        current = driver.execute_script("const b = document.querySelector('#tf-strip [aria-current=true]'); return b && [...b.parentNode.children].indexOf(b)")
+        check("stacks: opening it shows a strip of every member, the cover current",
+              strip == len(cover["stack"]["members"]) and current == cover["stack"]["members"].index(cover["item"]), f"{strip}, {current}")
+        driver.save_screenshot(os.path.join(artifacts, "stack-strip.png"))
+        other = next(k for k, position in enumerate(cover["stack"]["members"]) if position != cover["item"])
+        target = next(i for i in items if i["item"] == cover["stack"]["members"][other] and i.get("stack", {}).get("cover") == cover["item"])
+        driver.execute_script(f"document.querySelectorAll('#tf-strip button')[{other}].click()")
+        caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(target['path'])}) && c", 5)
+        again = wait(driver, f"const b = document.querySelector('#tf-strip [aria-current=true]'); return b && [...b.parentNode.children].indexOf(b) === {other}", 5)
+        check("stacks: a tap on the strip shows that member, the strip still there", bool(caption) and bool(again), f"{caption}")
+        found = violations(driver)
+        check("stacks: axe-core finds nothing with the strip open", not found, f"{found}")
+    finally:
+        driver.quit()
+
+
+def places_checks():
+    counts = manifest["summary"]["places"]
+    driver = browser(1440, 900)
+    try:
+        driver.get(base + "index.html")
+        wait(driver, "return document.body.dataset.ready")
+        shown = driver.execute_script("""const d = document.getElementById('tf-places'); d.open = true;
+            return d.hidden ? null : [...d.querySelectorAll('button')].map((b) => b.textContent)""")
+        expected = sorted((f"{label} ({count})" for label, count in counts.items()))
+        check("places: the list shows every place with its photo count", sorted(shown or []) == expected, f"{shown}")
+        label = max(counts, key=lambda key: (counts[key], key))
+        driver.execute_script(f"[...document.querySelectorAll('#tf-places button')].find((b) => b.textContent.startsWith({json.dumps(label)})).click()")
+        caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return !document.getElementById('tf-lightbox').hidden && c.includes({json.dumps(label)}) && c", 5)
+        paths = [item["path"] for item in items if item.get("place") and caption and item["path"] in caption]
+        check("places: a place opens a photo of it, its caption naming the place", bool(caption) and bool(paths), f"{caption}")
+        foreign = driver.execute_script("""return performance.getEntriesByType('resource').map((e) => e.name)
+            .filter((name) => !name.startsWith(location.origin))""")
+        check("places: every resource comes from the page's own server (no map tiles)", foreign == [], f"{foreign}")
+        driver.execute_script("thumbframeViewer.close(); document.getElementById('tf-places').open = true")
+        found = violations(driver)
+        check("places: axe-core finds nothing with the list open", not found, f"{found}")
+    finally:
+        driver.quit()
+
+
+if places:
+    places_checks()
+elif stacks:
+    stacks_checks()
+elif lazy:
     lazy_checks()
 elif tiles:
     tiles_checks()

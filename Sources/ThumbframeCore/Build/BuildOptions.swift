@@ -26,6 +26,10 @@ package struct BuildOptions: Sendable, Equatable {
     package var tilePixels = ZoomRenditions.default.tilePixels
     /// `--hdr`: an HDR photo's lightbox renditions with its gain map, or SDR.
     package var hdr = Manifest.HDRRenditions.gainMap
+    /// `--stacks`: which photos are gathered into stacks.
+    package var stacks = Manifest.StackMode.all
+    /// `--locations`: how coarsely photos' places are published (none: not at all).
+    package var locations = Manifest.Locations.none
     /// Sectioning.
     package var sections: Manifest.SectionMode
     /// Order inside sections.
@@ -92,7 +96,7 @@ package struct BuildOptions: Sendable, Equatable {
         Manifest.Settings(
             preset: preset, sections: sections, order: order, viewports: viewports, thumbnails: thumbnails,
             originalURL: originalURL, rawPairs: rawPairs, ladderMaxSide: ladderMaxSide,
-            tilePixels: tilePixels, hdr: hdr)
+            tilePixels: tilePixels, hdr: hdr, stacks: stacks, locations: locations)
     }
 
     /// Rejects impossible combinations with a sentence for the user.

@@ -39,6 +39,11 @@ extension Builder {
         // the default keeps the shape indexes had before gain maps (their HDR rows are probed
         // again by the upgrade, `StateIndex.migrateFrom8`, not every row).
         if settings.hdr == .sdr { recipes += " hdr sdr" }
+        // Without stacks no photo's likeness is measured: turning them on measures every photo.
+        if settings.stacks == Manifest.StackMode.none { recipes += " stacks none" }
+        // A photo's place is read from its GPS position, which no row keeps: another precision
+        // probes every photo again.
+        if let locations = settings.locations { recipes += " locations \(locations)" }
         if settings.ladder != nil || settings.tiles != nil {
             recipes +=
                 " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")

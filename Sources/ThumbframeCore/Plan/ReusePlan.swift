@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 import ThumbframeManifest
 
 /// Decides, from `lstat` and the state index alone, which files are already described: same
@@ -48,9 +49,22 @@ struct ReusePlan {
         init(_ value: Value) { self.value = value }
     }
 
+    /// What a stored item knows that would take a decode (or, for a reused item, a probe) to
+    /// learn again, good while the bytes hash the same.
     struct KnownPlaceholder: Sendable, Codable {
         var sha256: String
         var placeholder: Manifest.Placeholder
+        var likeness: Likeness?
+        var burst: BurstMark?
+
+        init(sha256: String, placeholder: Manifest.Placeholder, likeness: Likeness? = nil, burst: BurstMark? = nil) {
+            (self.sha256, self.placeholder, self.likeness, self.burst) = (sha256, placeholder, likeness, burst)
+        }
+
+        init?(_ stored: StateIndex.StoredItem) {
+            guard let placeholder = stored.placeholder else { return nil }
+            (sha256, self.placeholder, likeness, burst) = (stored.file.sha256, placeholder, stored.likeness, stored.burst)
+        }
     }
 
     /// Files whose stored item stands (counted, not kept: a rerun of a large library is mostly these).
@@ -134,7 +148,7 @@ struct ReusePlan {
                     redo(wasItem: true)
                 } else if verify {
                     let stored = try index.entry(file.rawPath)?.item()
-                    redo(previous: stored.map { Self.item($0, file) }, wasItem: true)
+                    redo(previous: stored.map { Self.item($0, file) }, wasItem: true, placeholder: stored.flatMap(KnownPlaceholder.init))
                     work[work.count - 1].previousIdentifier = stored?.contentIdentifier
                 } else {
                     reusedItems += 1
@@ -151,7 +165,7 @@ struct ReusePlan {
                 // the stored item as it was, `file.modified` included, so no published file
                 // changes; else, with the recorded placeholder, nothing to decode but what is
                 // missing. Marked by an upgrade instead: probed again for what the new format adds.
-                let placeholder = stored.placeholder.map { KnownPlaceholder(sha256: stored.file.sha256, placeholder: $0) }
+                let placeholder = KnownPlaceholder(stored)
                 if reprobe {
                     redo(wasItem: true, placeholder: placeholder)
                 } else {
@@ -198,10 +212,12 @@ struct ReusePlan {
 
     /// A stored item as a manifest item (position and layouts are filled in by the assembler).
     static func item(_ stored: StateIndex.StoredItem, _ file: SourceFile) -> Manifest.Item {
-        Manifest.Item(
+        var item = Manifest.Item(
             index: 0, section: 0, item: 0, path: file.relativePath, rawPath: file.manifestRawPath, file: stored.file,
             media: stored.media ?? .photo, image: stored.image, exif: stored.exif, thumbnails: stored.thumbnails,
             placeholder: stored.placeholder,
             layouts: [:])
+        item.place = stored.place
+        return item
     }
 }

@@ -86,6 +86,12 @@ struct ProcessedItem: Sendable, Equatable {
     var placeholder: Manifest.Placeholder?
     /// Apple's content identifier: a Live Photo's photo and MOV share it.
     var contentIdentifier: String?
+    /// The burst the camera (or an Android burst's name) says the photo is a frame of.
+    var burst: BurstMark?
+    /// What the photo looks like (`--stacks` other than none).
+    var likeness: Likeness?
+    /// Where it was taken, as coarsely as `--locations` says.
+    var place: Manifest.Place?
     /// Thumbnails encoded by this run (the others already existed under their content address).
     var thumbnailsWritten: Int
 }
@@ -101,15 +107,17 @@ extension ProcessedItem {
     var stored: StateIndex.StoredItem {
         StateIndex.StoredItem(
             file: file, image: image, exif: exif, thumbnails: thumbnails, placeholder: placeholder,
-            media: media == .photo ? nil : media, contentIdentifier: contentIdentifier)
+            media: media == .photo ? nil : media, contentIdentifier: contentIdentifier, burst: burst, likeness: likeness, place: place)
     }
 
-    /// A previous manifest's entry for an unchanged file, taken without opening it.
-    init(reusing previous: Manifest.Item, source: SourceFile, contentIdentifier: String?) {
+    /// A previous manifest's entry for an unchanged file, taken without opening it, with what the
+    /// index knew of it beside (`known`, when of the same bytes).
+    init(reusing previous: Manifest.Item, source: SourceFile, contentIdentifier: String?, known: ReusePlan.KnownPlaceholder?) {
+        let known = known?.sha256 == previous.file.sha256 ? known : nil
         self.init(
             source: source, file: previous.file, media: previous.media, image: previous.image, exif: previous.exif,
             thumbnails: previous.thumbnails, placeholder: previous.placeholder, contentIdentifier: contentIdentifier,
-            thumbnailsWritten: 0)
+            burst: known?.burst, likeness: known?.likeness, place: previous.place, thumbnailsWritten: 0)
     }
 }
 
@@ -209,9 +217,10 @@ enum ItemProcessor {
         return bytes.withUnsafeBytes { raw in
             let sha256 = Digest.sha256(raw)
             guard let context = reuse(previous, sha256: sha256, context: context) else {
-                return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
+                return Timed(
+                    outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier, known: known)))
             }
-            let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
+            let placeholder = known.flatMap { $0.sha256 == sha256 ? $0 : nil }
             let decoder = Decoders.decoder(for: library)
             // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
             let tiles: TileWriter? =
@@ -388,9 +397,10 @@ enum ItemProcessor {
             return Timed(outcome: .failed(failure(source, .read, FileSystemError.changedWhileReading.localizedDescription)))
         }
         guard let context = reuse(previous, sha256: sha256, context: context) else {
-            return Timed(outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier)))
+            return Timed(
+                outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier, known: known)))
         }
-        let placeholder = known.flatMap { $0.sha256 == sha256 ? $0.placeholder : nil }
+        let placeholder = known.flatMap { $0.sha256 == sha256 ? $0 : nil }
         var timed = make(source, bytes: stat.size, sha256: sha256, context: context, placeholder: placeholder) { request in
             VideoDecoder().decode(
                 fd: file.fd, size: stat.size, limits: context.limits, cancellation: context.cancellation, request: request)
@@ -485,13 +495,14 @@ enum ItemProcessor {
     /// Probes and (for what is missing) decodes the file through `decode`, writes the thumbnails
     /// it lacked (and, through `tiles`, its deep-zoom pyramid when it gets one), and makes the item.
     private static func make(
-        _ source: SourceFile, bytes: Int, sha256: String, context: ProcessingContext, placeholder known: Manifest.Placeholder?,
+        _ source: SourceFile, bytes: Int, sha256: String, context: ProcessingContext, placeholder known: ReusePlan.KnownPlaceholder?,
         tiles: TileWriter? = nil, decode: ((ImageHeader) -> RenderRequest?) -> Decoded
     ) -> Timed {
         var thumbnails: [String: Manifest.Thumbnail] = [:]
         var missing: [(output: ThumbnailPlan.Output, path: String)] = []
         var pyramid: (path: String, settings: Manifest.TileSettings)?
         var gainMaps: Set<String> = []
+        var likeness = false
         let started = DispatchTime.now().uptimeNanoseconds
         let decoded = decode { header in
             let extras = context.settings?.zoomExtras(image: header.imageInfo, kind: header.media.kind) ?? (rungs: [], tiles: false)
@@ -515,11 +526,15 @@ enum ItemProcessor {
                 }
                 thumbnails[output.recipe.name] = entry
             }
-            // One decode serves the missing thumbnails and the placeholder, which every item
-            // carries: a file whose thumbnails all exist under their content address is still
-            // decoded once, unless the placeholder of the same bytes is known (a touched file).
+            // One decode serves the missing thumbnails, the placeholder, which every item
+            // carries, and a photo's likeness (`--stacks`): a file whose thumbnails all exist under
+            // their content address is still decoded once, unless what it would measure of the
+            // same bytes is known (a touched file).
+            likeness = (context.settings?.stacks ?? .none) != .none && header.media.kind == .photo
             return RenderRequest(
-                plan: plan, outputs: missing.map(\.output), render: !missing.isEmpty || known == nil, gainMaps: gainMaps)
+                plan: plan, outputs: missing.map(\.output),
+                render: !missing.isEmpty || known == nil || (likeness && known?.likeness == nil),
+                gainMaps: gainMaps, likeness: likeness)
         }
         var timed = Timed(outcome: .failed(failure(source, .probe, "")), window: decoded.window, leftMessage: decoded.leftMessage)
         switch decoded.result {
@@ -564,10 +579,19 @@ enum ItemProcessor {
             timed.outcome = .item(
                 ProcessedItem(
                     source: source, file: file, media: header.media, image: header.imageInfo, exif: header.exif.isEmpty ? nil : header.exif,
-                    thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known, contentIdentifier: header.contentIdentifier,
-                    thumbnailsWritten: written))
+                    thumbnails: thumbnails, placeholder: rendering?.placeholder ?? known?.placeholder,
+                    contentIdentifier: header.contentIdentifier, burst: header.burst ?? BurstMark.fileName(source.name),
+                    likeness: likeness ? rendering?.likeness ?? known?.likeness : nil,
+                    place: Self.place(header, context.settings?.locations), thumbnailsWritten: written))
         }
         return timed
+    }
+
+    /// The place `--locations` publishes for a photo's GPS position (the position itself goes no
+    /// further than this process's memory); nil without the option or a position.
+    static func place(_ header: ImageHeader, _ locations: Manifest.Locations?) -> Manifest.Place? {
+        guard let locations, locations != .none, header.media.kind == .photo, let point = header.location else { return nil }
+        return PlaceTable.shared.place(latitude: point.latitude, longitude: point.longitude, locations)
     }
 
     /// Why a photo's pyramid could not be made.

@@ -124,6 +124,7 @@ extension WorkerProtocol.Done {
             writer.bytes(item.json)
             writer.string(item.captured)
             writer.optional(item.pair) { $0.string($1) }
+            writer.optional(item.evidence) { $0.string($1) }
             writer.int(item.files.count)
             for file in item.files {
                 writer.string(file.path)
@@ -146,10 +147,11 @@ extension WorkerProtocol.Done {
         let json = try reader.bytes()
         let captured = try reader.string()
         let pair = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
+        let evidence = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
         let count = try reader.int()
         guard count >= 0, count <= WorkerProtocol.maximumMessageBytes / 16 else { throw WireReader.Malformed() }
         var files: [StateIndex.EncodedItem.OwnedFile] = []
         for _ in 0..<count { files.append(.init(path: try reader.string(), bytes: try reader.int())) }
-        outcome = .item(.init(json: json, captured: captured, pair: pair, files: files), thumbnailsWritten: written)
+        outcome = .item(.init(json: json, captured: captured, pair: pair, files: files, evidence: evidence), thumbnailsWritten: written)
     }
 }

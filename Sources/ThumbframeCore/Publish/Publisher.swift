@@ -158,10 +158,11 @@ struct Publisher {
             stored.append((plan.key, section))
             if !reused {
                 assembled += 1
+                let stacks = try publisher.stacks(plan)
                 for first in stride(from: 0, to: plan.keys.count, by: ManifestPage.size) {
                     let keys = plan.keys[first..<min(first + ManifestPage.size, plan.keys.count)]
                     queue.append(
-                        try publisher.read(keys, slot: slot, section: number, sectionStart: items, first: first))
+                        try publisher.read(keys, slot: slot, section: number, sectionStart: items, first: first, stacks: stacks))
                     if queue.count >= publisher.pagesInFlight { try finish(publisher) }
                 }
             }
@@ -190,6 +191,7 @@ struct Publisher {
             /// A Live Photo's MOV and a RAW+JPEG pair's RAW.
             var motion: StateIndex.Stored?
             var raw: StateIndex.Stored?
+            var stack: Manifest.Stack?
         }
         /// Where the page's section sits in `Written`.
         var slot: Int
@@ -204,18 +206,31 @@ struct Publisher {
     /// holds a bounded number of pages whatever the library's size.
     var pagesInFlight: Int { 2 * max(1, jobs) }
 
+    /// The stacks of a section's photos by position, from their rows' evidence (`Stacking`):
+    /// computed for the sections assembled, each from its own rows alone.
+    private func stacks(_ plan: ManifestAssembler.SectionPlan) throws(ThumbframeError) -> [Int: Manifest.Stack] {
+        let mode = settings.stacks ?? .none
+        guard mode != .none, plan.keys.count > 1 else { return [:] }
+        let texts = try index.stopping { () throws(SQLiteError) in try index.evidence(plan.keys.lazy.map(\.path)) }
+        let found = Stacking.stacks(texts.map { $0.flatMap(StackEvidence.init(text:)) }, mode: mode)
+        var stacks: [Int: Manifest.Stack] = [:]
+        for (position, stack) in found.enumerated() { stacks[position] = stack }
+        return stacks
+    }
+
     /// Reads a page's entries from the index (one connection: on the calling thread).
     private func read(
-        _ keys: ArraySlice<ManifestAssembler.Key>, slot: Int, section: Int, sectionStart: Int, first: Int
+        _ keys: ArraySlice<ManifestAssembler.Key>, slot: Int, section: Int, sectionStart: Int, first: Int,
+        stacks: [Int: Manifest.Stack]
     ) throws(ThumbframeError) -> PageWork {
         var rows: [PageWork.Row] = []
         rows.reserveCapacity(keys.count)
-        for key in keys {
+        for (offset, key) in keys.enumerated() {
             rows.append(
                 PageWork.Row(
                     key: key, entry: try stored(key.source),
                     motion: try key.motion.map { (mov) throws(ThumbframeError) in try stored(mov) },
-                    raw: try key.rawFile.map { (raw) throws(ThumbframeError) in try stored(raw) }))
+                    raw: try key.rawFile.map { (raw) throws(ThumbframeError) in try stored(raw) }, stack: stacks[first + offset]))
         }
         return PageWork(slot: slot, section: section, sectionStart: sectionStart, first: first, rows: rows)
     }
@@ -262,12 +277,14 @@ struct Publisher {
                     bytes: raw.file.bytes, sha256: raw.file.sha256, width: raw.image.width, height: raw.image.height)
             }
             let position = page.first + offset
-            let item = Manifest.Item(
+            var item = Manifest.Item(
                 index: page.sectionStart + position, section: page.section, item: position, path: key.source.relativePath,
                 rawPath: key.source.manifestRawPath, file: entry.file, media: media, image: entry.image,
                 exif: entry.exif,
                 thumbnails: entry.thumbnails, placeholder: entry.placeholder,
                 layouts: settings.layouts(image: entry.image, kind: media.kind, thumbnails: entry.thumbnails))
+            item.stack = row.stack
+            item.place = entry.place
             summary.add(item)
             items.append(ManifestPage.Item(item))
         }

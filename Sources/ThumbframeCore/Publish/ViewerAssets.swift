@@ -16,12 +16,13 @@ enum ViewerAssets {
         <link rel="preload" href="manifest.json" as="fetch" crossorigin="anonymous">
         </head>
         <body>
-        <header><h1 id="tf-title">Photos</h1></header>
+        <header><h1 id="tf-title">Photos</h1><details id="tf-places" hidden><summary>Places</summary><ul></ul></details></header>
         <main id="tf-grid" aria-label="Photos"></main>
         <div id="tf-lightbox" role="dialog" aria-modal="true" aria-label="Photo" hidden>
           <div id="tf-mask"></div>
           <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video><div id="tf-scrub" aria-hidden="true" hidden></div></div></div>
           <p id="tf-note" role="status" hidden></p>
+          <nav id="tf-strip" aria-label="Photos of this stack" hidden></nav>
           <div id="tf-bar">
             <button id="tf-prev" type="button" aria-label="Previous">‹</button>
             <span id="tf-caption"></span>
@@ -546,6 +547,13 @@ enum ViewerAssets {
                 img.decoding = "async";
                 img.addEventListener("load", () => img.classList.add("tf-loaded"));
                 cell.append(img);
+                if (item.stack) {
+                  const count = document.createElement("span");
+                  count.className = "tf-stack";
+                  count.textContent = `${item.stack.members.length}`;
+                  cell.append(count);
+                  cell.dataset.stack = item.stack.members.length;
+                }
                 const mark = badge(item);
                 if (mark) {
                   const label = document.createElement("span");
@@ -571,6 +579,8 @@ enum ViewerAssets {
             };
             let aspectSum = 0;
             for (const item of pageCells) {
+              // A stack is one cell, its cover's: the other members are in the strip it opens.
+              if (item.stack && item.stack.cover !== item.item) continue;
               row.push(item);
               aspectSum += item.width / item.height;
               if (aspectSum * target + gap * (row.length - 1) >= width) {
@@ -727,7 +737,10 @@ enum ViewerAssets {
             const section = sectionOf(current);
             const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
               : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
-            $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}`;
+            const stacked = item.stack ? ` · stack (${item.stack.reason})` : "";
+            const where = item.place ? ` · ${placeLabel(item.place)}` : "";
+            $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}${where}${stacked}`;
+            showStrip(item);
             resetDrag();
             if (location.hash !== linkOf(item)) {
               if (historyEntry) history.replaceState({ thumbframe: true }, "", linkOf(item));
@@ -770,12 +783,66 @@ enum ViewerAssets {
               }
           }
           // What a cell or the lightbox's image says to a screen reader: the file, its kind and date
-          // (a cell's `captured`, an item's `exif.capturedAt`).
+          // (a cell's `captured`, an item's `exif.capturedAt`), and a stack's count.
           function describe(item) {
             const kind = item.kind === "video" ? "video" : item.kind === "animated" ? "animation" : item.motion ? "live photo" : "photo";
             const captured = item.captured || (item.exif && item.exif.capturedAt);
             const date = captured ? `, ${captured.slice(0, 10)}` : "";
-            return `${kind} ${item.path}${date}`;
+            const stack = item.stack && item.stack.members ? `, stack of ${item.stack.members.length}` : "";
+            return `${kind} ${item.path}${date}${stack}`;
+          }
+
+          // With --locations, a list of the places photos were taken (no map tiles: no third-party
+          // server learns what is looked at), most photos first; a place opens its first photo, found in
+          // the grid pages in order. A place's label is the manifest's (`Place.label`).
+          const placeLabel = (place) => place.cell ? `${place.latitude.toFixed(4)}, ${place.longitude.toFixed(4)}`
+            : [place.name, place.region, place.country].filter((part) => part).join(", ");
+          function renderPlaces() {
+            const counts = manifest.summary && manifest.summary.places;
+            if (!counts) return;
+            const list = $("tf-places").querySelector("ul");
+            const sorted = Object.entries(counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 200);
+            for (const [label, count] of sorted) {
+              const button = document.createElement("button");
+              button.type = "button";
+              button.textContent = `${label} (${count})`;
+              button.addEventListener("click", () => openPlace(label));
+              const entry = document.createElement("li");
+              entry.append(button);
+              list.append(entry);
+            }
+            $("tf-places").hidden = false;
+          }
+          async function openPlace(label) {
+            for (const section of manifest.sections)
+              for (const page of section.pages) {
+                const found = (await loadCells(section, page)).find((cell) => cell.place && placeLabel(cell.place) === label);
+                if (found) return open(found.flat);
+              }
+          }
+
+          // A photo of a stack shows the stack as a strip of its members' thumbnails under it: a tap
+          // shows that member. The cover's entry lists them; a member's names its cover.
+          const strip = $("tf-strip");
+          async function showStrip(item) {
+            strip.replaceChildren();
+            strip.hidden = !item.stack;
+            if (!item.stack) return;
+            const section = sectionOf(current);
+            const cover = item.stack.members ? item : await itemAt(section.start + item.stack.cover);
+            if (current !== section.start + item.item || !cover.stack || !cover.stack.members) return;
+            for (const position of cover.stack.members) {
+              const member = await itemAt(section.start + position);
+              if (current !== section.start + item.item) return;  // the lightbox moved on meanwhile
+              const button = document.createElement("button");
+              button.type = "button";
+              button.setAttribute("aria-label", describe(member));
+              if (position === item.item) button.setAttribute("aria-current", "true");
+              const small = member.thumbnails[settings.thumbnails[0].name] || displayThumbnail(member);
+              button.style.backgroundImage = `url("${url(small.path)}")`;
+              button.addEventListener("click", () => show(section.start + position));
+              strip.append(button);
+            }
           }
           // Keyboard focus stays in the open lightbox: Tab and Shift+Tab cycle through its controls.
           box.addEventListener("keydown", (event) => {
@@ -1005,6 +1072,7 @@ enum ViewerAssets {
               $("tf-title").textContent = name;
               document.title = `${name} · ${manifest.itemCount} ${manifest.itemCount === 1 ? "item" : "items"}`;
               renderSections();
+              renderPlaces();
               laidOutWidth = gridWidth();
               document.body.dataset.ready = "true";
               if (location.hash) openLink(true);
@@ -1071,6 +1139,18 @@ enum ViewerAssets {
         #tf-note { position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); max-width: min(80vw, 420px); margin: 0;
           padding: 12px 16px; border-radius: 8px; background: rgba(0,0,0,.8); color: #fff; text-align: center; font-size: 14px; }
         #tf-note[hidden] { display: none; }
+        #tf-places { margin: 6px 8px 0; color: #bbb; font-size: 13px; }
+        #tf-places[hidden] { display: none; }
+        #tf-places ul { list-style: none; margin: 4px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px 10px; }
+        #tf-places button { background: none; border: 0; padding: 2px 0; color: #9cf; font: inherit; cursor: pointer; text-align: left; }
+        .tf-stack { position: absolute; left: 4px; top: 4px; padding: 1px 6px; border-radius: 3px; background: rgba(0,0,0,.65);
+          color: #fff; font-size: 12px; font-weight: 600; pointer-events: none; box-shadow: 3px 3px 0 rgba(255,255,255,.35); }
+        #tf-strip { position: absolute; left: 0; right: 0; bottom: 52px; display: flex; gap: 4px; justify-content: center;
+          padding: 6px; overflow-x: auto; background: rgba(0,0,0,.6); }
+        #tf-strip[hidden] { display: none; }
+        #tf-strip button { flex: none; width: 56px; height: 56px; padding: 0; border: 2px solid transparent; border-radius: 3px;
+          background: #222 center / cover no-repeat; cursor: pointer; }
+        #tf-strip button[aria-current="true"] { border-color: #fff; }
         #tf-note a { color: #9cf; }
         """##
 }

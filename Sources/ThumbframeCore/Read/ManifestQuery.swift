@@ -131,6 +131,19 @@ package enum ManifestQuery {
             let renditions = carried.isEmpty ? "; every thumbnail SDR" : "; gain maps in " + carried.joined(separator: ", ")
             lines.append("hdr         \(hdr.kind.rawValue)\(hdr.headroom.map { ", headroom \($0)×" } ?? ""), \(meaning)\(renditions)")
         }
+        if let place = item.place {
+            let named = place.cell.map { "cell " + $0 } ?? place.label
+            lines.append("place       \(named) (\(number(place.latitude)), \(number(place.longitude)))")
+        }
+        if let stack = item.stack {
+            let why = stack.reason.rawValue
+            if let members = stack.members {
+                let others = members.filter { $0 != item.item }.map(String.init).joined(separator: ", ")
+                lines.append("stack       cover of \(members.count) (\(why)): with items \(others) of its section")
+            } else {
+                lines.append("stack       in the stack of item \(stack.cover) of its section (\(why))")
+            }
+        }
         if let exif = item.exif {
             let parts = [
                 exif.capturedAt.map { "captured \($0)\(exif.offset ?? "")" }, exif.make, exif.model,

@@ -54,6 +54,14 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
     package var hdr: [String: Int] = [:]
     /// Thumbnails that carry a gain map (an HDR photo's display and zoom renditions).
     package var gainMaps = 0
+    /// Stacks per reason (`burst`, `time+similar`, `duplicate`); empty when none.
+    package var stacks: [String: Int] = [:]
+    /// Photos in stacks, covers included.
+    package var stacked = 0
+    /// Photos per place (`Place.label`); empty without `--locations`.
+    package var places: [String: Int] = [:]
+    /// `settings.locations` (`none` when absent).
+    package var locations = "none"
 
     /// Summarizes a manifest in memory; with `thumbnailRoot` (the manifest's directory) also
     /// the thumbnail files on disk.
@@ -65,6 +73,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
             items: manifest.items.count, counts: counts)
         ladder = manifest.settings.ladder?.renditions.map(\.name) ?? []
         recipes = RecipeBytes.order(manifest.settings)
+        locations = manifest.settings.locations?.description ?? "none"
         if let thumbnailRoot {
             thumbnailBytes = [:]
             let folder = try? ContainedDirectory(thumbnailRoot)
@@ -82,6 +91,7 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         skipped = document.skipped ?? [:]
         ladder = document.settings.ladder?.renditions.map(\.name) ?? []
         recipes = RecipeBytes.order(document.settings)
+        locations = document.settings.locations?.description ?? "none"
         guard let thumbnailRoot else { return }
         thumbnailBytes = [:]
         var summary = self
@@ -110,6 +120,9 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         tileFiles = counts.tileFiles ?? 0
         hdr = counts.hdr ?? [:]
         gainMaps = counts.gainMaps ?? 0
+        stacks = counts.stacks ?? [:]
+        stacked = counts.stacked ?? 0
+        places = counts.places ?? [:]
         missingThumbnails = 0
         self.failures = failures
         failureCauses = FailureCause.counts(failures)
@@ -164,6 +177,18 @@ package struct ManifestSummary: Codable, Equatable, Sendable {
         }
         if !hdr.isEmpty {
             lines.append("hdr           \(counts(hdr)); \(gainMaps) rendition\(gainMaps == 1 ? "" : "s") with gain maps")
+        }
+        if !stacks.isEmpty {
+            let count = stacks.values.reduce(0, +)
+            let cells = items - stacked + count
+            lines.append(
+                "stacks        \(count) (\(counts(stacks))) of \(stacked) photos: \(cells) cells for \(items) items")
+        }
+        if !places.isEmpty {
+            let placed = places.values.reduce(0, +)
+            let top = places.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
+                .map { "\($0.key) \($0.value)" }.joined(separator: "; ")
+            lines.append("places        \(places.count) (\(locations)) for \(placed) photos: \(top)\(places.count > 5 ? "; …" : "")")
         }
         lines.append("failures      \(failures.count)\(FailureCause.text(failureCauses))")
         for failure in failures {

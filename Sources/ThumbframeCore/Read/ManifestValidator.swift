@@ -122,6 +122,8 @@ package enum ManifestValidator {
         private let viewportNames: Set<String>
         /// The counts of the items checked so far (to compare with a top document's summary).
         private(set) var counted = ManifestDocument.Summary()
+        /// The stack entries seen, by section and position (checked together by `finish`).
+        private var stacks: [Int: [Int: Manifest.Stack]] = [:]
 
         init(_ header: Manifest, thumbnails: ContainedDirectory?, limit: Int) {
             manifest = header
@@ -153,6 +155,11 @@ package enum ManifestValidator {
         mutating func check(_ item: Manifest.Item, at position: Int? = nil) {
             counted.add(item)
             for problem in consistency.problems(of: item, at: position) { report(problem) }
+            if let problem = Self.placeProblem(item.place, manifest.settings.locations) { report("items[\(item.index)].place \(problem)") }
+            if let stack = item.stack {
+                stacks[item.section, default: [:]][item.item] = stack
+                if item.kind != .photo { report("items[\(item.index)] is a \(item.kind.rawValue) in a stack: only photos are stacked") }
+            }
             let index = item.index
             if failurePaths.contains(item.pathBytes) { report("'\(item.path)' is both an item and a failure") }
             // The recipes', and the zoom renditions and tiles the settings give a photo of its size.
@@ -205,7 +212,59 @@ package enum ManifestValidator {
             }
         }
 
-        func finish() -> [String] { problems }
+        mutating func finish() -> [String] {
+            for problem in Self.stackProblems(stacks) { report(problem) }
+            return problems
+        }
+
+        /// A place must be of the precision the settings ask, and only with them: a city's name
+        /// and country, a region's name and country, or the cell of the grid whose centre it is.
+        static func placeProblem(_ place: Manifest.Place?, _ locations: Manifest.Locations?) -> String? {
+            guard let place else { return nil }
+            guard abs(place.latitude) <= 90, abs(place.longitude) <= 180 else { return "is not on the globe" }
+            switch locations ?? .none {
+            case .none:
+                return "is published, but settings.locations asks for none"
+            case .city:
+                return place.name == nil || place.country == nil || place.cell != nil ? "is not a city" : nil
+            case .region:
+                return place.region == nil || place.country == nil || place.name != nil || place.cell != nil ? "is not a region" : nil
+            case .cell(let km):
+                let expected = Manifest.Place.cell(latitude: place.latitude, longitude: place.longitude, km: km)
+                return place != expected ? "is not the centre of a \(km) km cell" : nil
+            }
+        }
+
+        /// Each stack entry names a cover whose `members` list it, with the same reason; each
+        /// cover lists at least two distinct members, ascending, itself among them, each pointing
+        /// back to it; only photos are stacked.
+        static func stackProblems(_ stacks: [Int: [Int: Manifest.Stack]]) -> [String] {
+            var problems: [String] = []
+            for (section, entries) in stacks.sorted(by: { $0.key < $1.key }) {
+                for (position, stack) in entries.sorted(by: { $0.key < $1.key }) {
+                    let name = "sections[\(section)] item \(position)'s stack"
+                    guard let cover = entries[stack.cover], let members = cover.members, cover.cover == stack.cover else {
+                        problems.append("\(name) names item \(stack.cover) as its cover, which lists no members")
+                        continue
+                    }
+                    if cover.reason != stack.reason {
+                        problems.append("\(name) says \(stack.reason.rawValue), its cover \(cover.reason.rawValue)")
+                    }
+                    if !members.contains(position) { problems.append("\(name): its cover does not list it") }
+                    if position == stack.cover {
+                        if members.count < 2 || members != members.sorted() || Set(members).count != members.count {
+                            problems.append("\(name) lists members \(members), not two or more ascending")
+                        }
+                        for member in members where entries[member]?.cover != position {
+                            problems.append("\(name) lists item \(member), which is not in it")
+                        }
+                    } else if stack.members != nil {
+                        problems.append("\(name) lists members but is not its cover")
+                    }
+                }
+            }
+            return problems
+        }
 
         /// For the `tiles` entry: the pyramid beside the `.dzi` has the levels, tile files and
         /// bytes the manifest records, each of dzsave's shape, as many as the `.dzi`'s size needs.

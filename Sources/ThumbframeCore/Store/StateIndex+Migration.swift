@@ -74,10 +74,7 @@ extension StateIndex {
     /// thumbnails are there (the placeholder of the same bytes is known).
     static func migrateFrom5(_ database: SQLiteDatabase) throws(SQLiteError) {
         try upgrade(database, from: format5, to: format6) { () throws(SQLiteError) in
-            let columns = try database.prepare("SELECT name FROM pragma_table_info('files') WHERE name = 'pair'")
-            let hasPair = try columns.step()
-            columns.reset()
-            if !hasPair { try database.execute("ALTER TABLE files ADD COLUMN pair TEXT") }
+            try addColumn(database, "pair")
             try reprobe(
                 database,
                 where: """
@@ -130,9 +127,34 @@ extension StateIndex {
     /// gain-map`); their grid thumbnails are found where they are, and the pruner removes the
     /// old renditions.
     static func migrateFrom8(_ database: SQLiteDatabase) throws(SQLiteError) {
-        try upgrade(database, from: format8, to: format) { () throws(SQLiteError) in
+        try upgrade(database, from: format8, to: format9) { () throws(SQLiteError) in
             try reprobe(database, where: "json_extract(CAST(entry AS TEXT), '$.image.hdr') IS NOT NULL")
         }
+    }
+
+    /// Format 9 kept no stack evidence: what a burst's camera says, what a photo looks like.
+    static let format9 = "thumbframe-state-9"
+
+    /// Adds `files.evidence` and marks every photo's row to probe again: the next build reads
+    /// each photo's burst marks and, with `--stacks all` (the default), decodes it once to
+    /// measure its likeness (its thumbnails are kept, found by their content address).
+    static func migrateFrom9(_ database: SQLiteDatabase) throws(SQLiteError) {
+        try upgrade(database, from: format9, to: format) { () throws(SQLiteError) in
+            try addColumn(database, "evidence")
+            try reprobe(
+                database,
+                where: "json_extract(CAST(entry AS TEXT), '$.media') IS NULL "
+                    + "OR json_extract(CAST(entry AS TEXT), '$.media.kind') = 'photo'")
+        }
+    }
+
+    /// Adds a TEXT column to `files`, last (where a new index's schema has it), unless it is there.
+    private static func addColumn(_ database: SQLiteDatabase, _ name: String) throws(SQLiteError) {
+        let columns = try database.prepare("SELECT name FROM pragma_table_info('files') WHERE name = ?")
+        columns.bind(1, name)
+        let present = try columns.step()
+        columns.reset()
+        if !present { try database.execute("ALTER TABLE files ADD COLUMN \(name) TEXT") }
     }
 
     /// The rows of videos (a Live Photo's MOV is one) and of photos with a moving part, as SQL over `entry`.

@@ -12,7 +12,8 @@ extension StateIndex {
             failed INTEGER NOT NULL,    -- 1: a failure (entries holds a Manifest.Failure), 0: an item
             stage TEXT,                 -- a failure's FailureStage
             captured TEXT NOT NULL,     -- an item's capture time, YYYY-MM-DDTHH:MM:SS (orders the manifest)
-            pair TEXT                   -- a Live Photo half: "photo <content identifier>" or "video <…>" (StoredItem.pair)
+            pair TEXT,                  -- a Live Photo half: "photo <content identifier>" or "video <…>" (StoredItem.pair)
+            evidence TEXT               -- a photo's StackEvidence.text: what --stacks groups it by
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS thumbnails (
             path BLOB NOT NULL,         -- files.path of the item that names it
@@ -44,20 +45,27 @@ extension StateIndex {
             try migrateFrom6(database)
             try migrateFrom7(database)
             try migrateFrom8(database)
+            try migrateFrom9(database)
         case Self.format5 where !readOnly:
             try migrateFrom5(database)
             try migrateFrom6(database)
             try migrateFrom7(database)
             try migrateFrom8(database)
+            try migrateFrom9(database)
         case Self.format6 where !readOnly:
             try migrateFrom6(database)
             try migrateFrom7(database)
             try migrateFrom8(database)
+            try migrateFrom9(database)
         case Self.format7 where !readOnly:
             try migrateFrom7(database)
             try migrateFrom8(database)
+            try migrateFrom9(database)
         case Self.format8 where !readOnly:
             try migrateFrom8(database)
+            try migrateFrom9(database)
+        case Self.format9 where !readOnly:
+            try migrateFrom9(database)
         case nil where !readOnly:
             let insert = try database.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
             insert.bind(1, Meta.format.rawValue)

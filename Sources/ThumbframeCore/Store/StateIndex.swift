@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeImaging
 import ThumbframeManifest
 
 /// The build's state, per OUT_DIR: an SQLite database (`.thumbframe-state.sqlite`, WAL) whose
@@ -15,7 +16,7 @@ final class StateIndex {
     static let name = ".thumbframe-state.sqlite"
     /// SQLite's companions of the database file (never followed when they are links).
     static let companions = ["-wal", "-shm", "-journal"]
-    static let format = "thumbframe-state-9"
+    static let format = "thumbframe-state-10"
 
     /// Read and written by the `StateIndex` extensions of this folder alone.
     let database: SQLiteDatabase
@@ -43,12 +44,12 @@ final class StateIndex {
         self.database = database
         self.path = path
         try Self.prepareSchema(database, readOnly: readOnly)
-        _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured, pair FROM files")
+        _ = try database.prepare("SELECT path, size, mtime, failed, stage, captured, pair, evidence FROM files")
         _ = try database.prepare("SELECT path, thumbnail, bytes FROM thumbnails")
         selectEntry = try database.prepare("SELECT failed, entry FROM files JOIN entries USING (path) WHERE path = ?")
         if !readOnly {
             upsert = try database.prepare(
-                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, captured, pair) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                "INSERT OR REPLACE INTO files (path, size, mtime, failed, stage, captured, pair, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
             upsertEntry = try database.prepare("INSERT OR REPLACE INTO entries (path, entry) VALUES (?, ?)")
             deleteThumbnails = try database.prepare("DELETE FROM thumbnails WHERE path = ?")
             insertThumbnail = try database.prepare("INSERT OR REPLACE INTO thumbnails (path, thumbnail, bytes) VALUES (?, ?, ?)")
@@ -200,6 +201,13 @@ final class StateIndex {
         var media: Manifest.Media?
         /// Apple's content identifier, shared by a Live Photo's photo and MOV (also in `files.pair`).
         var contentIdentifier: String?
+        /// The burst the camera says the photo is a frame of.
+        var burst: BurstMark?
+        /// What the photo looks like (`--stacks`): in `files.evidence` with the rest of its
+        /// `StackEvidence`.
+        var likeness: Likeness?
+        /// Where it was taken, as coarsely as `--locations` says (never the GPS position itself).
+        var place: Manifest.Place?
 
         /// The files in OUT_DIR the item names, with their sizes (-1: unknown): its thumbnails,
         /// a Motion Photo's extracted MP4, video renditions and scrub previews.
@@ -235,17 +243,21 @@ final class StateIndex {
         var captured: String
         var pair: String?
         var files: [OwnedFile]
+        /// A photo's `StackEvidence.text` (`files.evidence`).
+        var evidence: String?
 
-        init(json: [UInt8], captured: String, pair: String?, files: [OwnedFile]) {
+        init(json: [UInt8], captured: String, pair: String?, files: [OwnedFile], evidence: String? = nil) {
             self.json = json
             self.captured = captured
             self.pair = pair
             self.files = files
+            self.evidence = evidence
         }
 
         init(_ item: StoredItem, captured: String) throws {
             self.init(
-                json: Array(try JSONEncoder().encode(item)), captured: captured, pair: item.pair, files: item.files)
+                json: Array(try JSONEncoder().encode(item)), captured: captured, pair: item.pair, files: item.files,
+                evidence: StackEvidence(item)?.text)
         }
     }
 
@@ -287,6 +299,7 @@ final class StateIndex {
         upsert.bind(5, failure?.stage)
         upsert.bind(6, item?.captured ?? "")
         upsert.bind(7, item?.pair)
+        upsert.bind(8, item?.evidence)
         try upsert.run()
         guard let deleteThumbnails, let insertThumbnail else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         deleteThumbnails.bind(1, source.rawPath)
@@ -345,6 +358,18 @@ final class StateIndex {
     func forEachItemKey(captured: Bool = true, _ body: ([UInt8], String, String?) -> Void) throws(SQLiteError) {
         let select = try database.prepare("SELECT path, \(captured ? "captured" : "''"), pair FROM files WHERE failed = 0")
         while try select.step() { body(select.bytes(0), select.string(1) ?? "", select.string(2)) }
+    }
+
+    /// The stack evidence (`files.evidence`) of each path, in order; nil for a path without.
+    func evidence(_ paths: some Sequence<[UInt8]>) throws(SQLiteError) -> [String?] {
+        let select = try database.prepare("SELECT evidence FROM files WHERE path = ? AND failed = 0")
+        var found: [String?] = []
+        for path in paths {
+            select.bind(1, path)
+            found.append(try select.step() ? select.string(0) : nil)
+            select.reset()
+        }
+        return found
     }
 
     /// Every thumbnail path the items name.
