@@ -195,7 +195,7 @@ struct ViewerTests {
     }
 
     @Test(
-        "in Chromium, stacks: one cell a stack with its count, a strip of its members in the lightbox, a tap shows a member",
+        "in Chromium, stacks: one cell a stack with its count, a strip of its members in the lightbox, a tap shows a member, paging passes folded members",
         .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
     func stacks() async throws {
         try await Fixtures.withTemporaryDirectory { root in
@@ -208,7 +208,7 @@ struct ViewerTests {
             options.viewer = true
             let (_, manifest) = try await Fixtures.build(options)
             #expect(manifest.items.filter { $0.stack != nil }.count == 3)
-            try await Self.browserChecks(root + "/out", "--stacks", passing: 6)
+            try await Self.browserChecks(root + "/out", "--stacks", passing: 7)
         }
     }
 

@@ -82,7 +82,7 @@ def make(corpus, out):
     for number, path in enumerate(bursts):
         with Image.open(path) as opened:
             base = opened.convert("RGB")
-        base.thumbnail((1600, 1600))
+        base.thumbnail((1024, 1024))
         start = 60 * number
         for k in range(6):
             name = "burst%02d_%d.jpg" % (number, k)
@@ -95,11 +95,11 @@ def make(corpus, out):
                 continue
             with Image.open(singles[index]) as opened:
                 other = opened.convert("RGB")
-            other.thumbnail((1600, 1600))
+            other.thumbnail((1024, 1024))
             name = "other%02d.jpg" % index
             save(other, os.path.join(library, name), start + at)
             truth[name] = None
-    grey = Image.new("RGB", (1600, 1200), (128, 128, 128))
+    grey = Image.new("RGB", (1024, 768), (128, 128, 128))
     save(grey, os.path.join(library, "grey.jpg"), 0.6)
     truth["grey.jpg"] = None
     # A byte-identical copy of an unrelated photo.

@@ -23,8 +23,9 @@ tile is drawn or fetched; and in a 480x320 window, where an SDR screen shows it 
 SDR `small`, an HDR screen shows the gain-map preview.
 With --stacks (a build where some photos are stacks): at 390x844 the grid shows each stack as one
 cell, its cover's, with the member count, and no cell for the other members; opening it shows a
-strip of every member, the cover current; a tap on the strip shows that member; axe-core finds
-nothing with the strip open.
+strip of every member, the cover current; a tap on the strip shows that member; ArrowRight from
+the cover goes to the next cell, past the stack's other members; axe-core finds nothing with the
+strip open.
 With --places (a build with --locations): the list of places shows each of summary.places with
 its count; a place opens a photo of it, its caption naming the place; every resource the page
 loads comes from its own server (no map tiles); axe-core finds nothing with the list open.
@@ -431,6 +432,13 @@ def stacks_checks():
         check("stacks: a tap on the strip shows that member, the strip still there", bool(caption) and bool(again), f"{caption}")
         found = violations(driver)
         check("stacks: axe-core finds nothing with the strip open", not found, f"{found}")
+        # Paging goes through the grid's cells: from the cover, past its folded members.
+        driver.execute_script(f"thumbframeViewer.open({flat})")
+        wait(driver, f"return document.getElementById('tf-caption').textContent.includes({json.dumps(cover['path'])})", 5)
+        after = next((i for i in items[flat + 1:] if not (i.get("stack") and i["stack"]["cover"] != i["item"])), None)
+        webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
+        paged = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(after['path'] if after else '')}) && c", 5)
+        check("stacks: ArrowRight from the cover goes to the next cell, past the folded members", bool(after) and bool(paged), f"{paged}")
     finally:
         driver.quit()
 

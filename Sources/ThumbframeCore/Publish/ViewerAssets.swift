@@ -821,6 +821,18 @@ enum ViewerAssets {
               }
           }
 
+          // Paging (arrows, swipes, keys) goes through what the grid shows: an item in no stack, or a
+          // stack's cover; a stack's other members are reached from its strip.
+          async function page(direction) {
+            const count = manifest.itemCount;
+            let index = current;
+            for (let step = 0; step < count; step++) {
+              index = (((index + direction) % count) + count) % count;
+              const item = await itemAt(index);
+              if (!item.stack || item.stack.cover === item.item) return show(index);
+            }
+          }
+
           // A photo of a stack shows the stack as a strip of its members' thumbnails under it: a tap
           // shows that member. The cover's entry lists them; a member's names its cover.
           const strip = $("tf-strip");
@@ -999,7 +1011,7 @@ enum ViewerAssets {
             resetDrag();
             tap = null;
             if (d && d.dy > 40 && d.vy >= 0 && Math.abs(d.dy) > Math.abs(d.dx) && d.top === 0) return close();
-            if (d && Math.abs(d.dx) > 50 && Math.abs(d.dx) > Math.abs(d.dy)) return show(current + (d.dx < 0 ? 1 : -1));
+            if (d && Math.abs(d.dx) > 50 && Math.abs(d.dx) > Math.abs(d.dy)) return page(d.dx < 0 ? 1 : -1);
             if (!t) return;
             if (lastTap && event.timeStamp - lastTap.time < 300 && Math.hypot(event.clientX - lastTap.x, event.clientY - lastTap.y) < 30) {
               lastTap = null;
@@ -1007,8 +1019,8 @@ enum ViewerAssets {
             } else lastTap = { time: event.timeStamp, x: event.clientX, y: event.clientY };
           });
           scroller.addEventListener("dblclick", (event) => event.preventDefault());
-          $("tf-prev").addEventListener("click", () => show(current - 1));
-          $("tf-next").addEventListener("click", () => show(current + 1));
+          $("tf-prev").addEventListener("click", () => page(-1));
+          $("tf-next").addEventListener("click", () => page(1));
           $("tf-close").addEventListener("click", close);
           // A Live or Motion Photo: the motion plays over the photo while the mouse is on it, or once
           // from the LIVE button (a press on a phone).
@@ -1019,8 +1031,8 @@ enum ViewerAssets {
           live.addEventListener("click", () => { stopMotion(content); playMotion(content, items[current], true); placeMotion(); });
           document.addEventListener("keydown", (event) => {
             if (box.hidden) return;
-            if (event.key === "ArrowRight") show(current + 1);
-            else if (event.key === "ArrowLeft") show(current - 1);
+            if (event.key === "ArrowRight") page(1);
+            else if (event.key === "ArrowLeft") page(-1);
             else if (event.key === "Escape") close();
             else if (event.key === "+" || event.key === "=") stepZoom(true);
             else if (event.key === "-") stepZoom(false);
