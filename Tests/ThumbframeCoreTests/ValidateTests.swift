@@ -93,6 +93,15 @@ struct ValidateTests {
                     ManifestDiff.Change(path: b.items[0].path, fields: ["position"]),
                     ManifestDiff.Change(path: b.items[1].path, fields: ["position"]),
                 ])
+            // A photo that joins a stack, or gets a place, is a change of those.
+            var stacked = b
+            stacked.items[0].stack = Manifest.Stack(cover: 1, reason: .duplicate)
+            stacked.items[1].place = Manifest.Place(latitude: 48.8534, longitude: 2.3488, name: "Paris", country: "FR")
+            #expect(
+                ManifestDiff(from: b, to: stacked).changed == [
+                    ManifestDiff.Change(path: b.items[0].path, fields: ["stack"]),
+                    ManifestDiff.Change(path: b.items[1].path, fields: ["place"]),
+                ])
             #expect(diff.failuresRemoved == ["x/e.jpg"] && !diff.settingsChanged)
             #expect(diff.rendered().hasPrefix("+ new.jpg\n+ x/e.jpg\n- b.jpg\n~ x/c.jpg: file, image, thumbnails, layouts\n"))
         }

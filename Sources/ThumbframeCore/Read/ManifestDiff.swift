@@ -8,7 +8,7 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
         /// The item's path.
         package var path: String
         /// What differs: `position`, `file`, `kind`, `image`, `video`, `animation`, `motion`, `raw`,
-        /// `rawFile`, `exif`, `thumbnails`, `layouts`.
+        /// `rawFile`, `exif`, `thumbnails`, `layouts`, `stack`, `place`.
         package var fields: [String]
     }
 
@@ -66,11 +66,13 @@ package struct ManifestDiff: Codable, Equatable, Sendable {
             fields = [
                 hash(item.file), hash(item.kind), hash(item.image), hash(item.video), hash(item.animation), hash(item.motion),
                 hash(item.raw), hash(item.rawFile), hash(item.exif), hash(item.thumbnails), hash(item.layouts),
+                hash(item.stack), hash(item.place),
             ]
         }
 
         static let names = [
             "file", "kind", "image", "video", "animation", "motion", "raw", "rawFile", "exif", "thumbnails", "layouts",
+            "stack", "place",
         ]
     }
 
