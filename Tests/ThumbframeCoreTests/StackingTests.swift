@@ -70,6 +70,44 @@ struct StackingTests {
         #expect(mixed[0]?.reason == .burst && mixed[2] == nil, "\(mixed)")
     }
 
+    @Test("a camera whose clock stood still: thousands of frames at one time are compared with their neighbours only, and chained")
+    func stillClock() {
+        let scene: UInt64 = 0x0F0F_3355_AAAA_0FF0
+        let frames = (0..<2000).map { _ in Self.photo(5, Self.like(scene, bits: 2)) }
+        let stacks = Stacking.stacks(frames, mode: .all)
+        #expect(stacks.allSatisfy { $0?.cover == stacks[0]?.cover } && stacks.compactMap { $0?.members }.first?.count == 2000)
+    }
+
+    @Test("validate: a stack's cover and members must agree, and a place must be of the settings' precision")
+    func validated() {
+        typealias Checker = ManifestValidator.Checker
+        let good: [Int: Manifest.Stack] = [
+            0: Manifest.Stack(cover: 1, reason: .burst), 1: Manifest.Stack(cover: 1, reason: .burst, members: [0, 1]),
+        ]
+        #expect(Checker.stackProblems([0: good]).isEmpty)
+        var wrong = good
+        wrong[0] = Manifest.Stack(cover: 1, reason: .duplicate)
+        #expect(Checker.stackProblems([0: wrong]) == ["sections[0] item 0's stack says duplicate, its cover burst"])
+        wrong = good
+        wrong[0] = Manifest.Stack(cover: 5, reason: .burst)
+        #expect(Checker.stackProblems([2: wrong]).first == "sections[2] item 0's stack names item 5 as its cover, which lists no members")
+        wrong = good
+        wrong[1] = Manifest.Stack(cover: 1, reason: .burst, members: [0, 1, 2])
+        #expect(Checker.stackProblems([0: wrong]) == ["sections[0] item 1's stack lists item 2, which is not in it"])
+        wrong[1] = Manifest.Stack(cover: 1, reason: .burst, members: [1, 0])
+        #expect(Checker.stackProblems([0: wrong]) == ["sections[0] item 1's stack lists members [1, 0], not two or more ascending"])
+        let city = Manifest.Place(latitude: 48.8534, longitude: 2.3488, name: "Paris", region: "Ile-de-France", country: "FR")
+        #expect(Checker.placeProblem(city, .city) == nil && Checker.placeProblem(nil, nil) == nil)
+        #expect(Checker.placeProblem(city, nil) == "is published, but settings.locations asks for none")
+        #expect(Checker.placeProblem(city, .region) == "is not a region")
+        let cell = Manifest.Place.cell(latitude: 48.81234, longitude: 2.40321, km: 10)
+        #expect(Checker.placeProblem(cell, .cell(km: 10)) == nil)
+        var moved = cell
+        moved.latitude += 0.01
+        #expect(Checker.placeProblem(moved, .cell(km: 10)) == "is not the centre of a 10 km cell")
+        #expect(Checker.placeProblem(cell, .cell(km: 5)) == "is not the centre of a 5 km cell")
+    }
+
     @Test("the evidence and the likeness survive the index's text; capture times count milliseconds")
     func evidenceText() throws {
         let evidence = Self.photo(12.345, Self.like(0xDEAD_BEEF, bits: 7, sharpness: 1234, detail: 77), burst: 42, pick: true)

@@ -24,6 +24,10 @@ enum Stacking {
     /// made from real photos (shifted, re-exposed, re-encoded) against unrelated photos of the
     /// same minute (`StackingTests`, README "Stacks").
     static let threshold = 24
+    /// The most earlier frames a frame is compared with: a burst of 10 frames a second for the
+    /// whole window is 100; a camera whose clock stood still (thousands of photos at one time)
+    /// stays linear.
+    static let neighbours = 200
 
     /// Each position's stack, for a section's photos' evidence in display order (nil: not a
     /// photo, or no evidence).
@@ -67,7 +71,7 @@ enum Stacking {
             }
             for (offset, position) in timed.enumerated() {
                 let facts = evidence[position]!
-                for earlier in timed[..<offset].reversed() {
+                for earlier in timed[max(0, offset - neighbours)..<offset].reversed() {
                     let other = evidence[earlier]!
                     guard other.camera == facts.camera, facts.captured! - other.captured! <= window else { break }
                     if facts.likeness!.distance(to: other.likeness!) <= threshold { sets.join(earlier, position, .timeSimilar) }

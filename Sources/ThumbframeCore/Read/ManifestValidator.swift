@@ -51,6 +51,7 @@ package enum ManifestValidator {
                 for problem in siblingProblems(reference.path, in: folder) { checker.report(problem) }
             }
             if next != section.count { checker.report("sections[\(number)]'s pages hold \(next) items, the section \(section.count)") }
+            checker.closeSection(number)
         }
         if checker.hasRoom, checker.counted != document.summary {
             checker.report("summary does not match the items of the pages")
@@ -122,7 +123,8 @@ package enum ManifestValidator {
         private let viewportNames: Set<String>
         /// The counts of the items checked so far (to compare with a top document's summary).
         private(set) var counted = ManifestDocument.Summary()
-        /// The stack entries seen, by section and position (checked together by `finish`).
+        /// The stack entries seen, by section and position (each section's checked when it is
+        /// closed, or by `finish`: a paged manifest holds one section's at a time).
         private var stacks: [Int: [Int: Manifest.Stack]] = [:]
 
         init(_ header: Manifest, thumbnails: ContainedDirectory?, limit: Int) {
@@ -210,6 +212,12 @@ package enum ManifestValidator {
                     report("items[\(index)].\(file.key) \(file.path): \(found == nil ? "missing" : "not the recorded bytes")")
                 }
             }
+        }
+
+        /// Checks the stacks of a section whose items have all been seen, and forgets them.
+        mutating func closeSection(_ number: Int) {
+            guard let entries = stacks.removeValue(forKey: number) else { return }
+            for problem in Self.stackProblems([number: entries]) { report(problem) }
         }
 
         mutating func finish() -> [String] {
