@@ -25,9 +25,9 @@ package struct BurstMark: Codable, Sendable, Equatable, Hashable {
     /// on the frame it picked.
     static func googleCamera(xmp: [UInt8]?) -> BurstMark? {
         guard let xmp, let text = String(bytes: xmp.prefix(1 << 16), encoding: .utf8),
-            let id = xmpValue(text, "GCamera:BurstID").flatMap({ ImageHeader.contentIdentifier(Array($0.utf8)) })
+            let id = HDRFacts.attribute("GCamera:BurstID", in: text, limit: 128).flatMap({ ImageHeader.contentIdentifier(Array($0.utf8)) })
         else { return nil }
-        return BurstMark(id: "gcamera:" + id, pick: xmpValue(text, "GCamera:BurstPrimary") == "1")
+        return BurstMark(id: "gcamera:" + id, pick: HDRFacts.attribute("GCamera:BurstPrimary", in: text) == "1")
     }
 
     /// An Android burst's frame by its name: `00001IMG_00001_BURST20201231123456789.jpg` (the
@@ -45,16 +45,5 @@ package struct BurstMark: Codable, Sendable, Equatable, Hashable {
         let id = digits.count >= 14 ? "BURST" + String(decoding: digits, as: UTF8.self) : String(decoding: name[..<start], as: UTF8.self)
         let stem = name.lastIndex(of: UInt8(ascii: ".")).map { name[..<$0] } ?? name[...]
         return BurstMark(id: "name:" + id, pick: stem.count >= 6 && stem.suffix(6).elementsEqual("_COVER".utf8))
-    }
-
-    /// The value of an XMP property written as an attribute (`name="value"`) or an element
-    /// (`<name>value</name>`).
-    static func xmpValue(_ text: String, _ name: String) -> String? {
-        for (open, close) in [("\(name)=\"", "\""), ("<\(name)>", "</")] {
-            guard let start = text.range(of: open), let end = text[start.upperBound...].range(of: close) else { continue }
-            let value = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespaces)
-            if !value.isEmpty, value.count <= 128 { return value }
-        }
-        return nil
     }
 }

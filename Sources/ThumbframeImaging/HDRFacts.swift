@@ -85,11 +85,12 @@ enum HDRFacts {
         return .init(kind: .gainMap, headroom: headroom.map { ($0 * 1000).rounded() / 1000 })
     }
 
-    /// An XMP attribute's value (`name="value"`, or the element `<name>value</name>`), at most 32 characters.
-    static func attribute(_ name: String, in text: String) -> String? {
+    /// An XMP attribute's value (`name="value"`, or the element `<name>value</name>`), at most
+    /// `limit` characters.
+    static func attribute(_ name: String, in text: String, limit: Int = 32) -> String? {
         for (open, close) in [(name + "=\"", "\""), ("<" + name + ">", "<")] {
             guard let start = text.range(of: open), let end = text[start.upperBound...].range(of: close),
-                text.distance(from: start.upperBound, to: end.lowerBound) <= 32
+                text.distance(from: start.upperBound, to: end.lowerBound) <= limit
             else { continue }
             return String(text[start.upperBound..<end.lowerBound]).trimmingCharacters(in: .whitespaces)
         }

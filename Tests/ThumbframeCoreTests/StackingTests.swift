@@ -70,7 +70,7 @@ struct StackingTests {
         #expect(mixed[0]?.reason == .burst && mixed[2] == nil, "\(mixed)")
     }
 
-    @Test("a camera whose clock stood still: thousands of frames at one time are compared with their neighbours only, and chained")
+    @Test("a camera whose clock stood still: thousands of alike frames at one time still chain into one stack")
     func stillClock() {
         let scene: UInt64 = 0x0F0F_3355_AAAA_0FF0
         let frames = (0..<2000).map { _ in Self.photo(5, Self.like(scene, bits: 2)) }

@@ -114,7 +114,8 @@ def make(corpus, out):
 
 
 def distances(index, truth_path):
-    """Likeness distances (of 128 bits) within bursts and between photos of different scenes."""
+    """Likeness distances (of 128 bits): between consecutive frames of a burst, within bursts, and
+    between photos of different scenes (flat pictures, alike to none, left out)."""
     truth = json.load(open(truth_path))
     rows = sqlite3.connect(index).execute("SELECT path, evidence FROM files WHERE evidence IS NOT NULL").fetchall()
     hashes = {}
@@ -128,6 +129,10 @@ def distances(index, truth_path):
         for b in names[i + 1:]:
             d = bin(hashes[a][0] ^ hashes[b][0]).count("1") + bin(hashes[a][1] ^ hashes[b][1]).count("1")
             (same if truth.get(a) is not None and truth.get(a) == truth.get(b) else other).append(d)
+    consecutive = [d for n in range(100) for k in range(5)
+                   for a, b in [("burst%02d_%d.jpg" % (n, k), "burst%02d_%d.jpg" % (n, k + 1))] if a in hashes and b in hashes
+                   for d in [bin(hashes[a][0] ^ hashes[b][0]).count("1") + bin(hashes[a][1] ^ hashes[b][1]).count("1")]]
+    print("consecutive frames of a burst: max %d, n %d" % (max(consecutive), len(consecutive)))
     print("within bursts: max %d, mean %.1f, n %d" % (max(same), sum(same) / len(same), len(same)))
     print("across scenes: min %d, mean %.1f, n %d" % (min(other), sum(other) / len(other), len(other)))
     print("within sorted:", sorted(same)[-12:])

@@ -80,9 +80,9 @@ struct PlaceTable: Sendable {
         // buckets are at least (ring - 1) degrees away, a degree of longitude being the shorter,
         // 111 km × cos(latitude). The search stops at the farthest a place may be.
         let widen = max(0.1, cos(min(89, abs(latitude)) * .pi / 180))
-        let reach = Int((Self.farthestKilometres / (PlaceTable.degreeKilometres * widen)).rounded(.up)) + 1
+        let reach = Int((Self.farthestKilometres / (Manifest.Place.kilometresPerDegree * widen)).rounded(.up)) + 1
         for ring in 0...reach {
-            if let best, Double(ring - 1) * PlaceTable.degreeKilometres * widen > best.distance { break }
+            if let best, Double(ring - 1) * Manifest.Place.kilometresPerDegree * widen > best.distance { break }
             for dlat in -ring...ring {
                 for dlon in -ring...ring where max(abs(dlat), abs(dlon)) == ring {
                     let (lat, lon) = (latitude + Double(dlat), longitude + Double(dlon))
@@ -100,9 +100,6 @@ struct PlaceTable: Sendable {
         guard let best, best.distance <= Self.farthestKilometres else { return nil }
         return cities[Int(best.index)]
     }
-
-    /// Kilometres in a degree of latitude.
-    static let degreeKilometres = Manifest.Place.kilometresPerDegree
 
     /// The place `locations` publishes for a point; nil with `none`, or no city near enough.
     func place(latitude: Double, longitude: Double, _ locations: Manifest.Locations) -> Manifest.Place? {
