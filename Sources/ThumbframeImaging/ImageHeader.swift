@@ -197,8 +197,11 @@ package struct ImageHeader: Sendable, Equatable {
     /// are made, raised when thumbframe corrects them, so the files an earlier version wrote
     /// under the old address are never taken for the new ones. HEIF 2: the profile is the
     /// probe's copy (`iccProfile`; earlier builds converted with freed memory).
-    package var pixelsRevision: String? {
-        mediaFormat?.family == .heif ? "heif-2" : nil
+    package var pixelsRevision: String? { Self.pixelsRevision(format: format) }
+
+    /// `pixelsRevision` of a format (`image.format`).
+    package static func pixelsRevision(format: String) -> String? {
+        MediaFormat.named(format)?.family == .heif ? "heif-2" : nil
     }
 
     /// The row of the format table for this image's format (nil for a RAW's or a video's).

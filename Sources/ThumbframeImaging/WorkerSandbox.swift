@@ -24,18 +24,56 @@ package enum WorkerSandbox {
         return status == 0 ? nil : String(cString: strerror(status))
     }
 
+    /// Started as root: gives up every capability and becomes `user` (uid and gid) where one is
+    /// given (`tf_sandbox_drop_capabilities`); nil, or why not.
+    package static func dropCapabilities(becoming user: (uid: UInt32, gid: UInt32)?) -> String? {
+        let status = tf_sandbox_drop_capabilities(user.map { Int($0.uid) } ?? -1, user.map { Int($0.gid) } ?? -1)
+        return status == 0 ? nil : String(cString: strerror(status))
+    }
+
+    /// The unprivileged user a worker of a build run as root becomes: `nobody`, where the
+    /// system has one.
+    package static func unprivilegedUser() -> (uid: UInt32, gid: UInt32)? {
+        guard geteuid() == 0, let entry = getpwnam("nobody"), entry.pointee.pw_uid != 0 else { return nil }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+    }
+
     /// Caps the worker's data (heap, anonymous mappings, thread stacks) at `bytes`: an allocation
     /// past it fails, whatever a header said. (RLIMIT_DATA rather than RLIMIT_AS: address space
     /// reserved and never touched, as glibc's arenas are, is not memory.) nil, or why not.
     package static func limitMemory(bytes: Int) -> String? {
-        var limit = rlimit(rlim_cur: rlim_t(bytes), rlim_max: rlim_t(bytes))
         #if canImport(Glibc)
-            let resource = __rlimit_resource_t(RLIMIT_DATA.rawValue)
+            limit(__rlimit_resource_t(RLIMIT_DATA.rawValue), to: bytes)
         #else
-            let resource = RLIMIT_DATA
+            limit(RLIMIT_DATA, to: bytes)
         #endif
-        return setrlimit(resource, &limit) == 0 ? nil : String(cString: strerror(errno))
     }
+
+    /// Caps what one file the worker writes may hold (`RLIMIT_FSIZE`: a write past it fails, with
+    /// SIGXFSZ, which kills the worker) and, for a worker that runs as its own user, the threads
+    /// that user may have (`RLIMIT_NPROC`, which counts them over all its processes: the build's
+    /// workers together). nil, or why not.
+    package static func limitOutput(bytes: Int, threads: Int?) -> String? {
+        #if canImport(Glibc)
+            let (size, count) = (__rlimit_resource_t(RLIMIT_FSIZE.rawValue), __rlimit_resource_t(__RLIMIT_NPROC.rawValue))
+        #else
+            let (size, count) = (RLIMIT_FSIZE, RLIMIT_NPROC)
+        #endif
+        if let why = limit(size, to: bytes) { return why }
+        return threads.flatMap { limit(count, to: $0) }
+    }
+
+    #if canImport(Glibc)
+        private static func limit(_ resource: __rlimit_resource_t, to value: Int) -> String? {
+            var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+            return setrlimit(resource, &limit) == 0 ? nil : String(cString: strerror(errno))
+        }
+    #else
+        private static func limit(_ resource: Int32, to value: Int) -> String? {
+            var limit = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+            return setrlimit(resource, &limit) == 0 ? nil : String(cString: strerror(errno))
+        }
+    #endif
 
     /// Applies the system-call filter, then limits files to reading beneath `read` and reading and
     /// writing beneath `write` (open directory descriptors).
@@ -51,5 +89,37 @@ package enum WorkerSandbox {
         }
         if landlock != 0 { status.landlock = String(cString: strerror(landlock)) }
         return status
+    }
+}
+
+/// Descriptors passed over a Unix socket (SCM_RIGHTS): the build hands each job's source file,
+/// opened read-only, to its worker, which needs no right to open it.
+package enum DescriptorPassing {
+    /// Sends all of `bytes`, `fd` attached to the first of them; false when the other end is gone.
+    package static func send(_ socket: Int32, _ bytes: [UInt8], attaching fd: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer -> Int in
+                let start = buffer.baseAddress! + offset
+                if offset == 0 { return Int(tf_send_descriptor(socket, start, buffer.count, fd)) }
+                return Foundation.send(socket, start, buffer.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0, errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// One `recvmsg` into `buffer`; descriptors that came with the bytes are appended to
+    /// `descriptors`. What `recvmsg` returned (0 at the end of the stream, -1 with errno set).
+    package static func receive(_ socket: Int32, into buffer: UnsafeMutableRawBufferPointer, descriptors: inout [Int32]) -> Int {
+        var fds = [Int32](repeating: -1, count: 8)
+        var received: Int32 = 0
+        let got = fds.withUnsafeMutableBufferPointer { fds in
+            tf_receive_with_descriptors(socket, buffer.baseAddress, buffer.count, fds.baseAddress, Int32(fds.count), &received)
+        }
+        descriptors.append(contentsOf: fds.prefix(Int(received)))
+        return got
     }
 }

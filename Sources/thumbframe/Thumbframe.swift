@@ -12,9 +12,9 @@ struct Thumbframe: AsyncParsableCommand {
             Exit codes: 0 success (with build --check: up to date); 1 manifest written but some files \
             failed (with --check: the manifest is stale); 64 usage error; 65 input manifest invalid; \
             66 input missing or unreadable (merge: a shard missing); 65 also: merge found shards that disagree; 69 the build would drop more than half of the previous \
-            manifest's items (an unmounted source?) and --allow-shrink was not given; 70 internal error; \
-            73 cannot write output (also: OUT_DIR/manifest.json is not thumbframe's, or thumbs/ or the lock \
-            is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
+            manifest's items (an unmounted source?) and --allow-shrink was not given; 70 internal error (also: \
+            no decode worker can start); 73 cannot write output (also: OUT_DIR/manifest.json or a viewer file \
+            is not thumbframe's, or thumbs/ or the lock is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
             """,
         version: ThumbframeVersion.withLibraries,
         subcommands: [
@@ -25,7 +25,9 @@ struct Thumbframe: AsyncParsableCommand {
 
     /// ArgumentParser's entry point, after the process is made safe to run unattended.
     static func main() async {
-        // A build's decode worker (`thumbframe __decode-worker`, started by the build itself).
+        // A build's decode worker (`thumbframe __decode-worker`, started by the build itself from
+        // this executable, whatever its name).
+        DecodeWorker.servesWorkers = true
         if DecodeWorker.isRequested(CommandLine.arguments) { DecodeWorker.main() }
         ProcessHygiene.prepare()
         let arguments = Array(CommandLine.arguments.dropFirst())
@@ -73,7 +75,7 @@ func cliExitCode(for error: ThumbframeError, reporter: Reporter? = nil) -> ExitC
     case .invalidOptions, .overlappingDirectories: code = 64
     case .invalidManifest: code = 65
     case .sourceUnreadable, .manifestUnreadable: code = 66
-    case .vipsStart: code = 70
+    case .vipsStart, .decodeWorkers: code = 70
     case .cannotWrite: code = 73
     case .locked: code = 75
     case .wouldShrink: code = 69

@@ -19,9 +19,11 @@ struct ValidateCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let problems: [String]
+        var problems: [String]
         do {
             problems = try ManifestValidator.problems(at: manifest)
+            // The viewer beside it, where there is one (none to check beside a manifest that does not read).
+            if let viewer = try? ViewerCheck.problems(beside: manifest) { problems += viewer }
         } catch {
             throw cliExitCode(for: error)
         }

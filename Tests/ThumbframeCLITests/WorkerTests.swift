@@ -8,16 +8,17 @@ import ThumbframeTestSupport
 /// dies, hangs or outgrows its memory costs its file alone (issue 36).
 @Suite("Decode workers")
 struct WorkerTests {
-    /// The decode workers of the build whose source directory is `source` (their descriptor 4).
+    /// The decode workers of the build of `source` into an OUT_DIR beside it (their descriptor
+    /// 5, OUT_DIR's `thumbs/`, is in the folder that holds `source`).
     static func workers(of source: String) -> [pid_t] {
-        let resolved = URL(fileURLWithPath: source).resolvingSymlinksInPath().path
+        let resolved = URL(fileURLWithPath: source).resolvingSymlinksInPath().deletingLastPathComponent().path + "/"
         guard let proc = opendir("/proc") else { return [] }
         defer { closedir(proc) }
         var found: [pid_t] = []
         while let entry = readdir(proc) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let pid = pid_t(name), read("/proc/\(pid)/cmdline").contains("__decode-worker"),
-                link("/proc/\(pid)/fd/4") == resolved
+                link("/proc/\(pid)/fd/5")?.hasPrefix(resolved) == true
             else { continue }
             found.append(pid)
         }
@@ -148,6 +149,10 @@ struct WorkerTests {
 }
 
 extension WorkerTests {
+    /// Whether Python's libseccomp binding is here to apply `refusingProfile`.
+    static let refusingProfileAvailable =
+        (try? Processes.runBlocking("/usr/bin/env", ["python3", "-c", "import seccomp"]))?.status == 0
+
     /// Runs what follows under a seccomp profile like a container's that predates Landlock and
     /// forbids nested filters: Landlock's calls and `seccomp` answer ENOSYS, `prctl(PR_SET_SECCOMP)`
     /// EINVAL (Debian's python3-seccomp, the libseccomp binding).

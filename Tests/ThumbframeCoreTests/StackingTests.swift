@@ -115,6 +115,12 @@ struct StackingTests {
         let bare = StackEvidence(captured: nil, camera: 0, burst: 0, pick: false, file: 1, width: 3, height: 4, likeness: nil)
         #expect(StackEvidence(text: bare.text) == bare && bare.text == "1 - - - 0 0000000000000001 3x4 -")
         #expect(StackEvidence(text: "2 - - - 0 0000000000000001 3x4 -") == nil)
+        // A time no calendar date has (a forged row: ±(2^63−1)) is no evidence of time.
+        for forged in ["9223372036854775807", "-9223372036854775807"] {
+            let text = "1 \(forged) 00000000000000aa - 0 0000000000000001 3x4 -"
+            #expect(StackEvidence(text: text)?.captured == nil, "\(forged)")
+        }
+        #expect(StackEvidence(text: "1 \(StackEvidence.latest) 00000000000000aa - 0 0000000000000001 3x4 -")?.captured != nil)
         let a = try #require(StackEvidence.milliseconds("2024-02-28T23:59:59.5"))
         let b = try #require(StackEvidence.milliseconds("2024-02-29T00:00:01.250"))
         #expect(b - a == 1750)

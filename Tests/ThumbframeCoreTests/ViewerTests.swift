@@ -21,7 +21,9 @@ struct ViewerTests {
         ?? (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/thumbframe/photoswipe-5.4.4"
     static let photoswipeAvailable = FileManager.default.fileExists(atPath: photoswipe + "/photoswipe-lightbox.esm.js")
 
-    @Test("--viewer writes its three files and the file:// data; a rerun changes none; someone's index.html is left alone")
+    @Test(
+        "--viewer writes its three files and the file:// data; a rerun changes none; someone's index.html is left alone and stops the build (73), and validate names it"
+    )
     func writesItsFiles() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeLibrary(
@@ -48,9 +50,20 @@ struct ViewerTests {
             try Fixtures.writeImage(to: root + "/lib/three.jpg", width: 100, height: 100)
             _ = try await Builder(options: options).run()
             #expect(try String(contentsOfFile: root + "/out/thumbframe-viewer-data.js", encoding: .utf8).contains("three.jpg"))
+            // validate checks the viewer against what thumbframe writes for the manifest: as
+            // written, nothing; a viewer file changed behind its back (its marker kept), named.
+            #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json") == [])
+            let script = root + "/out/thumbframe-viewer.js"
+            let original = try Data(contentsOf: URL(fileURLWithPath: script))
+            try (original + Data("\nfetch('https://evil.example/');\n".utf8)).write(to: URL(fileURLWithPath: script))
+            #expect(
+                try ViewerCheck.problems(beside: root + "/out/manifest.json") == [
+                    "thumbframe-viewer.js is not the viewer thumbframe writes for this manifest"
+                ])
+            try original.write(to: URL(fileURLWithPath: script))
 
             // Someone's own index.html in OUT_DIR (small, large, or a link): kept as it is, the
-            // viewer not written, a warning.
+            // viewer not written, the build stopped naming it.
             let large = "<h1>my site</h1>" + String(repeating: "<p>text</p>\n", count: 2000)
             try Fixtures.write(Array("theirs".utf8), to: root + "/elsewhere.html")
             for plant in ["small", "large", "link"] {
@@ -62,8 +75,13 @@ struct ViewerTests {
                     try FileManager.default.createSymbolicLink(
                         atPath: root + "/out/index.html", withDestinationPath: root + "/elsewhere.html")
                 }
-                let lines = LogLines()
-                _ = try await Builder(options: options, events: lines.append).run()
+                // The build stops with 73, naming the file; nothing of the viewer is written.
+                var stopped = ""
+                do {
+                    _ = try await Builder(options: options).run()
+                } catch {
+                    stopped = error.localizedDescription
+                }
                 if plant == "link" {
                     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/out/index.html") == root + "/elsewhere.html")
                     #expect(try String(contentsOfFile: root + "/elsewhere.html", encoding: .utf8) == "theirs")
@@ -72,7 +90,8 @@ struct ViewerTests {
                         try String(contentsOfFile: root + "/out/index.html", encoding: .utf8)
                             == (plant == "small" ? "<h1>my site</h1>" : large), "\(plant)")
                 }
-                #expect(lines.all.contains { $0.contains("index.html is not thumbframe's viewer") }, "\(plant): \(lines.all)")
+                #expect(stopped.contains("index.html: not thumbframe's viewer"), "\(plant): \(stopped)")
+                #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json").contains("index.html is not thumbframe's viewer"))
             }
         }
     }

@@ -73,7 +73,8 @@ enum Stacking {
                 let facts = evidence[position]!
                 for earlier in timed[max(0, offset - neighbours)..<offset].reversed() {
                     let other = evidence[earlier]!
-                    guard other.camera == facts.camera, facts.captured! - other.captured! <= window else { break }
+                    let apart = facts.captured!.subtractingReportingOverflow(other.captured!)
+                    guard other.camera == facts.camera, !apart.overflow, apart.partialValue <= window else { break }
                     if facts.likeness!.distance(to: other.likeness!) <= threshold { sets.join(earlier, position, .timeSimilar) }
                 }
             }

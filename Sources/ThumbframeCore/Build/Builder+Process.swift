@@ -2,10 +2,9 @@ import Foundation
 import ThumbframeImaging
 import ThumbframeManifest
 
-/// The process stage: every file of the plan through `ItemProcessor` on the worker pool, each
-/// outcome recorded in the state index as it arrives (and not kept: a library's worth of items
-/// would be held otherwise), then the failures whose libvips message may be another file's
-/// decoded once more, alone.
+/// The process stage: every file of the plan made in a decode worker (`DecodeWorkers`), with at
+/// most `--jobs` in flight, each outcome recorded in the state index as it arrives (and not kept:
+/// a library's worth of items would be held otherwise). Nothing is decoded in this process.
 extension Builder {
     /// What processing counted on the way.
     struct Tally {
@@ -15,7 +14,6 @@ extension Builder {
         /// Files that fail now but had not failed before (for `--fail-on new`), by their path as
         /// the manifest gives it.
         var newFailures: Set<String> = []
-        var rediagnosed = 0
     }
 
     func process(
@@ -28,10 +26,9 @@ extension Builder {
         let cancellation = cancellation
         var tally = Tally()
         var newlyFailed = Set<Int>()
-        // When libvips worked on files that failed in it, or left a message while succeeding.
-        let build = ErrorWindows.shared.begin()
-        // Failures in libvips whose message was taken by someone else (found empty).
-        var messageless: [Int] = []
+        guard plan.work.isEmpty || DecodeWorkers.executable() != nil else {
+            throw .decodeWorkers("no thumbframe executable to start them from")
+        }
         // Set when OUT_DIR or its index cannot take a write: no file starts after it, and the
         // run stops with 73, keeping every row it committed before (a full disk is no reason to
         // lose a night's work, nor to publish every later file as a failure).
@@ -49,14 +46,7 @@ extension Builder {
             switch timed.outcome {
             case .item, .encoded:
                 tally.thumbnailsWritten += timed.outcome.thumbnailsWritten
-                if let window = timed.window, timed.leftMessage {
-                    ErrorWindows.shared.record(build: build, position: nil, window: window)
-                }
-            case .failed(let failure, let fromVips):
-                if fromVips, let window = timed.window {
-                    ErrorWindows.shared.record(build: build, position: position, window: window)
-                    if failure.reason.hasSuffix(Decoders.noMessage) { messageless.append(position) }
-                }
+            case .failed(let failure, _):
                 if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
                 if unit.wasItem { tally.droppedByFailure += 1 }
                 // Failing as it failed, at the same size (a checkout moved its time): the stored
@@ -78,25 +68,9 @@ extension Builder {
         } catch {
             halt.set(.cannotWrite(path: index.path, reason: error.description))
         }
-        let rediagnosed = Set(ErrorWindows.shared.finish(build: build)).union(messageless).sorted()
         if let signal = cancellation?.signal { throw .interrupted(signal: signal) }
         if let error = halt.error { throw error }
-        for position in rediagnosed {
-            // Decoded once more from a clear buffer while this build runs nothing else.
-            Decoders.clearMessages()
-            var context = context
-            context.recorded = plan.work[position].recorded
-            let outcome = ItemProcessor.process(plan.work[position].file, context: context)
-            if case .item = outcome {
-                tally.thumbnailsWritten += outcome.thumbnailsWritten
-                if plan.work[position].wasItem { tally.droppedByFailure -= 1 }
-                newlyFailed.remove(position)
-            }
-            try index.stopping { () throws(SQLiteError) in try index.record(plan.work[position].file, outcome.entry) }
-        }
-        try index.stopping { () throws(SQLiteError) in try index.commit() }
         tally.newFailures = Set(newlyFailed.map { plan.work[$0].file.manifestRawPath ?? plan.work[$0].file.relativePath })
-        tally.rediagnosed = rediagnosed.count
         return tally
     }
 
@@ -107,7 +81,7 @@ extension Builder {
         return now == stored
     }
 
-    /// Processes files with at most `jobs` in flight, on the worker pool. Each outcome goes to
+    /// Processes files with at most `jobs` in flight, in decode workers. Each outcome goes to
     /// `onResult` with its position in `work` as it arrives, on the thread that made it, one at a
     /// time, and is not kept. A cancellation stops taking files; the decodes in flight are killed.
     private func processAll(
@@ -116,19 +90,12 @@ extension Builder {
         let cancellation = cancellation
         var done = 0
         events(.progress(done: 0, total: work.count))
-        let workers = work.isEmpty ? nil : decodeWorkers(context)
-        defer { workers?.stop() }
+        guard !work.isEmpty, let workers = decodeWorkers(context) else { return }
+        defer { workers.stop() }
         WorkerPool.run(
             count: work.count, jobs: options.jobs, stop: { cancellation?.signal != nil || halt.isSet },
             work: { index, upcoming in
-                if let workers {
-                    return workers.process(index, work[index], upcoming: upcoming.map { ($0, work[$0]) }, cancellation: cancellation)
-                }
-                var context = context
-                context.recorded = work[index].recorded
-                return ItemProcessor.timed(
-                    work[index].file, context: context, previous: work[index].previous,
-                    previousIdentifier: work[index].previousIdentifier, known: work[index].placeholder)
+                workers.process(index, work[index], upcoming: upcoming.map { ($0, work[$0]) }, cancellation: cancellation)
             },
             handle: { index, timed in
                 onResult(index, timed)
@@ -137,8 +104,8 @@ extension Builder {
             })
     }
 
-    /// The pool of decode workers for this run; nil (files made in this process) only where no
-    /// thumbframe executable can be found (a library's caller without one).
+    /// The pool of decode workers for this run; nil where no thumbframe executable can be found
+    /// (`process` refuses to start then).
     private func decodeWorkers(_ context: ProcessingContext) -> DecodeWorkers? {
         guard let executable = DecodeWorkers.executable() else { return nil }
         let ladderSide = options.settings.ladder?.renditions.map { max($0.width, $0.height) }.max() ?? 0
@@ -148,11 +115,13 @@ extension Builder {
         if let text = ProcessInfo.processInfo.environment["THUMBFRAME_WORKER_MEMORY"], let bytes = Int(text), bytes > 0 {
             memory = min(memory, bytes)
         }
-        let setup = WorkerProtocol.Setup(
+        var setup = WorkerProtocol.Setup(
             recipes: context.recipes, settings: context.settings, limits: context.limits, overwrite: context.overwrite,
-            threadsPerImage: Self.threadsPerImage(jobs: options.jobs), sourcePath: context.source.path,
+            threadsPerImage: Self.threadsPerImage(jobs: options.jobs), sourcePath: context.source?.path ?? "",
             outputPath: context.output.path, memoryLimit: memory, renditions: context.renditions)
-        return DecodeWorkers(executable: executable, setup: setup, source: context.source, output: context.output, events: events)
+        setup.jobs = options.jobs
+        guard let source = context.source else { return nil }
+        return DecodeWorkers(executable: executable, setup: setup, source: source, output: context.output, events: events)
     }
 
     /// The first error that stops a run between files (OUT_DIR or its index cannot take a

@@ -83,13 +83,13 @@ package struct Builder: Sendable {
         let prune = try Pruner(output: output).prune(after: written, by: publisher, published: site.published)
         if options.viewer {
             let document = try ManifestFile.open(site.manifestPath).document
-            if let warning = try ViewerWriter(output: output).write(manifest: document) { events(.warning(warning)) }
+            try ViewerWriter(output: output).write(manifest: document)
         }
         return BuildReport(
             manifestPath: site.manifestPath, items: written.items, sections: written.sections, failures: written.failures,
             thumbnailsWritten: tally.thumbnailsWritten, manifestWritten: written.manifestWritten, reused: reused,
             pruned: prune.removed, foreign: prune.foreign, sectionsAssembled: written.sectionsAssembled,
-            newFailures: tally.newFailures.count + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: tally.rediagnosed,
+            newFailures: tally.newFailures.count + (walkFailuresKnown ? 0 : walkFailureCount), rediagnosed: 0,
             skipped: walk.skipped, recipeBytes: written.recipeBytes(options.settings))
     }
 }

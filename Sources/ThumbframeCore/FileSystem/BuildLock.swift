@@ -1,14 +1,18 @@
 import Foundation
 
-/// One build per output directory: an exclusive `flock` on `OUT_DIR/.thumbframe.lock`. The
+/// One build per output directory: an exclusive `flock` on OUT_DIR itself (a name can be moved
+/// aside, the directory cannot) and on `OUT_DIR/.thumbframe.lock`, which says who holds it. The
 /// kernel drops the lock when the process dies however it dies, so a killed build never leaves
-/// a lock that blocks the next one. A class rather than a struct: its `OpenFile` closes the descriptor
-/// when the lock goes, which releases it.
+/// a lock that blocks the next one. A class rather than a struct: its `OpenFile`s close the
+/// descriptors when the lock goes, which releases it.
 final class BuildLock {
     private let file: OpenFile
+    /// OUT_DIR opened anew (an open file description of its own, which the lock belongs to).
+    private let directory: OpenFile?
 
-    private init(file: OpenFile) {
+    private init(file: OpenFile, directory: OpenFile?) {
         self.file = file
+        self.directory = directory
     }
 
     /// Unlocks before the descriptor closes: the lock belongs to the open file, which a child
@@ -16,6 +20,7 @@ final class BuildLock {
     /// until it execs; unlocking releases it for every copy.
     deinit {
         _ = flock(file.fd, LOCK_UN)
+        if let directory { _ = flock(directory.fd, LOCK_UN) }
     }
 
     /// Takes the lock at once or throws `.locked` naming the holder. The lock file is opened
@@ -27,6 +32,19 @@ final class BuildLock {
         in output: Directory, name: String = OutputDirectory.lockName, shared: Bool = false
     ) throws(ThumbframeError) -> BuildLock {
         let path = output.path + "/" + name
+        func holder() -> String {
+            let note = String(decoding: output.head(Array(name.utf8), count: 64), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            return note.isEmpty ? "unknown process" : note
+        }
+        // The build's own lock is on the directory too (a shard's lock file is its shard's alone).
+        var directory: OpenFile?
+        if name == OutputDirectory.lockName {
+            let fd = openat(output.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { throw .cannotWrite(path: output.path, reason: String(cString: strerror(errno))) }
+            directory = OpenFile(fd: fd)
+            guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else { throw .locked(path: output.path, holder: holder()) }
+        }
         let fd = name.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
         guard fd >= 0 else {
             let code = errno
@@ -37,16 +55,12 @@ final class BuildLock {
         guard let stat = file.stat(), stat.isRegularFile, stat.links == 1 else {
             throw .cannotWrite(path: path, reason: "not a plain file of thumbframe's (a link or hard link); remove it")
         }
-        guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else {
-            let holder = String(decoding: output.head(Array(name.utf8), count: 64), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .locked(path: output.path, holder: holder.isEmpty ? "unknown process" : holder)
-        }
+        guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else { throw .locked(path: output.path, holder: holder()) }
         if !shared {
             let note = Array("pid \(getpid())\n".utf8)
             _ = ftruncate(fd, 0)
             _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         }
-        return BuildLock(file: file)
+        return BuildLock(file: file, directory: directory)
     }
 }

@@ -193,6 +193,24 @@ final class Directory: @unchecked Sendable {
         throw .posix(EEXIST)
     }
 
+    /// Whether a file of `bytes` can be written here now: a temporary file is written (and
+    /// fsynced) and removed. False on a full disk, a quota, a read-only mount or an I/O error.
+    func takesWrite(bytes: Int) -> Bool {
+        guard let (temporary, tfd) = try? createTemporary() else { return false }
+        defer {
+            close(tfd)
+            _ = temporary.withCString { unlinkat(fd, $0, 0) }
+        }
+        let block = [UInt8](repeating: 0, count: min(bytes, 1 << 20))
+        var written = 0
+        while written < bytes {
+            let wrote = block.withUnsafeBytes { Foundation.write(tfd, $0.baseAddress, min($0.count, bytes - written)) }
+            guard wrote > 0 else { return false }
+            written += wrote
+        }
+        return fsync(tfd) == 0
+    }
+
     /// Removes the regular file `name`; true when it was removed. A link, a directory or
     /// anything else is left alone.
     @discardableResult

@@ -15,10 +15,14 @@ final class OutputDirectory: @unchecked Sendable {
     let thumbs: Directory?
     /// `OUT_DIR/pages`, created when writing; nil for a reader when there is none.
     let pages: Directory?
+    /// A decode worker's: the only folder it writes, its own, inside `thumbs/` (`init(worker:scratch:)`).
+    let scratch: Directory?
 
     private let lock = NSLock()
     private var fanouts: [String: Directory] = [:]
     private var journal: Int32 = -1
+    /// A worker's: the scratch subfolder of the job it makes (`beginScratchJob`).
+    private var jobScratch: Directory?
 
     static let manifestName = "manifest.json"
     static let lockName = ".thumbframe.lock"
@@ -47,6 +51,7 @@ final class OutputDirectory: @unchecked Sendable {
         }
         thumbs = try area("thumbs")
         pages = try area("pages")
+        scratch = nil
         // thumbframe's own bookkeeping files are plain files; anything else at their names (a
         // FIFO would hold every build forever, a link would lead a write elsewhere) stops here.
         for name in [Self.journalName, Self.ledgerName] {
@@ -58,13 +63,14 @@ final class OutputDirectory: @unchecked Sendable {
         }
     }
 
-    /// OUT_DIR as a decode worker sees it: the descriptor the build handed it and `thumbs/`
-    /// (which the build made, as it checked the journal's kind). The worker appends its outputs'
-    /// names to the journal itself, each in one write with `O_APPEND`, as the build does: lines
-    /// never interleave, and no round trip to the build comes between a file and its name.
-    init(worker root: Directory) throws(FileSystemError) {
-        self.root = root
-        thumbs = try root.subdirectory(Array("thumbs".utf8))
+    /// OUT_DIR as a decode worker sees it: `thumbs/`, which it may only read (what a build made
+    /// before), and its scratch folder, where everything it writes goes, in `thumbs/`'s layout
+    /// (`XX/<hash>.<ext>`). It journals nothing: the build names, checks and copies into
+    /// `thumbs/` what it wants of the scratch folder (`ScratchOutputs`) and empties it.
+    init(worker thumbs: Directory, scratch: Directory) {
+        root = scratch
+        self.thumbs = thumbs
+        self.scratch = scratch
         pages = nil
     }
 
@@ -120,6 +126,21 @@ final class OutputDirectory: @unchecked Sendable {
         return try fanout(name, create: true).writeAtomically(to: name.file, make: make)
     }
 
+    /// What a decode worker's scratch folder (`thumbs/.tf-tmp-…`) may hold, all removed with it:
+    /// whatever the worker made, files and folders to a depth of 8 (deeper is left).
+    static func scratchShape(_ name: [UInt8], depth: Int, isDirectory: Bool) -> Bool { depth < 8 }
+
+    /// A worker's, before each job: its files go into the scratch folder's subfolder named by
+    /// the job's number (the build may still be taking the last job's from theirs).
+    func beginScratchJob(_ number: Int) throws(FileSystemError) {
+        guard let scratch else { return }
+        let folder = try scratch.makeSubdirectory(String(number))
+        lock.lock()
+        defer { lock.unlock() }
+        jobScratch = folder
+        fanouts = fanouts.filter { !$0.key.hasPrefix("scratch/") }
+    }
+
     /// The fan-out directory of a thumbnail, created when missing.
     func fanoutDirectory(of name: OutputName) throws(FileSystemError) -> Directory {
         try fanout(name, create: true)
@@ -128,9 +149,11 @@ final class OutputDirectory: @unchecked Sendable {
     private func fanout(_ name: OutputName, create: Bool) throws(FileSystemError) -> Directory {
         lock.lock()
         defer { lock.unlock() }
-        let key = name.area + "/" + name.fanout
+        // A worker reads thumbs/ and writes its scratch folder.
+        let writing = create && scratch != nil
+        let key = (writing ? "scratch/" : name.area + "/") + name.fanout
         if let open = fanouts[key] { return open }
-        guard let area = area(name) else { throw .posix(ENOENT) }
+        guard let area = writing ? jobScratch : area(name) else { throw .posix(ENOENT) }
         let directory = create ? try area.makeSubdirectory(name.fanout) : try area.subdirectory(Array(name.fanout.utf8))
         fanouts[key] = directory
         return directory
@@ -169,6 +192,8 @@ final class OutputDirectory: @unchecked Sendable {
     }
 
     private func appendToJournal(_ paths: [String]) throws(FileSystemError) {
+        // A worker's files are the build's to journal, if it takes them.
+        guard scratch == nil else { return }
         lock.lock()
         defer { lock.unlock() }
         if journal < 0 {
@@ -238,6 +263,12 @@ final class OutputDirectory: @unchecked Sendable {
         return true
     }
 
+    /// Whether OUT_DIR's thumbnails can take a write of `bytes` now (a worker's claim that they
+    /// cannot is tested before the run stops on it).
+    func isWritable(bytes: Int) -> Bool {
+        (thumbs ?? root).takesWrite(bytes: bytes)
+    }
+
     /// Removes the thumbnail or page at `path` if it is a regular file; true when it was removed.
     func remove(file path: String) -> Bool {
         guard let name = OutputName(path), let directory = try? fanout(name, create: false) else { return false }
@@ -276,7 +307,12 @@ final class OutputDirectory: @unchecked Sendable {
         guard TemporaryName.matches(name) else { return false }
         guard let area else { return root.removeFile(name) }
         guard let top = area == "thumbs" ? thumbs : pages else { return false }
-        if directory.isEmpty { return top.removeFile(name) }
+        if directory.isEmpty {
+            // In thumbs/, a folder of that name is a decode worker's scratch folder, left by a
+            // build killed before it removed it.
+            if area == "thumbs", top.stat(name)?.isDirectory == true { return top.removeTree(name, Self.scratchShape) }
+            return top.removeFile(name)
+        }
         guard let fanout = try? top.subdirectory(directory) else { return false }
         if area == "thumbs", fanout.stat(name)?.isDirectory == true { return fanout.removeTree(name, Self.temporaryShape) }
         return fanout.removeFile(name)

@@ -22,7 +22,7 @@ final class DecodeWorkers: @unchecked Sendable {
     private let lock = NSLock()
     private var idle: [Worker] = []
     /// Workers handed a file ahead (`process`'s `upcoming`), by the file's index in the plan.
-    private var handed: [Int: Worker] = [:]
+    private var handed: [Int: (Worker, Handout)] = [:]
     private var reported = false
     /// Workers are started from one thread that lives as long as the pool: a worker dies with the
     /// thread that started it (`PR_SET_PDEATHSIG`), and the pool's threads end as the files run out.
@@ -41,17 +41,19 @@ final class DecodeWorkers: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The executable to start workers from: this one when it is thumbframe (through
-    /// `/proc/self/exe`, which still runs it if the file was replaced), else a `thumbframe` beside
-    /// it (a test bundle's); nil when there is none.
+    /// The executable to start workers from: this one when its entry point serves workers
+    /// (`DecodeWorker.servesWorkers`, whatever the file is called: a renamed copy decodes in
+    /// workers too), through `/proc/self/exe`, which still runs it if the file was replaced; else a
+    /// `thumbframe` beside it (a test bundle's); nil when there is none, and then nothing is
+    /// decoded (a build fails rather than decode in its own process).
     static func executable() -> String? {
         #if os(Linux)
+            if DecodeWorker.servesWorkers { return "/proc/self/exe" }
             let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            if own.lastPathComponent == "thumbframe" { return "/proc/self/exe" }
         #else
             guard let path = Bundle.main.executablePath else { return nil }
+            if DecodeWorker.servesWorkers { return path }
             let own = URL(fileURLWithPath: path)
-            if own.lastPathComponent == "thumbframe" { return path }
         #endif
         let sibling = own.deletingLastPathComponent().appendingPathComponent("thumbframe").path
         return FileManager.default.isExecutableFile(atPath: sibling) ? sibling : nil
@@ -66,6 +68,21 @@ final class DecodeWorkers: @unchecked Sendable {
         return timeout + min(max(timeout, 5), 30) + Double(bytes) / Double(256 << 20)
     }
 
+    /// How long a video phase (a rendition, a scrub preview, a Motion Photo's clip) may keep the
+    /// worker: `--video-timeout` and as long again from 5 s up to 60 s; nil without a deadline.
+    static func videoDeadline(limits: ResourceLimits) -> Double? {
+        let limit = limits.videoTimeout
+        return limit > 0 ? limit + min(max(limit, 5), 60) : nil
+    }
+
+    /// How many video phases a job may announce (`rendering`), by what its first bytes are: a
+    /// video's rendition and scrub preview, a still of a format that embeds motion its clip, any
+    /// other file none. Decided by the build when it hands the job out; the worker cannot ask more.
+    static func videoPhases(head: [UInt8], fileExtension: String) -> Int {
+        if MediaFormat.decoder(fileExtension: fileExtension, head: head) == .ffmpeg { return 2 }
+        return MediaFormat.recognized(head)?.motion == nil ? 0 : 1
+    }
+
     /// Makes `work` (the plan's file at `index`) into an item in a worker. `upcoming`, the file
     /// this thread makes next, is handed to the same worker now, so it finds its next job waiting
     /// when it sends this one's facts rather than sleeping until the build wakes to send it (on a
@@ -74,44 +91,74 @@ final class DecodeWorkers: @unchecked Sendable {
         _ index: Int, _ work: ReusePlan.Work, upcoming: (index: Int, work: ReusePlan.Work)?, cancellation: CancellationFlag?
     ) -> ItemProcessor.Timed {
         let file = work.file
-        func failed(_ reason: String) -> ItemProcessor.Timed {
-            ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, .decode, reason)))
+        func failed(_ reason: String, _ stage: FailureStage = .decode) -> ItemProcessor.Timed {
+            ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, stage, reason)))
         }
         lock.lock()
         let ahead = handed.removeValue(forKey: index)
         lock.unlock()
         let worker: Worker
+        var job: Handout
         if let ahead {
-            worker = ahead
+            (worker, job) = ahead
         } else {
+            let opened: Handout
+            switch handout(work) {
+            case .success(let made): opened = made
+            case .failure(let problem): return failed(problem.localizedDescription, .read)
+            }
             do {
                 worker = try take()
             } catch {
                 return failed(error.reason)
             }
-            guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.job(.init(work)).wire) else {
+            guard WorkerProtocol.send(worker.channel, opened.wire, attaching: opened.file.fd) else {
                 return failed(end(worker, killing: true, reason: nil))
             }
+            job = opened
+            worker.jobsSent += 1
+            job.number = worker.jobsSent
         }
         var handedOn = false
-        if let upcoming, WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.job(.init(upcoming.work)).wire) {
+        if let upcoming, case .success(var next) = handout(upcoming.work),
+            WorkerProtocol.send(worker.channel, next.wire, attaching: next.file.fd)
+        {
+            worker.jobsSent += 1
+            next.number = worker.jobsSent
             lock.lock()
-            handed[upcoming.index] = worker
+            handed[upcoming.index] = (worker, next)
             lock.unlock()
             handedOn = true
         }
-        let deadline = Self.hardDeadline(limits: setup.limits, bytes: file.stat.size).map { Worker.now() + $0 }
+        // The source's SHA-256 as this process reads it, while the worker decodes: the content
+        // addresses of what it makes are the build's.
+        let sha256 = Digest.sha256(fd: job.file.fd, size: file.stat.size)
+        // The deadline is the build's, set here by the job's kind: each video phase the worker
+        // announces moves it to that phase's own limit, as many as the kind has and no more.
+        let started = Worker.now()
+        var deadline = Self.hardDeadline(limits: setup.limits, bytes: file.stat.size).map { started + $0 }
+        var phases = job.videoPhases
         var answer = wait(worker, deadline: deadline, cancellation: cancellation)
-        // A video's rendition: from now on the deadline is --video-timeout's (more than one for
-        // a Motion Photo with a moving part to transcode as well).
         while case .answer(.rendering) = answer {
-            let limit = setup.limits.videoTimeout
-            let deadline = limit > 0 ? Worker.now() + limit + min(max(limit, 5), 60) : nil
+            guard phases > 0 else {
+                answer = .ended(end(worker, killing: true, reason: Self.breach("a video phase for a file that has none left")))
+                break
+            }
+            phases -= 1
+            deadline = Self.videoDeadline(limits: setup.limits).map { Worker.now() + $0 }
             answer = wait(worker, deadline: deadline, cancellation: cancellation, rendering: true)
         }
         if case .answer(.done(let done)) = answer {
-            if !handedOn { give(back: worker) }
-            return timed(done, file)
+            let folder = Array(String(job.number).utf8)
+            let kept = keep(done, job: job, sha256: sha256, scratch: try? worker.scratch.subdirectory(folder))
+            _ = worker.scratch.removeTree(folder, OutputDirectory.scratchShape)
+            switch kept {
+            case .success(let timed):
+                if !handedOn { give(back: worker) }
+                return timed
+            case .failure(let breach):
+                answer = .ended(end(worker, killing: true, reason: Self.breach(breach.what)))
+            }
         }
         if handedOn, let upcoming {
             // The worker is gone: the next file starts over in another.
@@ -120,26 +167,120 @@ final class DecodeWorkers: @unchecked Sendable {
             lock.unlock()
         }
         switch answer {
-        case .answer: return failed(end(worker, killing: true, reason: "decoder sent an unexpected message"))
+        case .answer: return failed(end(worker, killing: true, reason: Self.breach("an answer that is not the job's")))
         case .ended(let reason): return failed(reason)
         }
     }
 
-    /// What a worker's sandbox lets through (`WorkerProtocol.ToWorker.probe`).
-    func probe(path: String) -> (socket: String?, read: String?)? {
+    /// What the build keeps of a job's outcome: checked (`WorkerContract`), its files named,
+    /// copied and hashed by this process (`ScratchOutputs`); or why the worker broke its contract.
+    private func keep(
+        _ done: WorkerProtocol.Done, job: Handout, sha256: String?, scratch: Directory?
+    ) -> Result<ItemProcessor.Timed, WorkerContract.Breach> {
+        let file = job.job.source
+        func failed(_ stage: FailureStage, _ reason: String, unwritable: Bool = false) -> ItemProcessor.Timed {
+            var timed = ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, stage, reason)))
+            timed.outputUnwritable = unwritable ? reason : nil
+            return timed
+        }
+        let checked: WorkerContract.Checked
+        do {
+            checked = try WorkerContract.checked(done, job: job.job, setup: setup)
+        } catch {
+            return .failure(error)
+        }
+        if let claim = done.outputUnwritable {
+            // The run stops only when OUT_DIR, tested here, cannot take twice the file's bytes
+            // (about what its outputs take; a pyramid or rendition may take more): a claim alone
+            // fails this file, which the next run tries again, and no more.
+            let probe = min(max(64 << 10, 2 * file.stat.size), 512 << 20)
+            let unwritable = !output.isWritable(bytes: probe)
+            return .success(failed(.write, WorkerContract.sentence(claim), unwritable: unwritable))
+        }
+        var timed: ItemProcessor.Timed
+        switch checked {
+        case .failed(let failure):
+            timed = ItemProcessor.Timed(outcome: .failed(failure))
+            if WorkerEnd.isAllocationFailure(failure.reason) {
+                timed.outcome = .failed(
+                    ItemProcessor.failure(file, .decode, WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason))
+            }
+        case .item(var stored):
+            // The file the worker decoded is the one this process hashed (else it changed meanwhile).
+            guard let sha256, stored.file.sha256 == sha256 else {
+                return .success(failed(.read, FileSystemError.changedWhileReading.localizedDescription))
+            }
+            var outputs = ScratchOutputs(scratch: scratch, output: output, setup: setup, source: job.file, sourceSHA256: sha256)
+            do throws(ScratchOutputs.Problem) {
+                try outputs.settle(&stored, motion: done.motion)
+            } catch {
+                switch error {
+                case .breach(let what): return .failure(.init(what: what))
+                case .write(let reason, let unwritable): return .success(failed(.write, reason, unwritable: unwritable))
+                }
+            }
+            do {
+                timed = ItemProcessor.Timed(outcome: .encoded(try WorkerContract.encoded(stored), thumbnailsWritten: outputs.written))
+            } catch {
+                return .failure(error)
+            }
+        }
+        timed.note = done.note.map(WorkerContract.sentence)
+        return .success(timed)
+    }
+
+    /// The reason a file fails with when its worker broke the protocol.
+    static func breach(_ what: String) -> String {
+        "the decoder broke its contract: " + WorkerContract.sentence(what)
+    }
+
+    /// A job as it is handed to a worker: its message, the file opened read-only by this process
+    /// (attached to the message), and how many video phases its kind has.
+    private struct Handout {
+        var job: WorkerProtocol.Job
+        var wire: [UInt8]
+        var file: OpenFile
+        var videoPhases: Int
+        /// Its number among the worker's jobs, from 1: its scratch subfolder's name.
+        var number = 0
+    }
+
+    /// Opens the job's file (beneath the source directory, never through a link) and makes its
+    /// message; a file that cannot be opened fails here, before any worker sees it.
+    private func handout(_ work: ReusePlan.Work) -> Result<Handout, FileSystemError> {
+        let opened: OpenFile
+        do {
+            opened = try source.open(work.file)
+        } catch {
+            return .failure(error)
+        }
+        var head = [UInt8](repeating: 0, count: MediaFormat.headBytes)
+        let got = head.withUnsafeMutableBytes { pread(opened.fd, $0.baseAddress, $0.count, 0) }
+        head.removeLast(head.count - max(0, got))
+        let name = FileSignature.extension(String(decoding: work.file.name, as: UTF8.self))
+        let job = WorkerProtocol.Job(work)
+        return .success(
+            Handout(
+                job: job, wire: WorkerProtocol.ToWorker.job(job).wire, file: opened,
+                videoPhases: Self.videoPhases(head: head, fileExtension: name)))
+    }
+
+    /// Whether a worker's sandbox lets it read `path` (`WorkerProtocol.ToWorker.probe`): nil
+    /// when no worker answered, else nil inside where it could, or the error.
+    func probe(path: String) -> String?? {
         guard let worker = try? take() else { return nil }
         guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.probe(path: path).wire),
-            case .answer(.probed(let socket, let read)) = wait(worker, deadline: Worker.now() + 30, cancellation: nil)
+            case .answer(.probed(let read)) = wait(worker, deadline: Worker.now() + 30, cancellation: nil)
         else { return nil }
         give(back: worker)
-        return (socket, read)
+        return .some(read)
     }
 
     /// Closes every idle worker's socket and waits for it to exit; kills those handed a file no
     /// thread will ask for (the run stopped).
     func stop() {
         lock.lock()
-        let (workers, abandoned) = (idle, Array(handed.values))
+        let (workers, abandoned) = (idle, handed.values.map(\.0))
         (idle, handed) = ([], [:])
         lock.unlock()
         for worker in workers { _ = end(worker, killing: false, reason: "") }
@@ -160,7 +301,7 @@ final class DecodeWorkers: @unchecked Sendable {
         case .message(let answer):
             return .answer(answer)
         case .garbled:
-            return .ended(end(worker, killing: true, reason: "decoder sent a malformed message"))
+            return .ended(end(worker, killing: true, reason: Self.breach("a malformed or oversized message")))
         case .closed:
             return .ended(end(worker, killing: false, reason: nil))
         case .deadline:
@@ -174,24 +315,6 @@ final class DecodeWorkers: @unchecked Sendable {
         }
     }
 
-    /// A finished job as the build's outcome. A failure that an allocation past the worker's
-    /// memory cap caused says so.
-    private func timed(_ done: WorkerProtocol.Done, _ file: SourceFile) -> ItemProcessor.Timed {
-        var timed: ItemProcessor.Timed
-        switch done.outcome {
-        case .item(let item, let written):
-            timed = ItemProcessor.Timed(outcome: .encoded(item, thumbnailsWritten: written))
-        case .failed(var failure):
-            if WorkerEnd.isAllocationFailure(failure.reason) {
-                failure.reason = String((WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason).prefix(300))
-            }
-            timed = ItemProcessor.Timed(outcome: .failed(failure))
-        }
-        timed.outputUnwritable = done.outputUnwritable
-        timed.note = done.note
-        return timed
-    }
-
     // MARK: Workers
 
     /// A started worker, or why none could start.
@@ -200,8 +323,31 @@ final class DecodeWorkers: @unchecked Sendable {
         let reused = idle.popLast()
         lock.unlock()
         if let reused { return reused }
-        let (executable, source, output) = (executable, source.directory.fd, output.root.fd)
-        let worker = try spawner.run { () throws(WorkerStartError) in try Worker.spawn(executable, source: source, output: output) }.get()
+        // Its scratch folder: the only place it may write, inside thumbs/ (one file system with
+        // what the build copies into), never published, removed when it ends.
+        guard let thumbs = output.thumbs else { throw WorkerStartError(reason: "cannot start a decode worker: no thumbs/") }
+        let scratch: (name: String, directory: Directory)
+        do {
+            let name = try thumbs.makeTemporarySubdirectory()
+            scratch = (name, try thumbs.subdirectory(Array(name.utf8)))
+            // A build run as root gives it to the user its workers become.
+            if setup.sandbox, let user = setup.user, user.count == 2, fchown(scratch.directory.fd, user[0], user[1]) != 0 {
+                throw FileSystemError.posix(errno)
+            }
+        } catch {
+            throw WorkerStartError(reason: "cannot start a decode worker: \(error.localizedDescription)")
+        }
+        let executable = executable
+        let spawned = spawner.run { () throws(WorkerStartError) in
+            try Worker.spawn(executable, thumbs: thumbs.fd, scratch: scratch)
+        }
+        let worker: Worker
+        switch spawned {
+        case .success(let started): worker = started
+        case .failure(let error):
+            _ = thumbs.removeTree(Array(scratch.name.utf8), OutputDirectory.scratchShape)
+            throw error
+        }
         guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.setup(setup).wire),
             case .message(.ready(let sandbox, let memory)) = worker.next(until: Worker.now() + 60, cancellation: nil)
         else {
@@ -218,12 +364,14 @@ final class DecodeWorkers: @unchecked Sendable {
         idle.append(worker)
     }
 
-    /// Ends a worker (killed first when `killing`), reaps it, and says why it ended: `reason`,
-    /// else what its exit status and last words tell.
+    /// Ends a worker (killed first when `killing`; else given a second to exit once its socket
+    /// closes, then killed), reaps it, and says why it ended: `reason`, else what its exit status
+    /// and last words tell.
     private func end(_ worker: Worker, killing: Bool, reason: String?) -> String {
         if killing { kill(worker.pid, SIGKILL) }
         close(worker.channel)
-        let status = worker.reap()
+        let status = worker.reap(within: killing ? nil : 1)
+        _ = output.thumbs?.removeTree(Array(worker.scratchName.utf8), OutputDirectory.scratchShape)
         return reason ?? WorkerEnd.reason(status: status, lastWords: worker.lastWords, memoryLimit: setup.memoryLimit)
     }
 
@@ -333,16 +481,23 @@ enum WorkerEnd {
 /// One worker process, seen from the build: its socket and the pipe of its stderr.
 final class Worker {
     let pid: pid_t
+    /// Its scratch folder in thumbs/ (`ScratchOutputs`): the name, and the folder open.
+    let scratchName: String
+    let scratch: Directory
+    /// Jobs handed to it so far (the build's count, which the worker keeps too).
+    var jobsSent = 0
     let channel: Int32
     private let errors: Int32
     private var errorsOpen = true
-    private var inbox = WorkerProtocol.Inbox()
+    /// Answers are capped: a worker's item is a few kilobytes.
+    private var inbox = WorkerProtocol.Inbox(limit: WorkerProtocol.maximumAnswerBytes)
     /// Where its stderr is read.
     private var chunk = [UInt8](repeating: 0, count: 4096)
     /// The last 4 KiB of what the worker wrote on stderr (a crash's last words).
     private var tail: [UInt8] = []
 
-    private init(pid: pid_t, channel: Int32, errors: Int32) {
+    private init(pid: pid_t, channel: Int32, errors: Int32, scratch: (name: String, directory: Directory)) {
+        (scratchName, self.scratch) = scratch
         self.pid = pid
         self.channel = channel
         self.errors = errors
@@ -394,9 +549,27 @@ final class Worker {
         }
     }
 
-    /// Waits for the process to end (its last stderr read first) and returns its wait status.
-    func reap() -> Int32 {
+    /// Waits for the process to end (its last stderr read first) and returns its wait status;
+    /// with `within`, a process still there after that many seconds is killed first (a worker
+    /// that ignores its closed socket is not waited for).
+    func reap(within seconds: Double? = nil) -> Int32 {
         var status: Int32 = 0
+        if let seconds {
+            let deadline = Self.now() + seconds
+            while true {
+                let got = waitpid(pid, &status, WNOHANG)
+                if got == pid {
+                    while errorsOpen, readErrors() > 0 {}
+                    return status
+                }
+                if got < 0, errno != EINTR { break }
+                if Self.now() >= deadline {
+                    kill(pid, SIGKILL)
+                    break
+                }
+                usleep(5000)
+            }
+        }
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         while errorsOpen, readErrors() > 0 {}
         return status
@@ -411,10 +584,12 @@ final class Worker {
         return got
     }
 
-    /// Starts the executable as a worker: its socket at descriptor 3, the source directory at 4,
-    /// OUT_DIR at 5, stdin from /dev/null, stdout and stderr into a pipe of the build's; signals at
+    /// Starts the executable as a worker: its socket at descriptor 3, thumbs/ at 5, its scratch
+    /// folder at 6, stdin from /dev/null, stdout and stderr into a pipe of the build's; signals at
     /// their defaults and none blocked.
-    static func spawn(_ executable: String, source: Int32, output: Int32) throws(WorkerStartError) -> Worker {
+    static func spawn(
+        _ executable: String, thumbs: Int32, scratch: (name: String, directory: Directory)
+    ) throws(WorkerStartError) -> Worker {
         func failure(_ what: String, _ code: Int32 = errno) -> WorkerStartError {
             WorkerStartError(reason: "cannot start a decode worker (\(what)): \(String(cString: strerror(code)))")
         }
@@ -435,7 +610,7 @@ final class Worker {
         for fd in [pair[0], pipeEnds[0]] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         // The child's ends from 10 up, none of them already one of 0…5, and none inherited by
         // another worker started meanwhile.
-        let ends = [pipeEnds[1], pair[1], source, output].map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
+        let ends = [pipeEnds[1], pair[1], thumbs, scratch.directory.fd].map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
         close(pair[1])
         close(pipeEnds[1])
         defer { for fd in ends where fd >= 0 { close(fd) } }
@@ -459,13 +634,13 @@ final class Worker {
             posix_spawnattr_destroy(&attributes)
         }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        for (fd, target) in [(ends[0], Int32(1)), (ends[0], 2), (ends[1], 3), (ends[2], 4), (ends[3], 5)] {
+        for (fd, target) in [(ends[0], Int32(1)), (ends[0], 2), (ends[1], 3), (ends[2], 5), (ends[3], 6)] {
             posix_spawn_file_actions_adddup2(&actions, fd, target)
         }
         #if os(Linux)
             // Nothing else: a descriptor a host program left without close-on-exec (a lock,
             // a socket) never reaches a worker.
-            _ = spawnFileActionsCloseFrom(&actions, 6)
+            _ = spawnFileActionsCloseFrom(&actions, 7)
         #endif
         var defaults = sigset_t()
         sigemptyset(&defaults)
@@ -491,7 +666,7 @@ final class Worker {
             close(pipeEnds[0])
             throw failure(executable, status)
         }
-        return Worker(pid: pid, channel: pair[0], errors: pipeEnds[0])
+        return Worker(pid: pid, channel: pair[0], errors: pipeEnds[0], scratch: scratch)
     }
 }
 

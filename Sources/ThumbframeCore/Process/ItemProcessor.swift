@@ -7,8 +7,9 @@ struct ProcessingContext: Sendable {
     var recipes: [ThumbnailRecipe]
     /// The manifest's settings: a photo's zoom ladder and tiles (`zoomExtras`) follow from them.
     var settings: Manifest.Settings?
-    /// The source directory, open: files are read relative to it, never through a link.
-    var source: SourceRoot
+    /// The source directory, open: files are read relative to it, never through a link (nil in a
+    /// decode worker, which is handed each file open).
+    var source: SourceRoot?
     /// OUT_DIR, open: thumbnails are written relative to it, never through a link.
     var output: OutputDirectory
     var limits: ResourceLimits
@@ -38,8 +39,17 @@ struct ProcessingContext: Sendable {
         // never taken for the right ones. (An ignored profile's pixels are what they were.) So is
         // a format's pixels revision (`ImageHeader.pixelsRevision`), and an HDR photo's gain map
         // (the same SDR picture, another file).
-        Self.contentPath(
-            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe + (gainMap ? "\ngain map v1" : ""), header,
+        Self.thumbnailPath(
+            sourceSHA256: sourceSHA256, recipe: recipe, profile: header?.profile, revision: header?.pixelsRevision, gainMap: gainMap)
+    }
+
+    /// `thumbnailPath` from the facts an item records (`image.profile`, and the format's pixels
+    /// revision): how the build names what a worker made.
+    static func thumbnailPath(
+        sourceSHA256: String, recipe: ThumbnailRecipe, profile: Manifest.ImageInfo.ProfileUse?, revision: String?, gainMap: Bool
+    ) -> String {
+        contentPath(
+            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe + (gainMap ? "\ngain map v1" : ""), profile, revision,
             extension: recipe.format.fileExtension)
     }
 
@@ -47,18 +57,36 @@ struct ProcessingContext: Sendable {
     /// `_files` folder beside it), keyed like a thumbnail's. v2: levels below the full size are
     /// Lanczos3 reductions (v1's were dzsave's box averages).
     func tilesPath(sourceSHA256: String, tiles: Manifest.TileSettings, header: ImageHeader) -> String {
-        Self.contentPath("thumbframe-tiles-v2", sourceSHA256, tiles.canonical, header, extension: "dzi")
+        Self.tilesPath(sourceSHA256: sourceSHA256, tiles: tiles, profile: header.profile, revision: header.pixelsRevision)
+    }
+
+    /// `tilesPath` from an item's facts.
+    static func tilesPath(
+        sourceSHA256: String, tiles: Manifest.TileSettings, profile: Manifest.ImageInfo.ProfileUse?, revision: String?
+    ) -> String {
+        contentPath("thumbframe-tiles-v2", sourceSHA256, tiles.canonical, profile, revision, extension: "dzi")
     }
 
     /// Content-addressed location of a video's rendition: the source's bytes (a Motion Photo's
     /// MP4 alone) and what shapes the rendition (`RenditionSettings.recipe`).
     func renditionPath(sourceSHA256: String, delivery: Manifest.VideoInfo.Delivery) -> String {
-        Self.contentPath("thumbframe-rendition-v1", sourceSHA256, renditions.recipe(delivery), nil, extension: "mp4")
+        Self.renditionPath(sourceSHA256: sourceSHA256, delivery: delivery, renditions: renditions)
+    }
+
+    /// `renditionPath` with the build's rendition settings.
+    static func renditionPath(sourceSHA256: String, delivery: Manifest.VideoInfo.Delivery, renditions: RenditionSettings) -> String {
+        contentPath("thumbframe-rendition-v1", sourceSHA256, renditions.recipe(delivery), nil, nil, extension: "mp4")
+    }
+
+    /// Where a Motion Photo's embedded MP4 (`sha256` its bytes) goes, as a fast-start MP4.
+    static func motionPath(sha256: String) -> String {
+        // v3: a fast-start MP4 (v2's index came last; v1 copied the camera's MP4 byte for byte).
+        OutputName.path(area: "thumbs", hash: Digest.sha256("thumbframe-motion-v3\n\(sha256)"), extension: "mp4")
     }
 
     /// Content-addressed locations of a video's scrub preview: its sprite sheet and the WebVTT
     /// file beside it (one hash, two extensions), from the source's bytes and the tiles' recipe.
-    func scrubPaths(sourceSHA256: String) -> (sprite: String, vtt: String) {
+    static func scrubPaths(sourceSHA256: String) -> (sprite: String, vtt: String) {
         let key = Digest.sha256("thumbframe-scrub-v1\n\(sourceSHA256)\n\(Manifest.ScrubPreview.recipe)")
         return (OutputName.path(area: "thumbs", hash: key, extension: "jpg"), OutputName.path(area: "thumbs", hash: key, extension: "vtt"))
     }
@@ -66,10 +94,11 @@ struct ProcessingContext: Sendable {
     /// `thumbs/XX/<hash>.<extension>`, the hash of a kind (`version`), the source's bytes, what
     /// shapes the pixels (`recipe`), the profile's use and the format's pixels revision.
     private static func contentPath(
-        _ version: String, _ sourceSHA256: String, _ recipe: String, _ header: ImageHeader?, extension: String
+        _ version: String, _ sourceSHA256: String, _ recipe: String, _ profile: Manifest.ImageInfo.ProfileUse?, _ revision: String?,
+        extension: String
     ) -> String {
-        let used = header?.profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
-        let revision = header?.pixelsRevision.map { "\nrevision \($0)" } ?? ""
+        let used = profile.flatMap { $0 == .ignored ? nil : "\nprofile \($0.rawValue)" } ?? ""
+        let revision = revision.map { "\nrevision \($0)" } ?? ""
         let key = Digest.sha256("\(version)\n\(sourceSHA256)\n\(recipe)\(used)\(revision)")
         return OutputName.path(area: "thumbs", hash: key, extension: `extension`)
     }
@@ -169,6 +198,9 @@ enum ItemProcessor {
         /// What the build says of the file beside its item: its video's rendition could not be
         /// made (the item stands without it, as with `--video-renditions none`).
         var note: String?
+        /// Where a Motion Photo's MP4 lies in the file's bytes, when the item has it (the build
+        /// names the motion's files from those bytes).
+        var motion: Range<Int>?
     }
 
     /// The test of an entry whose source bytes are unchanged (`--verify`, a touched file), for the
@@ -190,15 +222,17 @@ enum ItemProcessor {
     }
 
     /// `known`: the placeholder recorded for a touched file, used when the bytes hash the same
-    /// and its thumbnails exist (then the file is probed, not decoded).
+    /// and its thumbnails exist (then the file is probed, not decoded). `opened`: the file, open
+    /// (a worker's), else it is opened beneath `context.source`.
     static func timed(
         _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil, previousIdentifier: String? = nil,
-        known: ReusePlan.KnownPlaceholder? = nil
+        known: ReusePlan.KnownPlaceholder? = nil, opened: OpenFile? = nil
     ) -> Timed {
         defer { Decoders.threadDone() }
         let file: OpenFile
         do {
-            file = try context.source.open(source)
+            guard let found = try opened ?? context.source?.open(source) else { throw FileSystemError.posix(EBADF) }
+            file = found
         } catch {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
@@ -240,6 +274,7 @@ enum ItemProcessor {
                     item.media.motion = motion
                     timed.outcome = .item(item)
                     timed.note = note
+                    timed.motion = range
                 case (.failure(let problem), _)?:
                     timed.outcome = .failed(failure(source, .write, problem.reason))
                     timed.outputUnwritable = problem.outputUnwritable ? problem.reason : nil
@@ -276,9 +311,8 @@ enum ItemProcessor {
     static func embeddedMotion(
         _ raw: UnsafeRawBufferPointer, _ range: Range<Int>, file: OpenFile, context: ProcessingContext
     ) -> (motion: Result<Manifest.MotionPart, MotionWriteFailure>, note: String?)? {
-        // v3: a fast-start MP4 (v2's index came last; v1 copied the camera's MP4 byte for byte).
         let sha256 = Digest.sha256(UnsafeRawBufferPointer(rebasing: raw[range]))
-        let path = OutputName.path(area: "thumbs", hash: Digest.sha256("thumbframe-motion-v3\n\(sha256)"), extension: "mp4")
+        let path = ProcessingContext.motionPath(sha256: sha256)
         let decoder = VideoDecoder()
         let (offset, size) = (range.lowerBound, range.count)
         var facts: (video: Manifest.VideoInfo, width: Int, height: Int, bytes: Int, sha256: String)
@@ -436,7 +470,7 @@ enum ItemProcessor {
     static func scrub(
         fd: Int32, size: Int, sha256: String, video: Manifest.VideoInfo, image: Manifest.ImageInfo, context: ProcessingContext
     ) -> Result<Manifest.ScrubPreview, RenditionFailure> {
-        let (spritePath, vttPath) = context.scrubPaths(sourceSHA256: sha256)
+        let (spritePath, vttPath) = ProcessingContext.scrubPaths(sourceSHA256: sha256)
         let geometry = Manifest.ScrubPreview.geometry(duration: video.duration, width: image.width, height: image.height)
         let columns = min(Manifest.ScrubPreview.columnsPerRow, geometry.count)
         func preview(_ sprite: (bytes: Int, sha256: String), _ vtt: (bytes: Int, sha256: String)) -> Manifest.ScrubPreview {

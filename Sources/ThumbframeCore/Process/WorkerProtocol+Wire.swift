@@ -47,9 +47,9 @@ extension WorkerProtocol.FromWorker {
             var writer = WireWriter(tag: 1)
             done.write(to: &writer)
             return writer.framed()
-        case .probed(let socket, let read):
+        case .probed(let read):
             var writer = WireWriter(tag: 2)
-            for part in [socket, read] { writer.optional(part) { $0.string($1) } }
+            writer.optional(read) { $0.string($1) }
             return writer.framed()
         case .rendering:
             return WireWriter(tag: 3).framed()
@@ -66,7 +66,7 @@ extension WorkerProtocol.FromWorker {
             let sandbox = WorkerSandbox.Status(seccomp: try text(), landlock: try text())
             self = .ready(sandbox: sandbox, memory: try text())
         case 1: self = .done(try WorkerProtocol.Done(from: &reader))
-        case 2: self = .probed(socket: try text(), read: try text())
+        case 2: self = .probed(read: try text())
         case 3: self = .rendering
         default: throw WireReader.Malformed()
         }
@@ -117,6 +117,10 @@ extension WorkerProtocol.Done {
     fileprivate func write(to writer: inout WireWriter) {
         writer.optional(outputUnwritable) { $0.string($1) }
         writer.optional(note) { $0.string($1) }
+        writer.optional(motion) {
+            $0.int($1.lowerBound)
+            $0.int($1.count)
+        }
         switch outcome {
         case .item(let item, let written):
             writer.bool(true)
@@ -139,6 +143,11 @@ extension WorkerProtocol.Done {
     fileprivate init(from reader: inout WireReader) throws(WireReader.Malformed) {
         outputUnwritable = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
         note = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
+        motion = try reader.optional { (reader) throws(WireReader.Malformed) -> Range<Int> in
+            let (offset, count) = (try reader.int(), try reader.int())
+            guard offset >= 0, count > 0, offset <= Int.max - count else { throw WireReader.Malformed() }
+            return offset..<(offset + count)
+        }
         guard try reader.bool() else {
             outcome = .failed(try reader.json(Manifest.Failure.self))
             return

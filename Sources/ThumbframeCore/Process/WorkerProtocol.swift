@@ -4,18 +4,32 @@ import ThumbframeManifest
 
 /// What a build and its decode workers say to each other (`DecodeWorkers`, `DecodeWorker`):
 /// messages, each after its length (4 bytes, big-endian), over one socket pair, in the fixed
-/// layout of `WireWriter`. Facts only: a worker writes its thumbnails, posters, tiles and motion
-/// into OUT_DIR itself (their names into OUT_DIR's journal first), and no pixel crosses the socket.
+/// layout of `WireWriter`. Facts only: a worker writes its thumbnails, tiles, renditions and motion
+/// into its own scratch folder, from which the build copies what it checks into OUT_DIR; no pixel
+/// crosses the socket.
 ///
 /// The worker is the same executable started with `argument`; it finds the socket at descriptor
-/// `channelFD`, the source directory at `sourceFD` and OUT_DIR at `outputFD`.
+/// `channelFD`, OUT_DIR's `thumbs/` (to read) at `thumbsFD` and its scratch folder (to write) at
+/// `scratchFD`. Each job comes with its source file, opened read-only by the build, attached to
+/// the job's first bytes (SCM_RIGHTS): the worker has no right to open anything in the source
+/// tree, nor to write anything the build publishes.
 enum WorkerProtocol {
     static let argument = "__decode-worker"
     static let channelFD: Int32 = 3
-    static let sourceFD: Int32 = 4
-    static let outputFD: Int32 = 5
-    /// A longer message is a worker gone wrong (an item's facts are a few kilobytes).
+    static let thumbsFD: Int32 = 5
+    static let scratchFD: Int32 = 6
+    /// A longer message to a worker is a build gone wrong (a job with the entry it verifies).
     static let maximumMessageBytes = 16 << 20
+    /// The largest file a worker may write (`RLIMIT_FSIZE`): a rendition of hours of video.
+    static let maximumOutputBytes = 16 << 30
+    /// Threads a worker running as `nobody` may have, per job in flight (`RLIMIT_NPROC` over all
+    /// the build's workers, which share that user): libvips', the decoders' and x264's take a few
+    /// dozen.
+    static let threadsPerJob = 512
+
+    /// A longer message from a worker breaks the contract: an item's facts are a few kilobytes,
+    /// and the build reads no more of a worker than this a file.
+    static let maximumAnswerBytes = 1 << 20
 
     /// Sent once, before any job.
     struct Setup: Codable {
@@ -33,6 +47,10 @@ enum WorkerProtocol {
         var sandbox = true
         /// Which videos get renditions, and how they are made.
         var renditions = RenditionSettings()
+        /// Files in flight (`--jobs`): the workers' threads together are bounded by it.
+        var jobs = 1
+        /// The user (uid, gid) a worker of a build run as root becomes (`nobody`); nil otherwise.
+        var user: [UInt32]? = WorkerSandbox.unprivilegedUser().map { [$0.uid, $0.gid] }
     }
 
     /// One file to make into an item (`ReusePlan.Work`).
@@ -68,12 +86,14 @@ enum WorkerProtocol {
         var outputUnwritable: String?
         /// What the build says of the file beside its outcome (a rendition that could not be made).
         var note: String?
+        /// Where a Motion Photo's MP4 lies in the file (`ItemProcessor.Timed.motion`).
+        var motion: Range<Int>? = nil
     }
 
     enum ToWorker {
         case setup(Setup)
         case job(Job)
-        /// Try what the sandbox denies: open a socket, and read `path` (the tests' view of it).
+        /// Try what the sandbox denies: read `path` (the tests' view of it).
         case probe(path: String)
     }
 
@@ -84,7 +104,13 @@ enum WorkerProtocol {
         /// A video's rendition starts: its deadline is `--video-timeout` from now, not the decode's.
         case rendering
         /// What `probe` met: nil where the operation succeeded, else its error.
-        case probed(socket: String?, read: String?)
+        case probed(read: String?)
+    }
+
+    /// Sends all of `bytes` on the socket, `fd` (a job's source file) attached; false when the
+    /// other end is gone.
+    static func send(_ socket: Int32, _ bytes: [UInt8], attaching fd: Int32) -> Bool {
+        DescriptorPassing.send(socket, bytes, attaching: fd)
     }
 
     /// Sends all of `bytes` on the socket; false when the other end is gone.
@@ -105,22 +131,38 @@ enum WorkerProtocol {
         /// Where reads land, kept from one to the next (a small file's job and outcome are a
         /// read each).
         private var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        /// More than `maximumMessageBytes` was announced.
+        /// More than `limit` was announced.
         private(set) var overflowed = false
+        /// The longest message taken.
+        let limit: Int
+        /// Descriptors that came with the bytes, in order (a worker's: each job's source file).
+        private(set) var descriptors: [Int32] = []
+
+        init(limit: Int = WorkerProtocol.maximumMessageBytes) { self.limit = limit }
 
         /// One `read` from `fd` into the inbox: what `read` returned (0 at the end of the stream,
-        /// -1 with errno set).
-        mutating func fill(from fd: Int32) -> Int {
-            let got = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+        /// -1 with errno set). With `receivingDescriptors`, what came attached is kept (a plain
+        /// read discards it: a worker cannot hand the build a descriptor).
+        mutating func fill(from fd: Int32, receivingDescriptors: Bool = false) -> Int {
+            let got = chunk.withUnsafeMutableBytes { chunk in
+                receivingDescriptors
+                    ? DescriptorPassing.receive(fd, into: chunk, descriptors: &descriptors)
+                    : Foundation.read(fd, chunk.baseAddress, chunk.count)
+            }
             if got > 0 { buffer.append(contentsOf: chunk[0..<got]) }
             return got
+        }
+
+        /// The first descriptor received and not yet taken.
+        mutating func takeDescriptor() -> Int32? {
+            descriptors.isEmpty ? nil : descriptors.removeFirst()
         }
 
         /// The next whole message's body, or nil until it has arrived.
         mutating func next() -> [UInt8]? {
             guard buffer.count >= 4 else { return nil }
             let length = buffer[0..<4].reduce(0) { $0 << 8 | Int($1) }
-            guard length <= WorkerProtocol.maximumMessageBytes else {
+            guard length <= limit else {
                 overflowed = true
                 return nil
             }
@@ -131,13 +173,13 @@ enum WorkerProtocol {
         }
     }
 
-    /// Reads until one whole message arrived (blocking) and returns it; nil at the end of the
-    /// stream or past `maximumMessageBytes`.
+    /// Reads until one whole message arrived (blocking) and returns it, keeping descriptors that
+    /// came with it; nil at the end of the stream or past the inbox's limit.
     static func receive(_ fd: Int32, _ inbox: inout Inbox) -> [UInt8]? {
         while true {
             if let body = inbox.next() { return body }
             if inbox.overflowed { return nil }
-            let got = inbox.fill(from: fd)
+            let got = inbox.fill(from: fd, receivingDescriptors: true)
             if got < 0, errno == EINTR { continue }
             guard got > 0 else { return nil }
         }

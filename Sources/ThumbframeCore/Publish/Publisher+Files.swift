@@ -89,20 +89,25 @@ extension Publisher {
             output.root.stat(name)?.size == data.count
             && (try? output.root.readFile(name, limit: data.count)).map { $0.elementsEqual(data) } == true
         do {
-            // The siblings are written before the manifest they compress (when it changes, or
-            // when one is missing): a server that sends one sends a document whose pages exist.
-            for format in Precompressed.allCases {
-                let sibling = OutputDirectory.manifestName + format.suffix
-                if unchanged, (output.root.stat(Array(sibling.utf8))?.size ?? 0) > 0 { continue }
-                guard let compressed = format.compress(bytes) else { throw FileSystemError.posix(ENOMEM) }
-                try output.root.writeAtomically(compressed, to: sibling, durable: false)
+            if !unchanged {
+                try output.root.syncFileSystem()
+                try output.root.writeAtomically(bytes, to: OutputDirectory.manifestName, durable: true)
             }
-            if unchanged { return (false, sha256) }
-            try output.root.syncFileSystem()
-            try output.root.writeAtomically(bytes, to: OutputDirectory.manifestName, durable: true)
+            // The siblings after the manifest they compress, each rewritten unless it is these
+            // bytes compressed: a build killed in between leaves the last manifest's siblings
+            // (whose pages are still there: pruning comes later), which the next build replaces
+            // whether or not the manifest changes again.
+            for format in Precompressed.allCases {
+                let sibling = Array((OutputDirectory.manifestName + format.suffix).utf8)
+                guard let compressed = format.compress(bytes) else { throw FileSystemError.posix(ENOMEM) }
+                let same =
+                    output.root.stat(sibling)?.size == compressed.count
+                    && (try? output.root.readFile(sibling, limit: compressed.count)) == compressed
+                if !same { try output.root.writeAtomically(compressed, to: String(decoding: sibling, as: UTF8.self), durable: false) }
+            }
         } catch {
             throw .cannotWrite(path: path, reason: error.localizedDescription)
         }
-        return (true, sha256)
+        return (!unchanged, sha256)
     }
 }

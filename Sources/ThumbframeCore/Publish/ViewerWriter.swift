@@ -24,27 +24,34 @@ struct ViewerWriter {
         ]
     }
 
-    /// Writes what changed; returns a warning when a file in the way is not the viewer's. The
-    /// data script is written here when it is missing; a new manifest refreshes an existing one
-    /// as it is published (`refreshData`).
-    func write(manifest: ManifestDocument) throws(ThumbframeError) -> String? {
-        // Anything at one of these names (of any size or kind: a link, a directory) that is not
-        // a plain file beginning with the viewer's marker is someone else's.
+    /// The viewer's file names in OUT_DIR that are someone else's: anything at one of these names
+    /// (of any size or kind: a link, a directory) that is not a plain file beginning with the
+    /// viewer's marker, and a pre-compressed sibling that is not a viewer file compressed.
+    func foreignFiles() -> [String] {
+        var foreign: [String] = []
         for name in Self.assets.map(\.name) + [Self.dataName] {
             guard let stat = output.root.stat(Array(name.utf8)) else { continue }
             let head = stat.isRegularFile ? output.root.head(Array(name.utf8), count: 512) : []
-            if !String(decoding: head, as: UTF8.self).contains(Self.marker) {
-                return "\(output.path)/\(name) is not thumbframe's viewer; the viewer was not written (move it, or choose another --out)"
-            }
+            if !String(decoding: head, as: UTF8.self).contains(Self.marker) { foreign.append(name) }
         }
-        // The same for the pre-compressed siblings: one there must be a viewer file compressed.
         for (name, _) in Self.assets {
             for format in Precompressed.allCases where output.root.stat(Array((name + format.suffix).utf8)) != nil {
-                if viewerSibling(name + format.suffix, format) == nil {
-                    return "\(output.path)/\(name)\(format.suffix) is not thumbframe's viewer; the viewer was not written "
-                        + "(move it, or choose another --out)"
-                }
+                if viewerSibling(name + format.suffix, format) == nil { foreign.append(name + format.suffix) }
             }
+        }
+        return foreign
+    }
+
+    /// Writes what changed. A file in the way that is not the viewer's stops it (`.cannotWrite`,
+    /// exit 73, naming the file) before anything of the viewer is written: a page of someone
+    /// else's (or one planted) is never published silently beside the manifest. The data script
+    /// is written here when it is missing; a new manifest refreshes an existing one as it is
+    /// published (`refreshData`).
+    func write(manifest: ManifestDocument) throws(ThumbframeError) {
+        if let name = foreignFiles().first {
+            throw .cannotWrite(
+                path: output.path + "/" + name,
+                reason: "not thumbframe's viewer; the viewer was not written (move it, or choose another --out)")
         }
         for (name, text) in Self.assets {
             try writeAsset(name, Array((name == "index.html" ? indexHTML(manifest) : text).utf8))
@@ -54,7 +61,25 @@ struct ViewerWriter {
         } else if output.root.stat(Array(Self.dataName.utf8)) == nil {
             try replace(Self.dataName, with: try data(manifest))
         }
-        return nil
+    }
+
+    /// What `validate` finds wrong with the viewer's files in OUT_DIR: one not thumbframe's, one
+    /// whose bytes are not what thumbframe writes for this manifest, a sibling that is not its
+    /// file compressed. None when there is no viewer.
+    func problems(manifest: ManifestDocument) -> [String] {
+        var problems = foreignFiles().map { "\($0) is not thumbframe's viewer" }
+        var expected = Self.assets.map { ($0.name, Array(($0.name == "index.html" ? indexHTML(manifest) : $0.text).utf8)) }
+        if manifest.itemCount <= Self.maximumInlineItems, let data = try? data(manifest) { expected.append((Self.dataName, data)) }
+        for (name, bytes) in expected where !problems.contains(where: { $0.hasPrefix(name + " ") }) {
+            guard let found = try? output.root.readFile(Array(name.utf8), limit: 256 << 20) else { continue }
+            if found != bytes { problems.append("\(name) is not the viewer thumbframe writes for this manifest") }
+            for format in Precompressed.allCases where output.root.stat(Array((name + format.suffix).utf8)) != nil {
+                if viewerSibling(name + format.suffix, format) != bytes, name != Self.dataName {
+                    problems.append("\(name)\(format.suffix) is not \(name) compressed")
+                }
+            }
+        }
+        return problems
     }
 
     /// Every build or merge that writes a new manifest keeps an existing data script current (or
@@ -167,5 +192,17 @@ struct ViewerWriter {
         } catch {
             throw .cannotWrite(path: output.path + "/" + name, reason: error.localizedDescription)
         }
+    }
+}
+
+/// `thumbframe validate`'s look at the web viewer beside a manifest (`ViewerWriter.problems`).
+package enum ViewerCheck {
+    /// What is wrong with the viewer's files in the folder of the manifest at `path`: none when
+    /// there is no viewer, or it is what thumbframe writes for this manifest.
+    package static func problems(beside path: String) throws(ThumbframeError) -> [String] {
+        let document = try ManifestFile.open(path).document
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let output = try? OutputDirectory(folder.isEmpty ? "." : folder, create: false) else { return [] }
+        return ViewerWriter(output: output).problems(manifest: document)
     }
 }

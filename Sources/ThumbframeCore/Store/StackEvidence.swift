@@ -41,7 +41,8 @@ struct StackEvidence: Equatable {
         guard let camera = hash(parts[2]), let burst = hash(parts[3]), let file = UInt64(parts[5], radix: 16), size.count == 2,
             let width = Int(size[0]), let height = Int(size[1])
         else { return nil }
-        captured = parts[1] == "-" ? nil : Int64(parts[1])
+        // A time of years 0000–9999 (`milliseconds`' range), else no evidence of time.
+        captured = parts[1] == "-" ? nil : Int64(parts[1]).flatMap { (-Self.latest...Self.latest).contains($0) ? $0 : nil }
         (self.camera, self.burst, self.file, self.width, self.height) = (camera, burst, file, width, height)
         pick = parts[4] == "1"
         likeness = parts[7] == "-" ? nil : Likeness(text: parts[7])
@@ -65,6 +66,10 @@ struct StackEvidence: Equatable {
             burst: item.burst.map { Likeness.fnv(Array($0.id.utf8)) } ?? 0, pick: item.burst?.pick ?? false,
             file: file, width: item.image.width, height: item.image.height, likeness: item.likeness)
     }
+
+    /// The last millisecond of year 9999: a stored time farther from 0000-03-01 than this is no
+    /// capture time (`milliseconds` makes none).
+    static let latest = milliseconds("9999-12-31T23:59:59.999") ?? 0
 
     /// `YYYY-MM-DDTHH:MM:SS[.fraction]` as milliseconds since 0000-03-01 (proleptic Gregorian):
     /// only differences matter.

@@ -16,9 +16,10 @@ enum Digest {
         return hex(digest)
     }
 
-    /// Lowercase hex SHA-256 of the first `size` bytes of an open file, read with `pread` in
-    /// blocks of 4 MiB (a video is never held whole); nil when the file cannot be read that far.
-    static func sha256(fd: Int32, size: Int) -> String? {
+    /// Lowercase hex SHA-256 of `size` bytes of an open file from `start` (its first by
+    /// default), read with `pread` in blocks of 4 MiB (a video is never held whole); nil when the
+    /// file cannot be read that far.
+    static func sha256(fd: Int32, offset start: Int = 0, size: Int) -> String? {
         guard let context = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else { return nil }
@@ -27,7 +28,7 @@ enum Digest {
         defer { buffer.deallocate() }
         var offset = 0
         while offset < size {
-            let got = pread(fd, buffer, min(block, size - offset), off_t(offset))
+            let got = pread(fd, buffer, min(block, size - offset), off_t(start + offset))
             if got < 0, errno == EINTR { continue }
             guard got > 0, EVP_DigestUpdate(context, buffer, got) == 1 else { return nil }
             offset += got

@@ -5,6 +5,8 @@ import Foundation
 package enum ThumbframeError: LocalizedError, Equatable, Sendable {
     /// libvips could not start.
     case vipsStart(String)
+    /// No decode worker could be started for the build (no thumbframe executable to start).
+    case decodeWorkers(String)
     /// The source directory cannot be read.
     case sourceUnreadable(path: String, reason: String)
     /// The output directory or manifest cannot be written.
@@ -33,6 +35,7 @@ package enum ThumbframeError: LocalizedError, Equatable, Sendable {
     package var errorDescription: String? {
         switch self {
         case .vipsStart(let why): "cannot start libvips: \(why)"
+        case .decodeWorkers(let why): "cannot start decode workers: \(why)"
         case .sourceUnreadable(let path, let why): "cannot read source directory \(path): \(why)"
         case .cannotWrite(let path, let why): "cannot write \(path): \(why)"
         case .manifestUnreadable(let path, let why): "cannot read \(path): \(why)"
