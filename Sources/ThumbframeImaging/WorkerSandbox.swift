@@ -95,20 +95,14 @@ package enum WorkerSandbox {
 /// Descriptors passed over a Unix socket (SCM_RIGHTS): the build hands each job's source file,
 /// opened read-only, to its worker, which needs no right to open it.
 package enum DescriptorPassing {
-    /// Sends all of `bytes`, `fd` attached to the first of them; false when the other end is gone.
-    package static func send(_ socket: Int32, _ bytes: [UInt8], attaching fd: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer -> Int in
-                let start = buffer.baseAddress! + offset
-                if offset == 0 { return Int(tf_send_descriptor(socket, start, buffer.count, fd)) }
-                return Foundation.send(socket, start, buffer.count - offset, Int32(MSG_NOSIGNAL))
-            }
+    /// One `sendmsg` of (the start of) `bytes` with `fd` attached: how many bytes went, or -1
+    /// with errno set (EINTR retried). The rest goes as any other bytes do (`WorkerProtocol.send`).
+    package static func send(_ socket: Int32, _ bytes: [UInt8], attaching fd: Int32) -> Int {
+        while true {
+            let sent = bytes.withUnsafeBytes { Int(tf_send_descriptor(socket, $0.baseAddress, $0.count, fd)) }
             if sent < 0, errno == EINTR { continue }
-            guard sent > 0 else { return false }
-            offset += sent
+            return sent
         }
-        return true
     }
 
     /// One `recvmsg` into `buffer`; descriptors that came with the bytes are appended to

@@ -76,19 +76,9 @@ static void send_done(const char *unwritable, int item, const char *json, size_t
     body[n++] = 0; // no note
     body[n++] = 0; // no motion
     body[n++] = (unsigned char) item;
-    if (item) n += put_int(body + n, 1);
     n += put_int(body + n, (int64_t) json_length);
     memcpy(body + n, json, json_length);
     n += json_length;
-    if (item) {
-        const char *captured = "2020-01-01T00:00:00";
-        n += put_int(body + n, (int64_t) strlen(captured));
-        memcpy(body + n, captured, strlen(captured));
-        n += strlen(captured);
-        body[n++] = 0;
-        body[n++] = 0;
-        n += put_int(body + n, 0);
-    }
     send_message(body, (uint32_t) n);
     free(body);
 }

@@ -39,12 +39,8 @@ struct WorkerWireTests {
     }()
 
     static let item = WorkerProtocol.Done(
-        outcome: .item(
-            .init(
-                json: Array(#"{"file":{"bytes":1}}"#.utf8), captured: "2019-06-01T12:00:00", pair: "photo 5A0D7B6C",
-                files: [.init(path: "thumbs/ab/ab.jpg", bytes: 12_345), .init(path: "thumbs/ef/ef.mp4", bytes: -1)]),
-            thumbnailsWritten: 3),
-        outputUnwritable: "No space left on device")
+        outcome: .item(json: Array(#"{"file":{"bytes":1}}"#.utf8)), outputUnwritable: "No space left on device",
+        note: "motion: no rendition", motion: 1_000..<3_500)
 
     static let failure = WorkerProtocol.Done(
         outcome: .failed(.init(path: "broken.jpg", stage: "decode", reason: "premature end of JPEG file", bytes: 10)),
@@ -68,9 +64,9 @@ struct WorkerWireTests {
                 Issue.record("not an outcome")
                 return
             }
-            #expect(read.outputUnwritable == done.outputUnwritable)
+            #expect(read.outputUnwritable == done.outputUnwritable && read.note == done.note && read.motion == done.motion)
             switch (read.outcome, done.outcome) {
-            case (.item(let a, let aWritten), .item(let b, let bWritten)): #expect(a == b && aWritten == bWritten)
+            case (.item(let a), .item(let b)): #expect(a == b)
             case (.failed(let a), .failed(let b)): #expect(a == b)
             default: Issue.record("\(read.outcome) read back as another kind")
             }

@@ -107,13 +107,12 @@ package enum DecodeWorker {
         switch timed.outcome {
         case .item(let item):
             do {
-                outcome = .item(
-                    try StateIndex.EncodedItem(item.stored, captured: item.captureTime), thumbnailsWritten: item.thumbnailsWritten)
+                outcome = .item(json: Array(try JSONEncoder().encode(item.stored)))
             } catch {
                 outcome = .failed(ItemProcessor.failure(job.source, .encode, "cannot encode its facts: \(error)"))
             }
-        case .encoded(let item, let written):
-            outcome = .item(item, thumbnailsWritten: written)
+        case .encoded(let item, _):
+            outcome = .item(json: item.json)
         case .failed(let failure, _):
             // One file at a time in a worker: libvips' message is this file's own.
             outcome = .failed(failure)

@@ -185,7 +185,7 @@ final class DecodeWorkers: @unchecked Sendable {
         }
         let checked: WorkerContract.Checked
         do {
-            checked = try WorkerContract.checked(done, job: job.job, setup: setup)
+            checked = try WorkerContract.checked(done, source: file, setup: setup)
         } catch {
             return .failure(error)
         }

@@ -107,9 +107,12 @@ struct ScratchOutputs {
             let copied: (Int, String)?
             var failure: Int32 = 0
             do {
+                // Hashed as it is copied: the bytes read are the bytes written.
                 copied = try output.write(file: path) { target -> (Int, String)? in
-                    guard Self.copy(made.fd, to: target, size: stat.size, failure: &failure) else { return nil }
-                    return Digest.sha256(fd: target, size: stat.size).map { (stat.size, $0) }
+                    let sha256 = Digest.sha256(fd: made.fd, size: stat.size) { block, offset in
+                        Self.write(block, to: target, at: offset, failure: &failure)
+                    }
+                    return sha256.map { (stat.size, $0) }
                 }
             } catch {
                 throw .write("cannot write \(path): \(error.localizedDescription)", unwritable: error.isOutputUnwritable)
@@ -192,31 +195,17 @@ struct ScratchOutputs {
         return .success(())
     }
 
-    /// Copies `size` bytes of `from` into `to` from their starts; false (`failure` the errno)
-    /// when either fails.
-    private static func copy(_ from: Int32, to: Int32, size: Int, failure: inout Int32) -> Bool {
-        let block = 4 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = 0
-        while offset < size {
-            let got = pread(from, buffer, min(block, size - offset), off_t(offset))
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else {
-                failure = got < 0 ? errno : EIO
+    /// Writes all of `block` at `offset` of `fd`; false (`failure` the errno) when it cannot.
+    private static func write(_ block: UnsafeRawBufferPointer, to fd: Int32, at offset: Int, failure: inout Int32) -> Bool {
+        var done = 0
+        while done < block.count {
+            let put = pwrite(fd, block.baseAddress! + done, block.count - done, off_t(offset + done))
+            if put < 0, errno == EINTR { continue }
+            guard put > 0 else {
+                failure = put < 0 ? errno : ENOSPC
                 return false
             }
-            var done = 0
-            while done < got {
-                let put = pwrite(to, buffer + done, got - done, off_t(offset + done))
-                if put < 0, errno == EINTR { continue }
-                guard put > 0 else {
-                    failure = put < 0 ? errno : ENOSPC
-                    return false
-                }
-                done += put
-            }
-            offset += got
+            done += put
         }
         return true
     }

@@ -35,14 +35,14 @@ enum WorkerContract {
     }
 
     /// `done`'s outcome as the build may keep it, or why not.
-    static func checked(_ done: WorkerProtocol.Done, job: WorkerProtocol.Job, setup: WorkerProtocol.Setup) throws(Breach) -> Checked {
+    static func checked(_ done: WorkerProtocol.Done, source: SourceFile, setup: WorkerProtocol.Setup) throws(Breach) -> Checked {
         switch done.outcome {
         case .failed(let failure):
             // Only the stage is taken as the worker said it; the file is the job's.
             guard let stage = FailureStage(rawValue: failure.stage) else { throw Breach(what: "a failure of no stage") }
-            return .failed(ItemProcessor.failure(job.source, stage, sentence(failure.reason)))
-        case .item(let encoded, _):
-            return .item(try item(encoded.json, job: job, setup: setup))
+            return .failed(ItemProcessor.failure(source, stage, sentence(failure.reason)))
+        case .item(let json):
+            return .item(try item(json, source: source, setup: setup))
         }
     }
 
@@ -57,13 +57,12 @@ enum WorkerContract {
     }
 
     /// The item's facts, decoded and checked.
-    static func item(_ json: [UInt8], job: WorkerProtocol.Job, setup: WorkerProtocol.Setup) throws(Breach) -> StateIndex.StoredItem {
+    static func item(_ json: [UInt8], source: SourceFile, setup: WorkerProtocol.Setup) throws(Breach) -> StateIndex.StoredItem {
         guard json.count <= maximumItemBytes else { throw Breach(what: "an item of \(json.count) bytes") }
         guard depth(json) <= maximumDepth else { throw Breach(what: "an item nested deeper than \(maximumDepth)") }
         guard let stored = try? JSONDecoder().decode(StateIndex.StoredItem.self, from: Data(json)) else {
             throw Breach(what: "an item that is not one")
         }
-        let source = job.source
         var consistency = Manifest.ItemConsistency(sections: [Manifest.Section(name: ".", title: ".", start: 0, count: 1)])
         if let problem = consistency.problems(of: ReusePlan.item(stored, source), at: 0).first { throw Breach(what: problem) }
         // (Its time may be an earlier one: a touched file keeps the time its bytes were first read.)
@@ -72,21 +71,18 @@ enum WorkerContract {
         for side in [image.width, image.height, image.storedWidth, image.storedHeight] where side > maximumSide {
             throw Breach(what: "a picture \(side) pixels a side")
         }
-        // Thumbnails only under the names this build makes, of sizes a picture has (their paths,
-        // sizes and hashes are the build's: `ScratchOutputs`).
+        // Thumbnails only under the names this build makes, of sizes a picture has. (Their paths,
+        // byte sizes, hashes and pyramid counts are not checked: `ScratchOutputs` replaces them.)
         var names = Set(setup.recipes.map(\.name))
         names.insert(Manifest.tilesName)
         for rung in setup.settings?.ladder?.renditions ?? [] { names.insert(rung.name) }
         for (name, thumbnail) in stored.thumbnails {
             guard names.contains(name) else { throw Breach(what: "a thumbnail named \(sentence(name))") }
-            guard thumbnail.width <= maximumSide, thumbnail.height <= maximumSide, (thumbnail.bytes ?? 0) >= 0,
-                thumbnail.sha256.map(Manifest.isSHA256) ?? true
-            else { throw Breach(what: "a thumbnail of no possible size or hash") }
+            guard thumbnail.width <= maximumSide, thumbnail.height <= maximumSide else {
+                throw Breach(what: "a thumbnail of no possible size")
+            }
             if let headroom = thumbnail.headroom, !(1...maximumHeadroom).contains(headroom) {
                 throw Breach(what: "a gain map's headroom of \(headroom)")
-            }
-            if let tiles = thumbnail.tiles, tiles.files < 0 || tiles.bytes < 0 || tiles.tileSize > 65536 || tiles.overlap > 64 {
-                throw Breach(what: "a pyramid of no possible size")
             }
         }
         for video in [stored.media?.video, stored.media?.motion?.video].compactMap({ $0 }) {

@@ -122,18 +122,9 @@ extension WorkerProtocol.Done {
             $0.int($1.count)
         }
         switch outcome {
-        case .item(let item, let written):
+        case .item(let json):
             writer.bool(true)
-            writer.int(written)
-            writer.bytes(item.json)
-            writer.string(item.captured)
-            writer.optional(item.pair) { $0.string($1) }
-            writer.optional(item.evidence) { $0.string($1) }
-            writer.int(item.files.count)
-            for file in item.files {
-                writer.string(file.path)
-                writer.int(file.bytes)
-            }
+            writer.bytes(json)
         case .failed(let failure):
             writer.bool(false)
             writer.json(failure)
@@ -152,15 +143,6 @@ extension WorkerProtocol.Done {
             outcome = .failed(try reader.json(Manifest.Failure.self))
             return
         }
-        let written = try reader.int()
-        let json = try reader.bytes()
-        let captured = try reader.string()
-        let pair = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
-        let evidence = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
-        let count = try reader.int()
-        guard count >= 0, count <= WorkerProtocol.maximumMessageBytes / 16 else { throw WireReader.Malformed() }
-        var files: [StateIndex.EncodedItem.OwnedFile] = []
-        for _ in 0..<count { files.append(.init(path: try reader.string(), bytes: try reader.int())) }
-        outcome = .item(.init(json: json, captured: captured, pair: pair, files: files, evidence: evidence), thumbnailsWritten: written)
+        outcome = .item(json: try reader.bytes())
     }
 }

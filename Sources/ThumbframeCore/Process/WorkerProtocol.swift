@@ -76,10 +76,11 @@ enum WorkerProtocol {
         }
     }
 
-    /// A job's outcome: the item as the build's state index stores it, or the failure.
+    /// A job's outcome: the item's facts (a `StateIndex.StoredItem`'s JSON, which the build
+    /// checks, completes with the files it names and encodes itself), or the failure.
     struct Done {
         enum Outcome {
-            case item(StateIndex.EncodedItem, thumbnailsWritten: Int)
+            case item(json: [UInt8])
             case failed(Manifest.Failure)
         }
         var outcome: Outcome
@@ -110,7 +111,8 @@ enum WorkerProtocol {
     /// Sends all of `bytes` on the socket, `fd` (a job's source file) attached; false when the
     /// other end is gone.
     static func send(_ socket: Int32, _ bytes: [UInt8], attaching fd: Int32) -> Bool {
-        DescriptorPassing.send(socket, bytes, attaching: fd)
+        let first = DescriptorPassing.send(socket, bytes, attaching: fd)
+        return first > 0 && (first == bytes.count || send(socket, Array(bytes[first...])))
     }
 
     /// Sends all of `bytes` on the socket; false when the other end is gone.

@@ -67,17 +67,23 @@ struct ViewerWriter {
     /// whose bytes are not what thumbframe writes for this manifest, a sibling that is not its
     /// file compressed. None when there is no viewer.
     func problems(manifest: ManifestDocument) -> [String] {
-        var problems = foreignFiles().map { "\($0) is not thumbframe's viewer" }
-        var expected = Self.assets.map { ($0.name, Array(($0.name == "index.html" ? indexHTML(manifest) : $0.text).utf8)) }
-        if manifest.itemCount <= Self.maximumInlineItems, let data = try? data(manifest) { expected.append((Self.dataName, data)) }
-        for (name, bytes) in expected where !problems.contains(where: { $0.hasPrefix(name + " ") }) {
+        let foreign = foreignFiles()
+        var problems = foreign.map { "\($0) is not thumbframe's viewer" }
+        for (name, text) in Self.assets where !foreign.contains(name) {
+            let bytes = Array((name == "index.html" ? indexHTML(manifest) : text).utf8)
             guard let found = try? output.root.readFile(Array(name.utf8), limit: 256 << 20) else { continue }
             if found != bytes { problems.append("\(name) is not the viewer thumbframe writes for this manifest") }
             for format in Precompressed.allCases where output.root.stat(Array((name + format.suffix).utf8)) != nil {
-                if viewerSibling(name + format.suffix, format) != bytes, name != Self.dataName {
+                if viewerSibling(name + format.suffix, format) != bytes {
                     problems.append("\(name)\(format.suffix) is not \(name) compressed")
                 }
             }
+        }
+        // The data script (no siblings): the manifest and pages as written, where there is one.
+        if !foreign.contains(Self.dataName), manifest.itemCount <= Self.maximumInlineItems,
+            let found = try? output.root.readFile(Array(Self.dataName.utf8), limit: 256 << 20), found != (try? data(manifest))
+        {
+            problems.append("\(Self.dataName) is not the viewer thumbframe writes for this manifest")
         }
         return problems
     }

@@ -18,8 +18,11 @@ enum Digest {
 
     /// Lowercase hex SHA-256 of `size` bytes of an open file from `start` (its first by
     /// default), read with `pread` in blocks of 4 MiB (a video is never held whole); nil when the
-    /// file cannot be read that far.
-    static func sha256(fd: Int32, offset start: Int = 0, size: Int) -> String? {
+    /// file cannot be read that far, or `each` (given every block as it is hashed, at its offset
+    /// from `start`: a copy made in the same read) returns false.
+    static func sha256(
+        fd: Int32, offset start: Int = 0, size: Int, each: ((UnsafeRawBufferPointer, Int) -> Bool)? = nil
+    ) -> String? {
         guard let context = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else { return nil }
@@ -31,6 +34,7 @@ enum Digest {
             let got = pread(fd, buffer, min(block, size - offset), off_t(start + offset))
             if got < 0, errno == EINTR { continue }
             guard got > 0, EVP_DigestUpdate(context, buffer, got) == 1 else { return nil }
+            if let each, !each(UnsafeRawBufferPointer(start: buffer, count: got), offset) { return nil }
             offset += got
         }
         var digest = [UInt8](repeating: 0, count: 32)
