@@ -69,10 +69,12 @@ final class DecodeWorkers: @unchecked Sendable {
     }
 
     /// How long a video phase (a rendition, a scrub preview, a Motion Photo's clip) may keep the
-    /// worker: `--video-timeout` and as long again from 5 s up to 60 s; nil without a deadline.
+    /// worker: `--video-timeout` and as long again from 30 s up to 60 s, so the worker's own
+    /// deadline fails the phase cleanly first even on a starved machine (a short timeout's worker
+    /// still has its scrub preview to give up); nil without a deadline.
     static func videoDeadline(limits: ResourceLimits) -> Double? {
         let limit = limits.videoTimeout
-        return limit > 0 ? limit + min(max(limit, 5), 60) : nil
+        return limit > 0 ? limit + min(max(limit, 30), 60) : nil
     }
 
     /// How many video phases a job may announce (`rendering`), by what its first bytes are: a
