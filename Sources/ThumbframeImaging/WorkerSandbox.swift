@@ -38,6 +38,24 @@ package enum WorkerSandbox {
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
+    /// The threads the processes of `uid` (their real user, which `RLIMIT_NPROC` counts by) run
+    /// now, from /proc.
+    package static func threads(ofUser uid: UInt32) -> Int {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+        var count = 0
+        for entry in entries where entry.first?.isNumber == true {
+            guard let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8) else { continue }
+            var (real, threads): (UInt32?, Int?) = (nil, nil)
+            for line in status.split(separator: "\n") {
+                let fields = line.split(whereSeparator: { $0 == "\t" || $0 == " " })
+                if fields.first == "Uid:", fields.count > 1 { real = UInt32(fields[1]) }
+                if fields.first == "Threads:", fields.count > 1 { threads = Int(fields[1]) }
+            }
+            if real == uid { count += threads ?? 1 }
+        }
+        return count
+    }
+
     /// Caps the worker's data (heap, anonymous mappings, thread stacks) at `bytes`: an allocation
     /// past it fails, whatever a header said. (RLIMIT_DATA rather than RLIMIT_AS: address space
     /// reserved and never touched, as glibc's arenas are, is not memory.) nil, or why not.
@@ -50,9 +68,8 @@ package enum WorkerSandbox {
     }
 
     /// Caps what one file the worker writes may hold (`RLIMIT_FSIZE`: a write past it fails, with
-    /// SIGXFSZ, which kills the worker) and, for a worker that runs as its own user, the threads
-    /// that user may have (`RLIMIT_NPROC`, which counts them over all its processes: the build's
-    /// workers together). nil, or why not.
+    /// SIGXFSZ, which kills the worker) and the threads its user may have (`RLIMIT_NPROC`, which
+    /// counts them over all that user's processes: the build's workers together). nil, or why not.
     package static func limitOutput(bytes: Int, threads: Int?) -> String? {
         #if canImport(Glibc)
             let (size, count) = (__rlimit_resource_t(RLIMIT_FSIZE.rawValue), __rlimit_resource_t(__RLIMIT_NPROC.rawValue))

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <mqueue.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -93,16 +94,33 @@ static const char forged_item[] =
 static const char forged_failure[] = "{\"path\":\"../../etc/shadow\",\"stage\":\"decode\",\"reason\":\"forged\",\"bytes\":1,\"modified\":"
                                      "\"2020-01-01T00:00:00.000000000Z\"}";
 
-// Says, as the job's failure, which user the worker runs as and the thread limit it runs under
-// (exhausting that user's threads would starve the other builds' workers that share it).
+// Held by the thread that starts the others, which wait for it (a futex, as decoders' threads wait).
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *idle(void *unused) {
+    (void) unused;
+    pthread_mutex_lock(&held);
+    return NULL;
+}
+
+// Starts threads (small stacks, so memory is not what stops them) until one is refused or 20 000
+// run, and says, as the job's failure, which user the worker runs as, the thread limit it runs
+// under and how many it started (exhausting the system's threads would starve every process).
 static void threads(void) {
     struct rlimit limit;
     getrlimit(RLIMIT_NPROC, &limit);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 << 10);
+    int started = 0;
+    pthread_mutex_lock(&held);
+    for (pthread_t thread; started < 20000 && pthread_create(&thread, &attributes, idle, NULL) == 0;)
+        started++;
     char json[256];
     int length = snprintf(json, sizeof json,
-                          "{\"path\":\"a.jpg\",\"stage\":\"decode\",\"reason\":\"uid %d threads %lld\",\"bytes\":1,\"modified\":"
-                          "\"2020-01-01T00:00:00.000000000Z\"}",
-                          (int) getuid(), (long long) limit.rlim_cur);
+                          "{\"path\":\"a.jpg\",\"stage\":\"decode\",\"reason\":\"uid %d threads %lld started %d\",\"bytes\":1,"
+                          "\"modified\":\"2020-01-01T00:00:00.000000000Z\"}",
+                          (int) getuid(), (long long) limit.rlim_cur, started);
     send_done(NULL, 0, json, (size_t) length);
     _exit(0);
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbframeCore
+import ThumbframeImaging
 import ThumbframeManifest
 import ThumbframeTestSupport
 
@@ -147,24 +148,44 @@ struct HostileDecoderTests {
     }
 
     @Test(
-        "a worker of a build run as root runs as nobody, whose threads RLIMIT_NPROC bounds: 512 a job in flight",
-        .enabled(if: geteuid() == 0 && getpwnam("nobody") != nil, "needs root and a nobody user"))
+        "a worker's threads are bounded by RLIMIT_NPROC, as nobody under a root build and as the user of an unprivileged one: what that user ran, and 512 a job in flight"
+    )
     func threadsBounded() async throws {
         try await Fixtures.withTemporaryDirectory { root in
+            chmod(root, 0o777)
             let library = try Self.compile(into: root)
             let source = root + "/src"
             try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48)])
+            for path in [source, source + "/a.jpg"] { chmod(path, path == source ? 0o777 : 0o644) }
             let nobody = try #require(getpwnam("nobody")).pointee.pw_uid
-            for jobs in [1, 2] {
-                let run = try await Processes.run(
-                    "/usr/bin/env",
-                    [
-                        "LD_PRELOAD=" + library, "HOSTILE_ACTION=threads", CLITests.executable, "build", source, "--out",
-                        root + "/out-\(jobs)", "--jobs", "\(jobs)",
-                    ])
-                #expect(run.status == 1, "\(run.stderr)")
-                // The planted code says, as the file's failure, who it runs as and its thread limit.
-                #expect(run.stderr.contains("a.jpg: decode: uid \(nobody) threads \(512 * jobs)\n"), "\(run.stderr)")
+            // (user to run the build as, or nil for the test's own; the uid its workers run as)
+            var runs: [(as: String?, uid: UInt32)] = [(nil, geteuid() == 0 ? nobody : geteuid())]
+            if geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") { runs.append(("65534", 65534)) }
+            for (user, uid) in runs {
+                for jobs in [1, 2] {
+                    let prefix =
+                        user.map { ["/usr/bin/setpriv", "--reuid", $0, "--regid", $0, "--clear-groups", "/usr/bin/env"] } ?? [
+                            "/usr/bin/env"
+                        ]
+                    let before = WorkerSandbox.threads(ofUser: uid)
+                    let run = try await Processes.run(
+                        prefix[0],
+                        Array(prefix.dropFirst()) + [
+                            "LD_PRELOAD=" + library, "HOSTILE_ACTION=threads", CLITests.executable, "build", source, "--out",
+                            root + "/out-\(user ?? "own")-\(jobs)", "--jobs", "\(jobs)",
+                        ])
+                    let who = "as \(user ?? "the test's user"), --jobs \(jobs)"
+                    #expect(run.status == 1, "\(who): \(run.stderr)")
+                    // The planted code says, as the file's failure, who it runs as, its thread limit
+                    // and how many threads it could start (of the 20 000 it tried).
+                    let words = run.stderr.split(separator: "\n").first { $0.contains("a.jpg: decode: uid") }?.split(separator: " ")
+                    let numbers = (words ?? []).compactMap { Int($0) }
+                    try #require(numbers.count == 3, "\(who): \(run.stderr)")
+                    let (limit, started) = (numbers[1], numbers[2])
+                    #expect(numbers[0] == Int(uid), "\(who): \(run.stderr)")
+                    #expect(limit >= 512 * jobs && limit <= before + 512 * jobs + 64, "\(who): limit \(limit), \(before) before")
+                    #expect(started >= 256 && started < limit, "\(who): started \(started) under \(limit)")
+                }
             }
         }
     }

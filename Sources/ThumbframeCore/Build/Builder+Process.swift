@@ -120,6 +120,7 @@ extension Builder {
             threadsPerImage: Self.threadsPerImage(jobs: options.jobs), sourcePath: context.source?.path ?? "",
             outputPath: context.output.path, memoryLimit: memory, renditions: context.renditions)
         setup.jobs = options.jobs
+        setup.threadLimit = WorkerProtocol.Setup.threadLimit(user: setup.user, jobs: options.jobs)
         guard let source = context.source else { return nil }
         return DecodeWorkers(executable: executable, setup: setup, source: source, output: context.output, events: events)
     }

@@ -39,10 +39,9 @@ package enum DecodeWorker {
             prepared = prepared ?? "capabilities: \(why)"
         }
         var memory = WorkerSandbox.limitMemory(bytes: setup.memoryLimit)
-        // Files it writes (its scratch folder's), and as `nobody` the threads of all the build's
-        // workers together.
-        let ownUser = setup.user.map { getuid() == $0[0] && $0[0] != 0 } ?? false
-        let threads = ownUser ? WorkerProtocol.threadsPerJob * max(1, setup.jobs) : nil
+        // Files it writes (its scratch folder's), and the threads of its user: all the build's
+        // workers together, past what that user ran as the build began.
+        let threads = setup.sandbox ? setup.threadLimit : nil
         if let why = WorkerSandbox.limitOutput(bytes: WorkerProtocol.maximumOutputBytes, threads: threads) {
             memory = memory ?? "output and threads: \(why)"
         }

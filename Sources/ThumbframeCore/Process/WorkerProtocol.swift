@@ -22,9 +22,9 @@ enum WorkerProtocol {
     static let maximumMessageBytes = 16 << 20
     /// The largest file a worker may write (`RLIMIT_FSIZE`): a rendition of hours of video.
     static let maximumOutputBytes = 16 << 30
-    /// Threads a worker running as `nobody` may have, per job in flight (`RLIMIT_NPROC` over all
-    /// the build's workers, which share that user): libvips', the decoders' and x264's take a few
-    /// dozen.
+    /// Threads the workers may start, per job in flight, beyond what their user ran when the build
+    /// began (`RLIMIT_NPROC`, which counts a user's threads over all its processes, so the build's
+    /// workers together): libvips', the decoders' and x264's take a few dozen.
     static let threadsPerJob = 512
 
     /// A longer message from a worker breaks the contract: an item's facts are a few kilobytes,
@@ -51,6 +51,17 @@ enum WorkerProtocol {
         var jobs = 1
         /// The user (uid, gid) a worker of a build run as root becomes (`nobody`); nil otherwise.
         var user: [UInt32]? = WorkerSandbox.unprivilegedUser().map { [$0.uid, $0.gid] }
+        /// The threads the worker's user may have (`RLIMIT_NPROC`); nil: none set (the workers run as
+        /// root, whom the kernel does not count).
+        var threadLimit: Int?
+
+        /// The thread limit for `jobs` workers running as `user` (nil: the build's own): that user's
+        /// threads now, and `threadsPerJob` for each job in flight.
+        static func threadLimit(user: [UInt32]?, jobs: Int) -> Int? {
+            let uid = user?.first ?? getuid()
+            guard uid != 0 else { return nil }
+            return WorkerSandbox.threads(ofUser: uid) + WorkerProtocol.threadsPerJob * max(1, jobs)
+        }
     }
 
     /// One file to make into an item (`ReusePlan.Work`).
