@@ -202,6 +202,10 @@ done:
     return result;
 }
 
+int tf_extract(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
 /* Whether a reduction by these scales takes CThumbframeKernels' exact Lanczos3: 8 bits in memory,
  * no alpha, at most 16 on each axis (beyond that the 14-bit weights get coarse: libvips' path). */
 static gboolean tf_exact_applies(VipsImage *in, double hscale, double vscale) {

@@ -20,11 +20,15 @@ package struct ThumbnailPlan: Sendable, Equatable {
     /// The largest fit output of the recipes (not of the zoom ladder): the placeholder is
     /// reduced from its pixels, so it does not depend on which renditions an item gets.
     package var placeholderParent: Output?
+    /// The display size the plan is for.
+    private var displayWidth: Int
+    private var displayHeight: Int
 
     /// Plans thumbnails for an image of `width` × `height` display pixels, the zoom ladder's
     /// renditions (`ladder`) after the recipes'. Never enlarges.
     package init(width: Int, height: Int, recipes: [ThumbnailRecipe], ladder: [ThumbnailRecipe] = []) {
         precondition(width > 0 && height > 0)
+        (displayWidth, displayHeight) = (width, height)
         let w = Double(width)
         let h = Double(height)
         func scaled(_ k: Double) -> (Int, Int) {
@@ -59,6 +63,72 @@ package struct ThumbnailPlan: Sendable, Equatable {
         placeholderParent = outputs.prefix(recipes.count).filter { $0.recipe.fit == .fit }.max {
             $0.width * $0.height < $1.width * $1.height
         }
+    }
+
+    /// A cover recipe's decode box over this many pixels, and over `croppedCoverShare` times the
+    /// box of every other output, is not decoded whole: the cover is made from its crop of the
+    /// original (`separatingCroppedCovers`).
+    package static let croppedCoverPixels = 4_000_000
+    package static let croppedCoverShare = 4
+
+    /// The scale of the image an output is resampled at (a cover's before its crop).
+    private func scale(_ output: Output) -> Double {
+        switch output.recipe.fit {
+        case .fit: output.recipe.fitScale(width: displayWidth, height: displayHeight)
+        case .cover:
+            min(1, max(Double(output.recipe.width) / Double(displayWidth), Double(output.recipe.height) / Double(displayHeight)))
+        }
+    }
+
+    /// The pixels of the whole image at `scale`.
+    private func boxPixels(_ scale: Double) -> Int {
+        max(1, Int((Double(displayWidth) * scale).rounded())) * max(1, Int((Double(displayHeight) * scale).rounded()))
+    }
+
+    /// The plan whose decode box the outputs that show most of the image decide, and the covers
+    /// (by index in `outputs`) made from their crop of the original instead: a cover of an image
+    /// so long that its scale would make the box over `croppedCoverPixels` and `croppedCoverShare`
+    /// times the others' (a 256-pixel square of a 65 535 × 318 panorama needs the whole image at
+    /// 52 759 × 256, 21 times the pixels of its 1280-pixel fit, for a crop of 0.5 % of it). Every
+    /// other plan comes back as it is, with no covers cropped.
+    package func separatingCroppedCovers() -> (plan: ThumbnailPlan, cropped: Set<Int>) {
+        let scales = outputs.map(scale)
+        var cropped = Set<Int>()
+        for (index, output) in outputs.enumerated() where output.recipe.fit == .cover {
+            let others = scales.enumerated().filter { $0.offset != index }.map(\.element).max() ?? 0
+            let pixels = boxPixels(scales[index])
+            if pixels > Self.croppedCoverPixels, pixels > Self.croppedCoverShare * boxPixels(others), scales[index] > others {
+                cropped.insert(index)
+            }
+        }
+        guard !cropped.isEmpty else { return (self, []) }
+        // The box the rest needs; with nothing left, one of `croppedCoverPixels` (the placeholder's source).
+        let rest =
+            scales.enumerated().filter { !cropped.contains($0.offset) }.map(\.element).max()
+            ?? (Double(Self.croppedCoverPixels) / Double(displayWidth * displayHeight)).squareRoot()
+        var plan = self
+        (plan.decodeWidth, plan.decodeHeight) = (
+            max(1, Int((Double(displayWidth) * rest).rounded())), max(1, Int((Double(displayHeight) * rest).rounded()))
+        )
+        return (plan, cropped)
+    }
+
+    /// A cover's crop in stored pixels of a decode `storedWidth` × `storedHeight` of the image
+    /// (turned by `orientation` for display): the centre of the share of each side the output
+    /// shows, from the exact scale (the manifest's `crop` is rounded), at least one pixel. A
+    /// centred rectangle stays centred under every turn and flip.
+    package func storedCrop(
+        _ output: Output, storedWidth: Int, storedHeight: Int, orientation: Int
+    ) -> (left: Int, top: Int, width: Int, height: Int) {
+        let k = scale(output)
+        let shown = (
+            width: min(1, Double(output.width) / (Double(displayWidth) * k)),
+            height: min(1, Double(output.height) / (Double(displayHeight) * k))
+        )
+        let (shareW, shareH) = Orientation.swapsAxes(orientation) ? (shown.height, shown.width) : (shown.width, shown.height)
+        let width = min(storedWidth, max(1, Int((Double(storedWidth) * shareW).rounded())))
+        let height = min(storedHeight, max(1, Int((Double(storedHeight) * shareH).rounded())))
+        return ((storedWidth - width) / 2, (storedHeight - height) / 2, width, height)
     }
 
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8): the largest that still leaves the decode

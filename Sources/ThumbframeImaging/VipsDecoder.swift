@@ -55,10 +55,57 @@ package struct VipsDecoder: ImageDecoder {
         _ request: RenderRequest, header: ImageHeader, raw: UnsafeRawBufferPointer, limits: ResourceLimits,
         cancellation: CancellationFlag?
     ) -> Result<Rendering, DecodeFailure> {
-        decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap { source in
+        // A cover of a very long image is made from its crop of the original, not from a decode
+        // of the whole image at the cover's scale (`ThumbnailPlan.separatingCroppedCovers`).
+        var request = request
+        let cropped: Set<Int>
+        (request.plan, cropped) = request.plan.separatingCroppedCovers()
+        let plan = request.plan
+        return decode(plan: request.plan, header: header, raw: raw, limits: limits, cancellation: cancellation).flatMap { source in
             var source = source
             if request.wantsGainMap { source.gainMap = GainMapSource.beside(header: header, raw: raw, limits: limits) }
+            if !cropped.isEmpty {
+                source.croppedCovers = Set(cropped.map { request.plan.outputs[$0].recipe.name })
+                source.crop = { output in
+                    croppedCover(output, plan: plan, header: header, raw: raw, limits: limits, cancellation: cancellation)
+                }
+            }
             return finish(source, request)
+        }
+    }
+
+    /// A cover made from its crop of the original: decoded (a JPEG shrunk on load while the crop
+    /// stays twice the output), cut to the centre the plan shows, resized as it streams, then
+    /// turned upright and converted to sRGB as every thumbnail is.
+    private static func croppedCover(
+        _ output: ThumbnailPlan.Output, plan: ThumbnailPlan, header: ImageHeader, raw: UnsafeRawBufferPointer,
+        limits: ResourceLimits, cancellation: CancellationFlag?
+    ) -> Result<VipsImageHandle, DecodeFailure> {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let swaps = Orientation.swapsAxes(header.orientation)
+        let (width, height) = swaps ? (output.height, output.width) : (output.width, output.height)
+        let whole = plan.storedCrop(
+            output, storedWidth: header.storedWidth, storedHeight: header.storedHeight, orientation: header.orientation)
+        let isJPEG = header.mediaFormat?.family == .jpeg
+        let shrink = isJPEG ? [8, 4, 2].first { whole.width / $0 >= 2 * width && whole.height / $0 >= 2 * height } ?? 1 : 1
+        return step(.decode) { out in
+            shrink > 1
+                ? tf_jpeg_load_shrunk(raw.baseAddress, raw.count, out, Int32(shrink), failOn)
+                : tf_image_from_buffer(raw.baseAddress, raw.count, out, failOn)
+        }
+        .flatMap { loaded in
+            header.isCMYK ? step(.decode) { tf_to_srgb_with(loaded.pointer, $0, header.profileIntent) } : .success(loaded)
+        }
+        .flatMap { Source.decoded($0, header: header, orientation: header.orientation) }
+        .flatMap { source in
+            let region = plan.storedCrop(
+                output, storedWidth: source.image.width, storedHeight: source.image.height, orientation: header.orientation)
+            return step(.encode) {
+                tf_extract(source.image.pointer, $0, Int32(region.left), Int32(region.top), Int32(region.width), Int32(region.height))
+            }
+            .flatMap { piece in step(.encode) { tf_resize_exact(piece.pointer, $0, Int32(width), Int32(height), 0) } }
+            .flatMap { materialize($0, limits: limits, cancellation: cancellation, started: started) }
+            .flatMap(source.upright)
         }
     }
 
@@ -140,6 +187,10 @@ package struct VipsDecoder: ImageDecoder {
         var profileIntent: Int32?
         /// The HDR picture's gain map, turned as `image` is (stored orientation).
         var gainMap: GainMapSource?
+        /// The cover recipes (by name) made from their crop of the original, by `crop`, rather than
+        /// resampled from `image`.
+        var croppedCovers: Set<String> = []
+        var crop: ((ThumbnailPlan.Output) -> Result<VipsImageHandle, DecodeFailure>)?
 
         /// The decode box of a video's poster or a RAW's rendering: upright sRGB already.
         init(upright image: VipsImageHandle) { self.image = image }
@@ -438,6 +489,7 @@ package struct VipsDecoder: ImageDecoder {
     /// The source resampled once to exactly the planned size with Lanczos3 (a cover recipe crops
     /// the centre), turned upright and sRGB.
     private static func resampled(_ source: Source, _ output: ThumbnailPlan.Output) -> Result<VipsImageHandle, DecodeFailure> {
+        if let crop = source.crop, source.croppedCovers.contains(output.recipe.name) { return crop(output) }
         let (width, height) = source.stored(width: output.width, height: output.height)
         let resized: Result<VipsImageHandle, DecodeFailure> =
             source.image.width == Int(width) && source.image.height == Int(height)

@@ -49,6 +49,30 @@ struct ThumbnailPlanTests {
         #expect(plan.outputs.map { [$0.width, $0.height] } == [[256, 256], [512, 43], [1280, 107]])
     }
 
+    @Test("a cover of a very long image is cut from the original; the box is the other outputs'")
+    func longCoverIsCropped() {
+        // 65 535 × 318: the 256-pixel square would need the whole image at 52 759 × 256.
+        let plan = ThumbnailPlan(width: 65_535, height: 318, recipes: ThumbnailRecipe.defaults)
+        #expect((plan.decodeWidth, plan.decodeHeight) == (52_758, 256))
+        let (separated, cropped) = plan.separatingCroppedCovers()
+        #expect(cropped == [0] && (separated.decodeWidth, separated.decodeHeight) == (1280, 6))
+        #expect(separated.outputs == plan.outputs)
+        // Only covers at least 4 MP and 4 times the rest: a 12 000 × 1000 panorama's 3072 × 256 stays whole.
+        let panorama = ThumbnailPlan(width: 12_000, height: 1000, recipes: ThumbnailRecipe.defaults)
+        #expect(panorama.separatingCroppedCovers().plan == panorama && panorama.separatingCroppedCovers().cropped.isEmpty)
+        // Covers alone: the box falls to 4 MP, the placeholder's source.
+        let covers = ThumbnailPlan(width: 65_535, height: 318, recipes: [ThumbnailRecipe.defaults[0]]).separatingCroppedCovers()
+        #expect(covers.cropped == [0] && covers.plan.decodeWidth * covers.plan.decodeHeight <= 4_000_000)
+        // The crop in stored pixels: the same share of each side, swapped with the axes.
+        let upright = plan.storedCrop(plan.outputs[0], storedWidth: 65_535, storedHeight: 318, orientation: 1)
+        #expect([upright.left, upright.top, upright.width, upright.height] == [Int](arrayLiteral: 32_608, 0, 318, 318), "\(upright)")
+        let turned = plan.storedCrop(plan.outputs[0], storedWidth: 318, storedHeight: 65_535, orientation: 6)
+        // A JPEG shrunk by 4 on load: the same shares of its sides.
+        let shrunk = plan.storedCrop(plan.outputs[0], storedWidth: 16_384, storedHeight: 80, orientation: 1)
+        #expect([shrunk.width, shrunk.height] == [Int](arrayLiteral: 80, 80), "\(shrunk)")
+        #expect([turned.left, turned.top, turned.width, turned.height] == [Int](arrayLiteral: 0, 32_608, 318, 318), "\(turned)")
+    }
+
     @Test func neverEnlarges() {
         let plan = ThumbnailPlan(width: 100, height: 50, recipes: ThumbnailRecipe.defaults)
         #expect((plan.decodeWidth, plan.decodeHeight) == (100, 50))

@@ -64,6 +64,8 @@ int tf_jpeg_load_shrunk_deadline(const void *data, size_t length, VipsImage **ou
 /// tf_transpose) with libvips' kernel and centring; anything else vips_resize, without its box
 /// pre-shrink.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
+/// The rectangle of `in` at (left, top), width x height (vips_extract_area).
+int tf_extract(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 
 /// Resizes to exactly width x height for a placeholder: the image itself when it is that size,
 /// tf_resize_exact's Lanczos3 when that is its fast path, else the cheap way — libvips' box
