@@ -69,13 +69,13 @@ extension Manifest {
             case transcode
 
             /// Video codecs every current browser decodes.
-            public static let browserVideoCodecs: Set<String> = ["h264", "vp9", "av1"]
+            package static let browserVideoCodecs: Set<String> = ["h264", "vp9", "av1"]
             /// Audio codecs every current browser decodes in MP4.
-            public static let browserAudioCodecs: Set<String> = ["aac", "mp3", "opus"]
+            package static let browserAudioCodecs: Set<String> = ["aac", "mp3", "opus"]
 
             /// The delivery of a video in `container` (as `VideoInfo.container` names it) with
             /// `codec`, `audio` and, for MP4 and QuickTime, `indexFirst`.
-            public static func decide(container: String, codec: String, audio: String?, indexFirst: Bool?) -> Delivery {
+            package static func decide(container: String, codec: String, audio: String?, indexFirst: Bool?) -> Delivery {
                 if VideoInfo.playsAsItIs(container: container, codec: codec, audio: audio) {
                     return indexFirst == false ? .remux : .original
                 }
@@ -86,7 +86,7 @@ extension Manifest {
 
         /// Whether Chrome, Firefox and Safari all play a file of this container, codec and audio
         /// in `<video>` (see `playable`).
-        public static func playsAsItIs(container: String, codec: String, audio: String?) -> Bool {
+        package static func playsAsItIs(container: String, codec: String, audio: String?) -> Bool {
             switch container {
             case "mp4", "mov":
                 Delivery.browserVideoCodecs.contains(codec) && (audio.map { Delivery.browserAudioCodecs.contains($0) } ?? true)
@@ -192,20 +192,20 @@ extension Manifest {
         public var tileHeight: Int
 
         /// What shapes the sheet and its cues, canonically (part of their content address).
-        public static var recipe: String {
+        package static var recipe: String {
             "tiles \(tileLongSide) columns \(columnsPerRow) max \(maximumTiles) jpeg q\(quality) keyframes"
         }
 
         /// The longest side of a tile, tiles per row, the most tiles, and the sheet's JPEG quality.
-        public static let tileLongSide = 160
-        public static let columnsPerRow = 10
-        public static let maximumTiles = 100
-        public static let quality = 70
+        package static let tileLongSide = 160
+        package static let columnsPerRow = 10
+        package static let maximumTiles = 100
+        package static let quality = 70
 
         /// The tiles of a video `duration` seconds long shown at `width` × `height`: a tile
         /// every second, or every `ceil(duration / 100)` seconds past 100 s; the long side of
         /// a tile `tileLongSide`, its aspect the video's.
-        public static func geometry(duration: Double, width: Int, height: Int)
+        package static func geometry(duration: Double, width: Int, height: Int)
             -> (count: Int, interval: Double, tileWidth: Int, tileHeight: Int)
         {
             let interval = max(1, (duration / Double(maximumTiles)).rounded(.up))
@@ -221,7 +221,7 @@ extension Manifest {
 
         /// The WebVTT text for a sheet named `sprite` (as the `.vtt` beside it refers to it): one
         /// cue a tile, the last ending at `duration`.
-        public static func webVTT(
+        package static func webVTT(
             sprite: String, count: Int, interval: Double, columns: Int, tileWidth: Int, tileHeight: Int, duration: Double
         )
             -> String

@@ -5,9 +5,9 @@ import Foundation
 /// limits count what its decode holds in memory, and the layouts and frontends learn what it
 /// can give (frames, pages, motion, tiles, an original browsers show). Adding a format is a row
 /// here, its decoder, and its test (docs/adding-a-format.md).
-public struct MediaFormat: Sendable {
+package struct MediaFormat: Sendable {
     /// The library that decodes a format.
-    public enum Decoder: Sendable {
+    package enum Decoder: Sendable {
         /// libvips (in `VipsDecoder`; HEIF and JPEG XL pictures through libheif and libjxl when HDR).
         case libvips
         /// LibRaw (`RawDecoder`), never libvips: most RAW files are TIFFs whose first directory
@@ -18,7 +18,7 @@ public struct MediaFormat: Sendable {
     }
 
     /// Formats that share how they are read.
-    public enum Family: Sendable {
+    package enum Family: Sendable {
         case jpeg, png, gif, webp, tiff
         /// HEIC, AVIF and other HEIF pictures: libheif decodes them and applies their rotation.
         case heif
@@ -32,7 +32,7 @@ public struct MediaFormat: Sendable {
 
     /// What a decode of the format holds in memory beyond the rows it streams, counted against
     /// `--max-decode-bytes` from the header (`ResourceLimits`).
-    public enum DecodeMemory: Sendable {
+    package enum DecodeMemory: Sendable {
         /// Rows are streamed (TIFF strips and tiles).
         case streamed
         /// Streamed when baseline; a progressive JPEG holds its coefficients, 2 bytes a sample.
@@ -54,7 +54,7 @@ public struct MediaFormat: Sendable {
     }
 
     /// Where a Motion Photo's video lies in a still of the format.
-    public enum MotionPlace: Sendable {
+    package enum MotionPlace: Sendable {
         /// After the JPEG's data, where its XMP (`Container`, `MicroVideoOffset`) says.
         case afterJPEG
         /// In a top-level `mpvd` box (Samsung's and Google's HEIF Motion Photos).
@@ -62,43 +62,43 @@ public struct MediaFormat: Sendable {
     }
 
     /// What a file of the format can give beside its picture.
-    public struct Gives: OptionSet, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    package struct Gives: OptionSet, Sendable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
         /// Animation frames: several frames make an `animated` item.
-        public static let frames = Gives(rawValue: 1 << 0)
+        package static let frames = Gives(rawValue: 1 << 0)
         /// Several pages, of which smaller reduced-resolution copies are a pyramid (one page).
-        public static let pages = Gives(rawValue: 1 << 1)
+        package static let pages = Gives(rawValue: 1 << 1)
         /// Deep-zoom tiles, from libvips' full-resolution decode.
-        public static let tiles = Gives(rawValue: 1 << 2)
+        package static let tiles = Gives(rawValue: 1 << 2)
         /// An embedded preview, used when it covers the thumbnails (RAW).
-        public static let preview = Gives(rawValue: 1 << 3)
+        package static let preview = Gives(rawValue: 1 << 3)
         /// Its decoder applies the picture's rotation (HEIF's `irot`/`imir`, JPEG XL's
         /// codestream orientation): EXIF orientation is not applied again.
-        public static let orientsItself = Gives(rawValue: 1 << 4)
+        package static let orientsItself = Gives(rawValue: 1 << 4)
         /// Every common browser decodes it, so a frontend may show the original
         /// (`settings.browserFormats`).
-        public static let browsersShow = Gives(rawValue: 1 << 5)
+        package static let browsersShow = Gives(rawValue: 1 << 5)
     }
 
     /// The name the manifest's `image.format` has for it (`jpeg`, `heic`; `raw` and `video`
     /// name families whose items say their own format).
-    public let name: String
+    package let name: String
     /// How it is read.
-    public let family: Family
+    package let family: Family
     /// Lowercased file name extensions that make a file a candidate.
-    public let extensions: Set<String>
+    package let extensions: Set<String>
     /// Whether a file's first bytes (`MediaFormat.headBytes` of them, or the whole file when
     /// shorter) are of this format; nil when only its extensions say so.
-    public let signature: (@Sendable ([UInt8]) -> Bool)?
+    package let signature: (@Sendable ([UInt8]) -> Bool)?
     /// Which library decodes it.
-    public let decoder: Decoder
+    package let decoder: Decoder
     /// What its decode holds in memory.
-    public let memory: DecodeMemory
+    package let memory: DecodeMemory
     /// What it can give.
-    public let gives: Gives
+    package let gives: Gives
     /// Where a Motion Photo's video lies in it, when it can hold one.
-    public let motion: MotionPlace?
+    package let motion: MotionPlace?
 
     init(
         _ name: String, _ family: Family, extensions: Set<String>, signature: (@Sendable ([UInt8]) -> Bool)? = nil,
@@ -118,10 +118,10 @@ public struct MediaFormat: Sendable {
 extension MediaFormat {
     /// How many first bytes a file is judged by: an MPEG transport stream shows itself by a sync
     /// byte every 188 bytes, three packets running.
-    public static let headBytes = 384
+    package static let headBytes = 384
 
     /// The ISO media brands of HEIF pictures (HEIC, AVIF and their sequences): images, never videos.
-    public static let heifBrands = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis"]
+    package static let heifBrands = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "avif", "avis"]
 
     /// True when `head` has `prefix` at `offset`.
     static func starts(_ head: [UInt8], _ prefix: [UInt8], at offset: Int = 0) -> Bool {
@@ -133,41 +133,41 @@ extension MediaFormat {
         starts(head, Array("ftyp".utf8), at: 4) && brands.contains { starts(head, Array($0.utf8), at: 8) }
     }
 
-    public static let jpeg = MediaFormat(
+    package static let jpeg = MediaFormat(
         "jpeg", .jpeg, extensions: ["jpg", "jpeg", "jpe", "jfif"], signature: { starts($0, [0xFF, 0xD8, 0xFF]) },
         memory: .progressiveCoefficients, gives: [.tiles, .browsersShow], motion: .afterJPEG)
-    public static let png = MediaFormat(
+    package static let png = MediaFormat(
         "png", .png, extensions: ["png", "apng"], signature: { starts($0, [0x89, 0x50, 0x4E, 0x47]) },
         memory: .interlacedPicture, gives: [.tiles, .browsersShow])
-    public static let gif = MediaFormat(
+    package static let gif = MediaFormat(
         "gif", .gif, extensions: ["gif"], signature: { starts($0, Array("GIF8".utf8)) }, memory: .gifCanvas,
         gives: [.frames, .browsersShow])
-    public static let webp = MediaFormat(
+    package static let webp = MediaFormat(
         "webp", .webp, extensions: ["webp"], signature: { starts($0, Array("RIFF".utf8)) && starts($0, Array("WEBP".utf8), at: 8) },
         memory: .animatedCanvas, gives: [.frames, .tiles, .browsersShow])
-    public static let tiff = MediaFormat(
+    package static let tiff = MediaFormat(
         "tiff", .tiff, extensions: ["tif", "tiff"],
         signature: { starts($0, [0x49, 0x49, 0x2A, 0x00]) || starts($0, [0x4D, 0x4D, 0x00, 0x2A]) }, memory: .streamed,
         gives: [.pages, .tiles])
     /// A HEIF picture of another codec (or none libvips names): recognized by every HEIF brand.
-    public static let heif = MediaFormat(
+    package static let heif = MediaFormat(
         "heif", .heif, extensions: ["heif"], signature: { isoMedia($0, brands: heifBrands) },
         gives: [.tiles, .orientsItself], motion: .heifBox)
-    public static let heic = MediaFormat(
+    package static let heic = MediaFormat(
         "heic", .heif, extensions: ["heic", "hif"], gives: [.tiles, .orientsItself], motion: .heifBox)
-    public static let avif = MediaFormat(
+    package static let avif = MediaFormat(
         "avif", .heif, extensions: ["avif"], gives: [.tiles, .orientsItself, .browsersShow], motion: .heifBox)
-    public static let jxl = MediaFormat(
+    package static let jxl = MediaFormat(
         "jxl", .jxl, extensions: ["jxl"],
         signature: { starts($0, [0xFF, 0x0A]) || starts($0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) }, memory: .jxlPlanes,
         gives: [.tiles, .orientsItself])
     /// Formats people keep in photo libraries whose libvips loaders stay blocked: a file of
     /// them fails saying so rather than vanishing without a word.
-    public static let unsupported = MediaFormat("unsupported", .unsupported, extensions: ["jp2", "j2k", "bmp", "psd", "svg"])
+    package static let unsupported = MediaFormat("unsupported", .unsupported, extensions: ["jp2", "j2k", "bmp", "psd", "svg"])
     /// RAW files, by name (most are TIFF inside, as plain TIFFs are) or by the signatures of
     /// those that say so: Olympus ORF (`IIRO`, `IIRS`), Panasonic RW2 (`IIU\0`), Fujifilm RAF,
     /// Canon CR3 (`ftypcrx `).
-    public static let raw = MediaFormat(
+    package static let raw = MediaFormat(
         "raw", .raw,
         extensions: [
             "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raf", "pef", "srw", "x3f", "3fr",
@@ -180,7 +180,7 @@ extension MediaFormat {
     /// Containers FFmpeg reads videos from that no image format claims: ISO media of any other
     /// brand (an `.mp4` of an audio-only brand goes to FFmpeg, which finds it has no video),
     /// QuickTime, Matroska/WebM, AVI, MPEG-TS/PS, FLV, ASF.
-    public static let video = MediaFormat(
+    package static let video = MediaFormat(
         "video", .video,
         extensions: ["mp4", "m4v", "mov", "qt", "3gp", "3g2", "mkv", "webm", "avi", "mts", "m2ts", "mpg", "mpeg", "wmv", "flv"],
         signature: { head in
@@ -199,25 +199,25 @@ extension MediaFormat {
 
     /// Every format, in the order first bytes are matched: stills and RAW files before videos
     /// (ISO media is a video unless a picture's brand says otherwise).
-    public static let all: [MediaFormat] = [jpeg, png, gif, webp, tiff, heif, heic, avif, jxl, unsupported, raw, video]
+    package static let all: [MediaFormat] = [jpeg, png, gif, webp, tiff, heif, heic, avif, jxl, unsupported, raw, video]
 
     /// The row whose name a manifest's `image.format` has (nil for a RAW's or a video's own names).
-    public static func named(_ name: String) -> MediaFormat? {
+    package static func named(_ name: String) -> MediaFormat? {
         all.first { $0.name == name }
     }
 
     /// The row whose extensions hold `fileExtension` (lowercased).
-    public static func withExtension(_ fileExtension: String) -> MediaFormat? {
+    package static func withExtension(_ fileExtension: String) -> MediaFormat? {
         all.first { $0.extensions.contains(fileExtension) }
     }
 
     /// The first row whose signature `head` has.
-    public static func recognized(_ head: [UInt8]) -> MediaFormat? {
+    package static func recognized(_ head: [UInt8]) -> MediaFormat? {
         all.first { $0.signature?(head) ?? false }
     }
 
     /// The names of the formats that give `what` (`image.format` values, families aside).
-    public static func names(giving what: Gives) -> Set<String> {
+    package static func names(giving what: Gives) -> Set<String> {
         Set(all.filter { $0.gives.isSuperset(of: what) && $0.family != .raw && $0.family != .video }.map(\.name))
     }
 
@@ -225,18 +225,18 @@ extension MediaFormat {
     /// (an image with a wrong extension is still an image, a video named `.jpg` a video), except
     /// that a RAW extension keeps a TIFF-based RAW file from libvips; a file whose bytes no format
     /// claims goes to libvips, which names what it cannot open.
-    public static func decoder(fileExtension: String, head: [UInt8]) -> Decoder {
+    package static func decoder(fileExtension: String, head: [UInt8]) -> Decoder {
         if withExtension(fileExtension)?.family == .raw { return .libraw }
         return recognized(head)?.decoder ?? .libvips
     }
 
     /// True when `head` is a still picture's (RAW files aside: those are known by name).
-    public static func isStill(_ head: [UInt8]) -> Bool {
+    package static func isStill(_ head: [UInt8]) -> Bool {
         recognized(head).map { $0.family != .video && $0.family != .raw } ?? false
     }
 
     /// True when `head` is a video container's that no picture format claims.
-    public static func isVideo(_ head: [UInt8]) -> Bool {
+    package static func isVideo(_ head: [UInt8]) -> Bool {
         recognized(head)?.family == .video
     }
 }
