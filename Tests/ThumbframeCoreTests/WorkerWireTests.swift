@@ -33,7 +33,7 @@ struct WorkerWireTests {
             placeholder: .init(
                 sha256: String(repeating: "b", count: 64), placeholder: .init(thumbhash: "3OcRJYB4d3h/iIeHeEh3eIhw+j3A", color: "#7f7f7f")),
             recorded: ["thumbs/ab/ab.jpg": 12_345, "thumbs/cd/cd.webp": 0])
-        var job = WorkerProtocol.Job(work)
+        var job = WorkerProtocol.Job(work, sha256: String(repeating: "c", count: 64))
         job.previousIdentifier = "5A0D7B6C-0000-4000-8000-000000000001"
         return job
     }()
@@ -56,6 +56,7 @@ struct WorkerWireTests {
         #expect(job.rawPath == Self.job.rawPath && job.openPath == Self.job.openPath && job.stat == Self.job.stat)
         #expect(job.previous == Self.job.previous && job.known?.placeholder == Self.job.known?.placeholder)
         #expect(job.recorded == Self.job.recorded && job.previousIdentifier == Self.job.previousIdentifier)
+        #expect(job.sha256 == Self.job.sha256)
         #expect(job.source.rawPath == [UInt8]("2019/f".utf8) + [0xFF] + [UInt8]("o/IMG_1.jpg".utf8))
         #expect(job.source.openPath == Array("linked/IMG_1.jpg".utf8) && job.source.stat == Self.job.stat)
         for done in [Self.item, Self.failure] {
@@ -120,6 +121,12 @@ struct WorkerWireTests {
             var body = bodies[0]
             withUnsafeBytes(of: length.littleEndian) { body.replaceSubrange(1..<9, with: $0) }
             #expect(!parses(body, toWorker: true), "a path length of \(length)")
+        }
+        // The file's hash is 64 lowercase hex digits, or the job is not one.
+        for hash in [String(repeating: "C", count: 64), String(repeating: "c", count: 63), "../" + String(repeating: "c", count: 61)] {
+            var job = Self.job
+            job.sha256 = hash
+            #expect(!parses(Array(WorkerProtocol.ToWorker.job(job).wire.dropFirst(4)), toWorker: true), "a hash \(hash)")
         }
     }
 }

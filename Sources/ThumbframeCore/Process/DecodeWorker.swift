@@ -101,7 +101,7 @@ package enum DecodeWorker {
         context.recorded = job.recorded
         let timed = ItemProcessor.timed(
             job.source, context: context, previous: job.previous, previousIdentifier: job.previousIdentifier, known: job.known,
-            opened: file)
+            opened: file, sha256: job.sha256)
         let outcome: WorkerProtocol.Done.Outcome
         switch timed.outcome {
         case .item(let item):

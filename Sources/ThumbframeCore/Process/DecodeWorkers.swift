@@ -132,9 +132,6 @@ final class DecodeWorkers: @unchecked Sendable {
             lock.unlock()
             handedOn = true
         }
-        // The source's SHA-256 as this process reads it, while the worker decodes: the content
-        // addresses of what it makes are the build's.
-        let sha256 = Digest.sha256(fd: job.file.fd, size: file.stat.size)
         // The deadline is the build's, set here by the job's kind: each video phase the worker
         // announces moves it to that phase's own limit, as many as the kind has and no more.
         let started = Worker.now()
@@ -152,7 +149,7 @@ final class DecodeWorkers: @unchecked Sendable {
         }
         if case .answer(.done(let done)) = answer {
             let folder = Array(String(job.number).utf8)
-            let kept = keep(done, job: job, sha256: sha256, scratch: try? worker.scratch.subdirectory(folder))
+            let kept = keep(done, job: job, scratch: try? worker.scratch.subdirectory(folder))
             _ = worker.scratch.removeTree(folder, OutputDirectory.scratchShape)
             switch kept {
             case .success(let timed):
@@ -177,7 +174,7 @@ final class DecodeWorkers: @unchecked Sendable {
     /// What the build keeps of a job's outcome: checked (`WorkerContract`), its files named,
     /// copied and hashed by this process (`ScratchOutputs`); or why the worker broke its contract.
     private func keep(
-        _ done: WorkerProtocol.Done, job: Handout, sha256: String?, scratch: Directory?
+        _ done: WorkerProtocol.Done, job: Handout, scratch: Directory?
     ) -> Result<ItemProcessor.Timed, WorkerContract.Breach> {
         let file = job.job.source
         func failed(_ stage: FailureStage, _ reason: String, unwritable: Bool = false) -> ItemProcessor.Timed {
@@ -208,9 +205,14 @@ final class DecodeWorkers: @unchecked Sendable {
                     ItemProcessor.failure(file, .decode, WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason))
             }
         case .item(var stored):
-            // The file the worker decoded is the one this process hashed (else it changed meanwhile).
-            guard let sha256, stored.file.sha256 == sha256 else {
+            // The file the worker decoded is the one this process hashed: unchanged since, and the
+            // item is of those bytes.
+            guard job.file.stat() == job.stat else {
                 return .success(failed(.read, FileSystemError.changedWhileReading.localizedDescription))
+            }
+            let sha256 = job.job.sha256
+            guard stored.file.sha256 == sha256, stored.file.bytes == job.stat.size else {
+                return .failure(.init(what: "an item of other bytes than its file's"))
             }
             var outputs = ScratchOutputs(scratch: scratch, output: output, setup: setup, source: job.file, sourceSHA256: sha256)
             do throws(ScratchOutputs.Problem) {
@@ -242,6 +244,9 @@ final class DecodeWorkers: @unchecked Sendable {
         var job: WorkerProtocol.Job
         var wire: [UInt8]
         var file: OpenFile
+        /// The file as it was when the build hashed it: the same after the worker's answer, or
+        /// the file changed while it was read.
+        var stat: FileStat
         var videoPhases: Int
         /// Its number among the worker's jobs, from 1: its scratch subfolder's name.
         var number = 0
@@ -256,14 +261,19 @@ final class DecodeWorkers: @unchecked Sendable {
         } catch {
             return .failure(error)
         }
+        // The file's one hash, here (a job handed ahead is hashed while the worker decodes the one
+        // before it); the worker names and reuses by it.
+        guard let stat = opened.stat(), let sha256 = Digest.sha256(fd: opened.fd, size: stat.size), opened.stat() == stat else {
+            return .failure(.changedWhileReading)
+        }
         var head = [UInt8](repeating: 0, count: MediaFormat.headBytes)
         let got = head.withUnsafeMutableBytes { pread(opened.fd, $0.baseAddress, $0.count, 0) }
         head.removeLast(head.count - max(0, got))
         let name = FileSignature.extension(String(decoding: work.file.name, as: UTF8.self))
-        let job = WorkerProtocol.Job(work)
+        let job = WorkerProtocol.Job(work, sha256: sha256)
         return .success(
             Handout(
-                job: job, wire: WorkerProtocol.ToWorker.job(job).wire, file: opened,
+                job: job, wire: WorkerProtocol.ToWorker.job(job).wire, file: opened, stat: stat,
                 videoPhases: Self.videoPhases(head: head, fileExtension: name)))
     }
 

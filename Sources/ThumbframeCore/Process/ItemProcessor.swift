@@ -226,7 +226,7 @@ enum ItemProcessor {
     /// (a worker's), else it is opened beneath `context.source`.
     static func timed(
         _ source: SourceFile, context: ProcessingContext, previous: Manifest.Item? = nil, previousIdentifier: String? = nil,
-        known: ReusePlan.KnownPlaceholder? = nil, opened: OpenFile? = nil
+        known: ReusePlan.KnownPlaceholder? = nil, opened: OpenFile? = nil, sha256 given: String? = nil
     ) -> Timed {
         defer { Decoders.threadDone() }
         let file: OpenFile
@@ -239,7 +239,8 @@ enum ItemProcessor {
         let head = file.head(MediaFormat.headBytes)
         let library = MediaFormat.decoder(fileExtension: FileSignature.extension(String(decoding: source.name, as: UTF8.self)), head: head)
         if library == .ffmpeg {
-            return video(source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known)
+            return video(
+                source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known, sha256: given)
         }
         let bytes: [UInt8]
         do {
@@ -249,7 +250,7 @@ enum ItemProcessor {
         }
         guard !bytes.isEmpty else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
         return bytes.withUnsafeBytes { raw in
-            let sha256 = Digest.sha256(raw)
+            let sha256 = given ?? Digest.sha256(raw)
             guard let context = reuse(previous, sha256: sha256, context: context) else {
                 return Timed(
                     outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier, known: known)))
@@ -424,10 +425,10 @@ enum ItemProcessor {
     /// bounded by `--max-file-bytes`; the memory it takes is the decoder's, bounded by its frame).
     private static func video(
         _ source: SourceFile, _ file: OpenFile, context: ProcessingContext, previous: Manifest.Item?,
-        previousIdentifier: String?, known: ReusePlan.KnownPlaceholder?
+        previousIdentifier: String?, known: ReusePlan.KnownPlaceholder?, sha256 given: String?
     ) -> Timed {
         guard let stat = file.stat(), stat.size > 0 else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
-        guard let sha256 = Digest.sha256(fd: file.fd, size: stat.size), file.stat() == stat else {
+        guard let sha256 = given ?? Digest.sha256(fd: file.fd, size: stat.size), file.stat() == stat else {
             return Timed(outcome: .failed(failure(source, .read, FileSystemError.changedWhileReading.localizedDescription)))
         }
         guard let context = reuse(previous, sha256: sha256, context: context) else {

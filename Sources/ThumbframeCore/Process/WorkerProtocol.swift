@@ -73,9 +73,12 @@ enum WorkerProtocol {
         var previousIdentifier: String?
         var known: ReusePlan.KnownPlaceholder?
         var recorded: [String: Int]
+        /// The file's SHA-256 as the build read it from the descriptor it hands over: the worker
+        /// names and reuses by it and does not hash the file again.
+        var sha256: String
 
-        init(_ work: ReusePlan.Work) {
-            (rawPath, openPath, stat) = (work.file.rawPath, work.file.openPath, work.file.stat)
+        init(_ work: ReusePlan.Work, sha256: String) {
+            (rawPath, openPath, stat, self.sha256) = (work.file.rawPath, work.file.openPath, work.file.stat, sha256)
             (previous, previousIdentifier, known, recorded) = (work.previous, work.previousIdentifier, work.placeholder, work.recorded)
         }
 
