@@ -67,42 +67,43 @@ package struct DecodeFailure: Error, Sendable, Equatable {
 
     package var stage: Stage
     package var reason: String
-    /// The reason is the decoding library's process-wide message buffer, which parallel decodes
-    /// can mix (see `ErrorWindows`).
-    package var fromLibrary = false
+    /// What stopped the decode from outside the file (memory, time), where that is what did.
+    package var cause: FailureCause?
     /// The errno of a write into OUT_DIR that failed while the file's output was written by a
     /// library (a rendition's muxer): the run's failure, not the file's.
     package var outputErrno: Int32?
 
-    package init(stage: Stage, reason: String, fromLibrary: Bool = false) {
+    /// Whether a library's message says an allocation failed: libvips, libjpeg, GLib, glibc, C++
+    /// and the Swift runtime say so only in words (their fixed messages), so the worker, where the
+    /// message is the library's own, gives its failure the cause `memory`; the build reads no
+    /// worker's words but a dying worker's last ones on stderr.
+    package static func isAllocationFailure(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return [
+            "out of memory", "cannot allocate memory", "failed to allocate", "could not allocate", "bad_alloc",
+            "memory allocation", "not enough memory", "unable to allocate", "insufficient memory",
+        ].contains { lowered.contains($0) }
+    }
+
+    package init(stage: Stage, reason: String, cause: FailureCause? = nil) {
         self.stage = stage
         self.reason = reason
-        self.fromLibrary = fromLibrary
+        self.cause = cause
     }
 }
 
-/// The outcome of one `ImageDecoder.decode`, with when the library worked on it.
+/// The outcome of one `ImageDecoder.decode`.
 package struct Decoded: Sendable {
     /// The header, and what was rendered (nil when the request asked for nothing).
     package var result: Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure>
-    /// From just before the file was opened to just after its outcome was known, on
-    /// `ErrorWindows.clock`.
-    package var window: ClosedRange<UInt64>
-    /// The file was made, yet the library had left a message in its buffer (an operation that
-    /// recovered, or another file's failure in flight); the buffer was emptied.
-    package var leftMessage = false
 }
 
 extension Decoded {
-    /// The outcome of a decode that began at `opened` and ends now; after a success, a message
-    /// libvips left in its buffer is emptied and noted.
-    init(_ result: Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure>, since opened: UInt64) {
-        var leftMessage = false
-        if case .success = result, Vips.hasErrors() {
-            leftMessage = true
-            Vips.clearErrors()
-        }
-        self.init(result: result, window: opened...ErrorWindows.clock(), leftMessage: leftMessage)
+    /// The outcome of a decode; after a success, a message libvips left in its buffer (an
+    /// operation that recovered) is emptied, so the next file's failure reads its own alone.
+    init(_ result: Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure>) {
+        if case .success = result, Vips.hasErrors() { Vips.clearErrors() }
+        self.init(result: result)
     }
 }
 

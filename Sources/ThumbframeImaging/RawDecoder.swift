@@ -19,8 +19,7 @@ package struct RawDecoder: ImageDecoder {
         _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
         request: (ImageHeader) -> RenderRequest?
     ) -> Decoded {
-        let opened = ErrorWindows.clock()
-        return Decoded(Self.make(file, limits: limits, cancellation: cancellation, request: request), since: opened)
+        return Decoded(Self.make(file, limits: limits, cancellation: cancellation, request: request))
     }
 
     private static func make(
@@ -33,7 +32,7 @@ package struct RawDecoder: ImageDecoder {
         guard
             let raw = tf_raw_open(file.baseAddress, file.count, megabytes, limits.decodeTimeout, cancellation?.pointer, &info, &error)
         else {
-            return .failure(DecodeFailure(stage: .probe, reason: Self.openReason(error, file: file)))
+            return .failure(DecodeFailure(stage: .probe, reason: Self.openReason(error, file: file), cause: Self.cause(error)))
         }
         defer { tf_raw_close(raw) }
         guard info.width > 0, info.height > 0 else {
@@ -127,6 +126,15 @@ package struct RawDecoder: ImageDecoder {
         }.flatMap(VipsDecoder.inMemory)
     }
 
+    /// LibRaw's LIBRAW_UNSUFFICIENT_MEMORY: an allocation past its limit (`--max-decode-bytes`) or
+    /// the worker's memory cap.
+    static let insufficientMemory: Int32 = -100_007
+
+    /// What stopped LibRaw from outside the file, by its error code.
+    static func cause(_ error: Int32) -> FailureCause? {
+        error == insufficientMemory ? .memory : nil
+    }
+
     /// The sensor's data demosaiced by LibRaw (oriented by it), resized to the display box.
     private static func demosaic(_ raw: OpaquePointer, half: Bool, box: (Int, Int), limits: ResourceLimits) -> Result<
         VipsImageHandle, DecodeFailure
@@ -137,7 +145,8 @@ package struct RawDecoder: ImageDecoder {
         guard error == 0 else {
             return .failure(
                 DecodeFailure.stopped(tf_raw_stopped(raw), limits: limits)
-                    ?? DecodeFailure(stage: .decode, reason: developReason(error, dataError: tf_raw_data_error(raw))))
+                    ?? DecodeFailure(
+                        stage: .decode, reason: developReason(error, dataError: tf_raw_data_error(raw)), cause: cause(error)))
         }
         return bitmap(image).flatMap { developed in
             VipsDecoder.step(.decode) { tf_resize_exact(developed.pointer, $0, Int32(box.0), Int32(box.1), 0) }

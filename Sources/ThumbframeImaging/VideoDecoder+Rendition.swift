@@ -88,7 +88,8 @@ extension VideoDecoder {
                     return .failure(
                         DecodeFailure(
                             stage: .encode,
-                            reason: "its rendition timed out after \(ResourceLimits.seconds(limits.videoTimeout)) (--video-timeout)"))
+                            reason: "its rendition timed out after \(ResourceLimits.seconds(limits.videoTimeout)) (--video-timeout)",
+                            cause: .time))
                 }
                 return .failure(
                     DecodeFailure.stopped(result.stopped, limits: limits)

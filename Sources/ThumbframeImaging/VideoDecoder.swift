@@ -36,8 +36,7 @@ package struct VideoDecoder: Sendable {
         fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
         request: (ImageHeader) -> RenderRequest?
     ) -> Decoded {
-        let opened = ErrorWindows.clock()
-        return Decoded(Self.make(fd: fd, size: size, limits: limits, cancellation: cancellation, request: request), since: opened)
+        return Decoded(Self.make(fd: fd, size: size, limits: limits, cancellation: cancellation, request: request))
     }
 
     /// The facts and display size of the video `size` bytes long at `offset` in `fd` (a Motion
@@ -88,7 +87,7 @@ package struct VideoDecoder: Sendable {
     ) -> Result<T, DecodeFailure> {
         let index = index(fd: fd, offset: offset, size: size, limits: limits)
         if let refusal = index.refusal {
-            return .failure(DecodeFailure(stage: .probe, reason: refusal))
+            return .failure(DecodeFailure(stage: .probe, reason: refusal, cause: .memory))
         }
         var stopped: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
@@ -102,7 +101,7 @@ package struct VideoDecoder: Sendable {
         }
         defer { tf_video_close(video) }
         return Probe.read(tf_video_format(video)!, indexFirst: index.first).flatMap { probe in
-            if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal)) }
+            if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal, cause: .memory)) }
             return body(video, probe)
         }
     }

@@ -47,7 +47,7 @@ enum Vips {
         }
         defer { threadDone() }
         let size = withImage(bytes, failOn: 0) { image in (image.width, image.height) }
-        guard let size else { return .failure(DecodeFailure(stage: .probe, reason: "unreadable: " + takeError(), fromLibrary: true)) }
+        guard let size else { return .failure(DecodeFailure(stage: .probe, reason: "unreadable: " + takeError())) }
         return .success(size)
     }
 

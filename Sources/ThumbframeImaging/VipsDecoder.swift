@@ -17,13 +17,12 @@ package struct VipsDecoder: ImageDecoder {
         _ file: UnsafeRawBufferPointer, limits: ResourceLimits, cancellation: CancellationFlag?,
         request: (ImageHeader) -> RenderRequest?
     ) -> Decoded {
-        let opened = ErrorWindows.clock()
         func made(_ decodable: UnsafeRawBufferPointer) -> Result<(header: ImageHeader, rendering: Rendering?), DecodeFailure> {
             Self.make(decodable, file: file, limits: limits, cancellation: cancellation, request: request)
         }
         // The decoder gets a PNG without its text chunks (the caller's hash and size stay the file's).
         let bounded = MetadataBounds.pngWithoutText(file)
-        return Decoded(bounded.map { $0.withUnsafeBytes(made) } ?? made(file), since: opened)
+        return Decoded(bounded.map { $0.withUnsafeBytes(made) } ?? made(file))
     }
 
     /// The probe, the refusal, the request, the render.
@@ -39,7 +38,7 @@ package struct VipsDecoder: ImageDecoder {
             return .failure(Self.blockedExplained(.vips(.probe, "not a readable image: ")))
         }
         if let refusal = limits.refusal(header, bands: bands, bytesPerBand: bytesPerBand, file: raw) {
-            return .failure(DecodeFailure(stage: .probe, reason: refusal))
+            return .failure(DecodeFailure(stage: .probe, reason: refusal, cause: .memory))
         }
         guard let wanted = request(header), wanted.render else { return .success((header, nil)) }
         if let transfer = header.toneMappedTransfer {
@@ -543,7 +542,8 @@ extension DecodeFailure {
         switch reason {
         case Int32(TF_STOP_DEADLINE.rawValue):
             DecodeFailure(
-                stage: .decode, reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)")
+                stage: .decode, reason: "decoding took longer than \(ResourceLimits.seconds(limits.decodeTimeout)) (--decode-timeout)",
+                cause: .time)
         case Int32(TF_STOP_REQUESTED.rawValue): DecodeFailure(stage: .decode, reason: "stopped by a signal")
         default: nil
         }
@@ -551,7 +551,9 @@ extension DecodeFailure {
 
     /// A failure whose reason is libvips' error buffer, taken now.
     static func vips(_ stage: Stage, _ prefix: String = "") -> DecodeFailure {
-        DecodeFailure(stage: stage, reason: prefix + Vips.takeError(), fromLibrary: true)
+        let message = Vips.takeError()
+        let memory = DecodeFailure.isAllocationFailure(message)
+        return DecodeFailure(stage: stage, reason: prefix + message, cause: memory ? .memory : nil)
     }
 }
 

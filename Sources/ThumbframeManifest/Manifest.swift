@@ -268,6 +268,9 @@ extension Manifest {
         public var stage: String
         /// One line saying why.
         public var reason: String
+        /// What stopped the decode from outside the file (`FailureCause`: `crash`, `memory`,
+        /// `time`), set by the build; nil for a file that is itself unreadable, damaged or refused.
+        public var cause: String?
         /// The file's size when it failed, so an unchanged broken file is not decoded again.
         public var bytes: Int?
         /// The file's modification time when it failed (as `FileInfo.modified`).
@@ -275,12 +278,14 @@ extension Manifest {
 
         /// Creates a failure record.
         public init(
-            path: String, rawPath: String? = nil, stage: String, reason: String, bytes: Int? = nil, modified: String? = nil
+            path: String, rawPath: String? = nil, stage: String, reason: String, cause: String? = nil, bytes: Int? = nil,
+            modified: String? = nil
         ) {
             self.path = path
             self.rawPath = rawPath
             self.stage = stage
             self.reason = reason
+            self.cause = cause
             self.bytes = bytes
             self.modified = modified
         }

@@ -34,6 +34,14 @@ struct LongImageTests {
             #expect(item.image.width == 65_535 && item.image.height == 318)
             #expect(item.thumbnails["grid"].map { [$0.width, $0.height] } == [256, 256])
             #expect(item.thumbnails["preview"].map { [$0.width, $0.height] } == [1280, 6])
+            // Under a --max-decode-bytes it is over (its canvas at 16 bytes a pixel: 318 MiB), it
+            // fails from its header, with memory as its cause, which inspect counts.
+            let refused = try await CLITests.run(["build", root + "/src", "--out", root + "/small", "--max-decode-bytes", "\(100 << 20)"])
+            #expect(refused.status == 1, "\(refused.stderr)")
+            let failure = try #require(try ManifestFile.load(root + "/small/manifest.json").failures.first)
+            #expect(failure.stage == "probe" && failure.cause == "memory" && failure.reason.contains("over --max-decode-bytes"))
+            let inspect = try await CLITests.run(["inspect", root + "/small/manifest.json"])
+            #expect(inspect.stdout.contains("failures      1 (memory 1)"), "\(inspect.stdout)")
         }
     }
 

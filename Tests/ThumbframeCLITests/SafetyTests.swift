@@ -196,7 +196,7 @@ struct SafetyTests {
                 limits: ResourceLimits())
             let file = try #require(walk.files.first { $0.relativePath == "album/IMG_0.jpg" })
             let outcome = ItemProcessor.process(file, context: context)
-            guard case .failed(let failure, _) = outcome else {
+            guard case .failed(let failure) = outcome else {
                 Issue.record("read through a link: \(outcome)")
                 return
             }
@@ -323,14 +323,14 @@ struct SafetyTests {
                     == .failed(
                         .init(
                             path: "wide.png", stage: "decode", reason: "decoding took longer than 1e-06 s (--decode-timeout)",
-                            bytes: file.stat.size, modified: file.stat.modifiedRFC3339)))
+                            cause: "time", bytes: file.stat.size, modified: file.stat.modifiedRFC3339)))
             let flag = CancellationFlag()
             flag.cancel(signal: SIGTERM)
             let stopped = ItemProcessor.process(
                 file,
                 context: ProcessingContext(
                     recipes: ThumbnailRecipe.defaults, source: source, output: output, limits: ResourceLimits(), cancellation: flag))
-            guard case .failed(let failure, _) = stopped else {
+            guard case .failed(let failure) = stopped else {
                 Issue.record("not stopped: \(stopped)")
                 return
             }

@@ -99,6 +99,7 @@ struct WorkerTests {
             let manifest = try ManifestFile.load(root + "/out/manifest.json")
             #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: decoder crashed (SIGSEGV)"])
+            #expect(manifest.failures.map(\.cause) == ["crash"])
             #expect(run.summary["failed"] as? [String: Int] == ["crash": 1], "\(run.summary)")
             let inspect = try await CLITests.run(["inspect", root + "/out/manifest.json"])
             #expect(inspect.stdout.contains("failures      1 (crash 1)"), "\(inspect.stdout)")
@@ -121,6 +122,7 @@ struct WorkerTests {
             #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(
                 manifest.failures.map { "\($0.path): \($0.reason)" } == ["slow.jpg: timed out after 30 s (--decode-timeout), killed"])
+            #expect(manifest.failures.map(\.cause) == ["time"])
             #expect(run.summary["failed"] as? [String: Int] == ["time": 1], "\(run.summary)")
             #expect(Self.workers(of: source).isEmpty, "no worker outlives its build")
         }
@@ -143,6 +145,7 @@ struct WorkerTests {
             #expect(manifest.items.map(\.path) == ["a.jpg", "b.jpg", "c.jpg", "z.jpg"])
             #expect(manifest.failures.map(\.path) == ["slow.jpg"])
             #expect(manifest.failures.first?.reason.hasPrefix("over the memory limit (160 MiB)") == true, "\(manifest.failures)")
+            #expect(manifest.failures.first?.cause == "memory", "\(manifest.failures)")
             #expect(run.summary["failed"] as? [String: Int] == ["memory": 1], "\(run.summary)")
         }
     }

@@ -71,6 +71,17 @@ struct WorkerContractTests {
                 bad.stage = "anything"
                 _ = try WorkerContract.checked(WorkerProtocol.Done(outcome: .failed(bad)), source: source, setup: setup)
             }
+            // Its cause is memory or time, which a worker knows; never a crash, never anything else.
+            for (cause, kept) in [("memory", true), ("time", true), ("crash", false), ("disk", false), ("", false)] {
+                var claimed = forged
+                claimed.cause = cause
+                let checked = try? WorkerContract.checked(WorkerProtocol.Done(outcome: .failed(claimed)), source: source, setup: setup)
+                guard case .failed(let failure)? = checked else {
+                    #expect(!kept, "cause \(cause) refused")
+                    continue
+                }
+                #expect(kept && failure.cause == cause, "cause \(cause) kept as \(String(describing: failure.cause))")
+            }
         }
     }
 }

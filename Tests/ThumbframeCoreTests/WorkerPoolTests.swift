@@ -79,22 +79,4 @@ struct WorkerPoolTests {
         #expect(handled >= 20 && handled <= 21, "\(handled) results after the stop")
         #expect(running.most <= 2)
     }
-
-    @Test("a failure is decoded again only when other libvips work that left a message overlapped it, from any build")
-    func mixingRule() {
-        func window(_ position: Int?, _ range: ClosedRange<UInt64>, build: Int = 1) -> ErrorWindows.Window {
-            ErrorWindows.Window(build: build, position: position, window: range)
-        }
-        // Back to back (one file at a time): none.
-        #expect(ErrorWindows.mayHaveMixed([window(0, 1...2), window(1, 3...4), window(2, 5...6)], build: 1).isEmpty)
-        // Two failures at once: both; a third after them: not.
-        #expect(ErrorWindows.mayHaveMixed([window(3, 1...4), window(5, 2...3), window(7, 5...6)], build: 1) == [3, 5])
-        // A built file that left a message, during a failure: the failure.
-        #expect(ErrorWindows.mayHaveMixed([window(nil, 1...10), window(4, 5...6), window(9, 11...12)], build: 1) == [4])
-        // A long window that covers a later one several starts away.
-        #expect(
-            ErrorWindows.mayHaveMixed([window(1, 1...20), window(2, 3...4), window(3, 5...6), window(4, 30...31)], build: 1) == [1, 2, 3])
-        // Another build in the same process counts; its own failures are its business.
-        #expect(ErrorWindows.mayHaveMixed([window(8, 1...5, build: 2), window(6, 4...9), window(2, 20...21, build: 2)], build: 1) == [6])
-    }
 }

@@ -171,8 +171,9 @@ package struct BuildReport: Sendable, Equatable {
     /// that fail now), and walk failures when they are not the previous build's: what
     /// `--fail-on new` exits 1 for.
     package var newFailures: Int = 0
-    /// Failures decoded a second time because their libvips message may have mixed with another
-    /// file's (`ErrorWindows`).
+    /// Always 0, kept in the JSON summary for its readers: failures were decoded a second time
+    /// when decodes shared a process and their libvips messages could mix; each worker decodes
+    /// one file at a time now.
     package var rediagnosed: Int = 0
     /// With `check`: what a build would change, one line each (empty when up to date).
     package var stale: [String] = []

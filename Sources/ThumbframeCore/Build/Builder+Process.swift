@@ -46,7 +46,7 @@ extension Builder {
             switch timed.outcome {
             case .item, .encoded:
                 tally.thumbnailsWritten += timed.outcome.thumbnailsWritten
-            case .failed(let failure, _):
+            case .failed(let failure):
                 if !(unit.known && !unit.wasItem) { newlyFailed.insert(position) }
                 if unit.wasItem { tally.droppedByFailure += 1 }
                 // Failing as it failed, at the same size (a checkout moved its time): the stored
@@ -153,7 +153,7 @@ extension FileOutcome {
         switch self {
         case .item(let item): .item(item.stored, captured: item.captureTime)
         case .encoded(let item, _): .encoded(item)
-        case .failed(let failure, _): .failure(failure)
+        case .failed(let failure): .failure(failure)
         }
     }
 

@@ -112,7 +112,7 @@ package enum DecodeWorker {
             }
         case .encoded(let item, _):
             outcome = .item(json: item.json)
-        case .failed(let failure, _):
+        case .failed(let failure):
             // One file at a time in a worker: libvips' message is this file's own.
             outcome = .failed(failure)
         }

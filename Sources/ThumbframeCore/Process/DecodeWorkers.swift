@@ -96,6 +96,9 @@ final class DecodeWorkers: @unchecked Sendable {
         func failed(_ reason: String, _ stage: FailureStage = .decode) -> ItemProcessor.Timed {
             ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, stage, reason)))
         }
+        func failed(_ ending: WorkerEnd) -> ItemProcessor.Timed {
+            ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, .decode, ending.reason, cause: ending.cause)))
+        }
         lock.lock()
         let ahead = handed.removeValue(forKey: index)
         lock.unlock()
@@ -167,7 +170,7 @@ final class DecodeWorkers: @unchecked Sendable {
         }
         switch answer {
         case .answer: return failed(end(worker, killing: true, reason: Self.breach("an answer that is not the job's")))
-        case .ended(let reason): return failed(reason)
+        case .ended(let ending): return failed(ending)
         }
     }
 
@@ -200,9 +203,11 @@ final class DecodeWorkers: @unchecked Sendable {
         switch checked {
         case .failed(let failure):
             timed = ItemProcessor.Timed(outcome: .failed(failure))
-            if WorkerEnd.isAllocationFailure(failure.reason) {
+            // An allocation the worker's memory cap refused (a header's refusal is the probe's).
+            if failure.cause == FailureCause.memory.rawValue, failure.stage != FailureStage.probe.rawValue {
                 timed.outcome = .failed(
-                    ItemProcessor.failure(file, .decode, WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason))
+                    ItemProcessor.failure(
+                        file, .decode, WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason, cause: .memory))
             }
         case .item(var stored):
             // The file the worker decoded is the one this process hashed: unchanged since, and the
@@ -304,7 +309,7 @@ final class DecodeWorkers: @unchecked Sendable {
 
     private enum Ending {
         case answer(WorkerProtocol.FromWorker)
-        case ended(String)
+        case ended(WorkerEnd)
     }
 
     /// Waits until the worker answers, dies, or the deadline or a stop comes (then it is killed).
@@ -321,7 +326,7 @@ final class DecodeWorkers: @unchecked Sendable {
                 rendering
                 ? "\(ResourceLimits.seconds(setup.limits.videoTimeout)) (--video-timeout)"
                 : "\(ResourceLimits.seconds(setup.limits.decodeTimeout)) (--decode-timeout)"
-            return .ended(end(worker, killing: true, reason: "timed out after \(limit), killed"))
+            return .ended(end(worker, killing: true, reason: "timed out after \(limit), killed", cause: .time))
         case .cancelled:
             return .ended(end(worker, killing: true, reason: "stopped by a signal"))
         }
@@ -363,8 +368,8 @@ final class DecodeWorkers: @unchecked Sendable {
         guard WorkerProtocol.send(worker.channel, WorkerProtocol.ToWorker.setup(setup).wire),
             case .message(.ready(let sandbox, let memory)) = worker.next(until: Worker.now() + 60, cancellation: nil)
         else {
-            let reason = end(worker, killing: true, reason: nil)
-            throw WorkerStartError(reason: "cannot start a decode worker: \(reason)")
+            let ending = end(worker, killing: true, reason: nil)
+            throw WorkerStartError(reason: "cannot start a decode worker: \(ending.reason)")
         }
         report(sandbox, memory: memory)
         return worker
@@ -378,13 +383,14 @@ final class DecodeWorkers: @unchecked Sendable {
 
     /// Ends a worker (killed first when `killing`; else given a second to exit once its socket
     /// closes, then killed), reaps it, and says why it ended: `reason`, else what its exit status
-    /// and last words tell.
-    private func end(_ worker: Worker, killing: Bool, reason: String?) -> String {
+    /// and last words tell, with `cause` (what stopped the decode from outside the file).
+    private func end(_ worker: Worker, killing: Bool, reason: String?, cause: FailureCause? = nil) -> WorkerEnd {
         if killing { kill(worker.pid, SIGKILL) }
         close(worker.channel)
         let status = worker.reap(within: killing ? nil : 1)
         _ = output.thumbs?.removeTree(Array(worker.scratchName.utf8), OutputDirectory.scratchShape)
-        return reason ?? WorkerEnd.reason(status: status, lastWords: worker.lastWords, memoryLimit: setup.memoryLimit)
+        if let reason { return WorkerEnd(reason: reason, cause: cause) }
+        return WorkerEnd(status: status, lastWords: worker.lastWords, memoryLimit: setup.memoryLimit)
     }
 
     /// Says once per build what of the sandbox the kernel refused.
@@ -457,28 +463,32 @@ struct WorkerStartError: Error {
     var reason: String
 }
 
-/// How a worker's end reads in a failure.
-enum WorkerEnd {
-    /// A reason from a wait status (`waitpid`) and the last of what the worker wrote on stderr.
-    static func reason(status: Int32, lastWords: String, memoryLimit: Int) -> String {
+/// How a worker's end reads in a failure: why, and what stopped the decode from outside the file.
+struct WorkerEnd {
+    var reason: String
+    var cause: FailureCause?
+
+    init(reason: String, cause: FailureCause?) {
+        (self.reason, self.cause) = (reason, cause)
+    }
+
+    /// From a wait status (`waitpid`) and the last of what the worker wrote on stderr: GLib, C++
+    /// and the Swift runtime say an allocation failed only in words there, then abort; a worker
+    /// that died so counts as over memory, any other end as a crash.
+    init(status: Int32, lastWords: String, memoryLimit: Int) {
         let signal = status & 0x7F
-        if isAllocationFailure(lastWords) { return overMemory(memoryLimit) }
-        if signal != 0 { return "decoder crashed (\(name(of: signal)))" }
         let code = (status >> 8) & 0xFF
-        return code == 0 ? "decoder exited before it answered" : "decoder exited with status \(code)"
+        if DecodeFailure.isAllocationFailure(lastWords) {
+            (reason, cause) = (Self.overMemory(memoryLimit), .memory)
+        } else if signal != 0 {
+            (reason, cause) = ("decoder crashed (\(Self.name(of: signal)))", .crash)
+        } else {
+            (reason, cause) = (code == 0 ? "decoder exited before it answered" : "decoder exited with status \(code)", .crash)
+        }
     }
 
     static func overMemory(_ limit: Int) -> String {
         "over the memory limit (\(ResourceLimits.mebibytes(limit)))"
-    }
-
-    /// What glibc, GLib, the Swift runtime, C++ and the decoders say when an allocation fails.
-    static func isAllocationFailure(_ text: String) -> Bool {
-        let lowered = text.lowercased()
-        return [
-            "out of memory", "cannot allocate memory", "failed to allocate", "could not allocate", "bad_alloc",
-            "memory allocation", "not enough memory", "unable to allocate", "insufficient memory",
-        ].contains { lowered.contains($0) }
     }
 
     static func name(of signal: Int32) -> String {

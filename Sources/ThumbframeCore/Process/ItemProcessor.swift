@@ -156,8 +156,7 @@ enum FileOutcome: Sendable, Equatable {
     case item(ProcessedItem)
     /// An item a decode worker made, as the state index stores it.
     case encoded(StateIndex.EncodedItem, thumbnailsWritten: Int)
-    /// `fromVips`: the reason is libvips' error buffer, which parallel decodes can mix.
-    case failed(Manifest.Failure, fromVips: Bool = false)
+    case failed(Manifest.Failure)
 }
 
 extension FailureStage {
@@ -181,17 +180,10 @@ enum ItemProcessor {
         timed(source, context: context, previous: previous).outcome
     }
 
-    /// A file's outcome, and when its libvips work ran (on `ErrorWindows.clock`): libvips keeps
-    /// one error buffer for the whole process, so a failure's message is its own only if no other
-    /// libvips work that left a message there ran at the same time (see `ErrorWindows`).
+    /// A file's outcome, and what the build is to know beside it. (A worker decodes one file at a
+    /// time: libvips' process-wide error buffer holds that file's message alone.)
     struct Timed: Sendable {
         var outcome: FileOutcome
-        /// From just before the image was opened to just after its outcome was known; nil when
-        /// libvips never saw the file (a read failure, an unchanged file under `--verify`).
-        var window: ClosedRange<UInt64>?
-        /// The file was built, yet libvips had left a message in the buffer (an operation that
-        /// recovered, or another file's failure in flight); the buffer was emptied.
-        var leftMessage = false
         /// OUT_DIR itself could not take the thumbnail (full disk, quota, read-only, I/O error):
         /// not this file's failure but the run's, which stops and keeps what it recorded.
         var outputUnwritable: String?
@@ -571,10 +563,10 @@ enum ItemProcessor {
                 render: !missing.isEmpty || known == nil || (likeness && known?.likeness == nil),
                 gainMaps: gainMaps, likeness: likeness)
         }
-        var timed = Timed(outcome: .failed(failure(source, .probe, "")), window: decoded.window, leftMessage: decoded.leftMessage)
+        var timed = Timed(outcome: .failed(failure(source, .probe, "")))
         switch decoded.result {
         case .failure(let problem):
-            timed.outcome = .failed(failure(source, FailureStage(problem.stage), problem.reason), fromVips: problem.fromLibrary)
+            timed.outcome = .failed(failure(source, FailureStage(problem.stage), problem.reason, cause: problem.cause))
         case .success(let (header, rendering)):
             let writes = Array(zip(rendering?.encoded ?? [], missing))
             for (number, (encoded, (output, path))) in writes.enumerated() {
@@ -598,14 +590,12 @@ enum ItemProcessor {
                 var remaining = context.limits.decodeTimeout
                 if remaining > 0 { remaining = max(0.001, remaining - Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9) }
                 let made = Self.pyramid(path, settings: settings, header: header, context: context, remaining: remaining, write: tiles)
-                // The file's libvips work ran until now (see `Timed.window`).
-                if let window = timed.window { timed.window = window.lowerBound...ErrorWindows.clock() }
                 switch made {
                 case .success(let (entry, made)):
                     thumbnails[Manifest.tilesName] = entry
                     written += made ? 1 : 0
                 case .failure(let problem):
-                    timed.outcome = .failed(failure(source, problem.stage, problem.reason), fromVips: problem.fromVips)
+                    timed.outcome = .failed(failure(source, problem.stage, problem.reason, cause: problem.cause))
                     timed.outputUnwritable = problem.outputUnwritable
                     return timed
                 }
@@ -633,7 +623,7 @@ enum ItemProcessor {
     struct TileFailure: Error {
         var stage: FailureStage
         var reason: String
-        var fromVips = false
+        var cause: FailureCause?
         /// OUT_DIR could not take it (see `Timed.outputUnwritable`).
         var outputUnwritable: String?
     }
@@ -686,7 +676,9 @@ enum ItemProcessor {
             switch made {
             case .success(let (dzi, count)): return entry(dzi, count).map { ($0, true) }
             case .failure(let problem):
-                return .failure(TileFailure(stage: FailureStage(problem.stage), reason: problem.reason, fromVips: problem.fromLibrary))
+                return .failure(
+                    TileFailure(
+                        stage: FailureStage(problem.stage), reason: problem.reason, cause: problem.cause))
             }
         } catch {
             let reason = "cannot write deep-zoom tiles \(path): \(error.localizedDescription)"
@@ -711,10 +703,10 @@ enum ItemProcessor {
         return bytes.withUnsafeBytes { GainMapJPEG.read($0)?.parameters?.headroom }
     }
 
-    static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String) -> Manifest.Failure {
+    static func failure(_ source: SourceFile, _ stage: FailureStage, _ reason: String, cause: FailureCause? = nil) -> Manifest.Failure {
         let line = reason.split(whereSeparator: \.isNewline).joined(separator: " ")
         return Manifest.Failure(
             path: source.relativePath, rawPath: source.manifestRawPath, stage: stage.rawValue,
-            reason: String(line.prefix(300)), bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
+            reason: String(line.prefix(300)), cause: cause?.rawValue, bytes: source.stat.size, modified: source.stat.modifiedRFC3339)
     }
 }

@@ -38,9 +38,12 @@ enum WorkerContract {
     static func checked(_ done: WorkerProtocol.Done, source: SourceFile, setup: WorkerProtocol.Setup) throws(Breach) -> Checked {
         switch done.outcome {
         case .failed(let failure):
-            // Only the stage is taken as the worker said it; the file is the job's.
+            // Only the stage and cause are taken as the worker said them; the file is the job's. A
+            // worker knows when its memory cap or deadline stopped a decode, not when it crashed.
             guard let stage = FailureStage(rawValue: failure.stage) else { throw Breach(what: "a failure of no stage") }
-            return .failed(ItemProcessor.failure(source, stage, sentence(failure.reason)))
+            let cause = failure.cause.map(FailureCause.init(rawValue:))
+            guard cause != .some(nil), cause != .some(.crash) else { throw Breach(what: "a failure of a cause it cannot know") }
+            return .failed(ItemProcessor.failure(source, stage, sentence(failure.reason), cause: cause ?? nil))
         case .item(let json):
             return .item(try item(json, source: source, setup: setup))
         }
