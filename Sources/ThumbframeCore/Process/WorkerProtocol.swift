@@ -26,6 +26,9 @@ enum WorkerProtocol {
     /// began (`RLIMIT_NPROC`, which counts a user's threads over all its processes, so the build's
     /// workers together): libvips', the decoders' and x264's take a few dozen.
     static let threadsPerJob = 512
+    /// Room for the user's other processes to start threads while the build runs (a desktop
+    /// user's browser), which the same count would otherwise take from the workers.
+    static let othersThreads = 1024
 
     /// A longer message from a worker breaks the contract: an item's facts are a few kilobytes,
     /// and the build reads no more of a worker than this a file.
@@ -56,11 +59,11 @@ enum WorkerProtocol {
         var threadLimit: Int?
 
         /// The thread limit for `jobs` workers running as `user` (nil: the build's own): that user's
-        /// threads now, and `threadsPerJob` for each job in flight.
+        /// threads now, `othersThreads`, and `threadsPerJob` for each job in flight.
         static func threadLimit(user: [UInt32]?, jobs: Int) -> Int? {
             let uid = user?.first ?? getuid()
             guard uid != 0 else { return nil }
-            return WorkerSandbox.threads(ofUser: uid) + WorkerProtocol.threadsPerJob * max(1, jobs)
+            return WorkerSandbox.threads(ofUser: uid) + WorkerProtocol.othersThreads + WorkerProtocol.threadsPerJob * max(1, jobs)
         }
     }
 
