@@ -31,23 +31,16 @@ package struct ThumbnailPlan: Sendable, Equatable {
         (displayWidth, displayHeight) = (width, height)
         let w = Double(width)
         let h = Double(height)
-        func scaled(_ k: Double) -> (Int, Int) {
-            (max(1, Int((w * k).rounded())), max(1, Int((h * k).rounded())))
-        }
         var largest = 0.0
         outputs = (recipes + ladder).map { recipe in
-            let boxW = Double(recipe.width)
-            let boxH = Double(recipe.height)
+            let k = Self.scale(recipe, width: width, height: height)
+            largest = max(largest, k)
             switch recipe.fit {
             case .fit:
-                let k = recipe.fitScale(width: width, height: height)
-                largest = max(largest, k)
                 let (ow, oh) = recipe.fittedSize(width: width, height: height)
                 return Output(recipe: recipe, width: ow, height: oh, crop: nil)
             case .cover:
-                let k = min(1, max(boxW / w, boxH / h))
-                largest = max(largest, k)
-                let (sw, sh) = scaled(k)
+                let (sw, sh) = Self.box(width: width, height: height, scale: k)
                 let ow = min(recipe.width, sw)
                 let oh = min(recipe.height, sh)
                 // The visible fraction from the exact scale, not the rounded one, so a frontend
@@ -59,7 +52,7 @@ package struct ThumbnailPlan: Sendable, Equatable {
                 return Output(recipe: recipe, width: ow, height: oh, crop: crop)
             }
         }
-        (decodeWidth, decodeHeight) = scaled(largest)
+        (decodeWidth, decodeHeight) = Self.box(width: width, height: height, scale: largest)
         placeholderParent = outputs.prefix(recipes.count).filter { $0.recipe.fit == .fit }.max {
             $0.width * $0.height < $1.width * $1.height
         }
@@ -71,18 +64,24 @@ package struct ThumbnailPlan: Sendable, Equatable {
     package static let croppedCoverPixels = 4_000_000
     package static let croppedCoverShare = 4
 
-    /// The scale of the image an output is resampled at (a cover's before its crop).
-    private func scale(_ output: Output) -> Double {
-        switch output.recipe.fit {
-        case .fit: output.recipe.fitScale(width: displayWidth, height: displayHeight)
-        case .cover:
-            min(1, max(Double(output.recipe.width) / Double(displayWidth), Double(output.recipe.height) / Double(displayHeight)))
+    /// The scale a recipe's output is resampled at from an image of `width` × `height` (a
+    /// cover's before its crop). Never enlarges.
+    private static func scale(_ recipe: ThumbnailRecipe, width: Int, height: Int) -> Double {
+        switch recipe.fit {
+        case .fit: recipe.fitScale(width: width, height: height)
+        case .cover: min(1, max(Double(recipe.width) / Double(width), Double(recipe.height) / Double(height)))
         }
+    }
+
+    /// The whole image of `width` × `height` at `scale`, in whole pixels (at least one).
+    private static func box(width: Int, height: Int, scale: Double) -> (Int, Int) {
+        (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 
     /// The pixels of the whole image at `scale`.
     private func boxPixels(_ scale: Double) -> Int {
-        max(1, Int((Double(displayWidth) * scale).rounded())) * max(1, Int((Double(displayHeight) * scale).rounded()))
+        let (width, height) = Self.box(width: displayWidth, height: displayHeight, scale: scale)
+        return width * height
     }
 
     /// The plan whose decode box the outputs that show most of the image decide, and the covers
@@ -92,7 +91,7 @@ package struct ThumbnailPlan: Sendable, Equatable {
     /// 52 759 × 256, 21 times the pixels of its 1280-pixel fit, for a crop of 0.5 % of it). Every
     /// other plan comes back as it is, with no covers cropped.
     package func separatingCroppedCovers() -> (plan: ThumbnailPlan, cropped: Set<Int>) {
-        let scales = outputs.map(scale)
+        let scales = outputs.map { Self.scale($0.recipe, width: displayWidth, height: displayHeight) }
         var cropped = Set<Int>()
         for (index, output) in outputs.enumerated() where output.recipe.fit == .cover {
             let others = scales.enumerated().filter { $0.offset != index }.map(\.element).max() ?? 0
@@ -107,9 +106,7 @@ package struct ThumbnailPlan: Sendable, Equatable {
             scales.enumerated().filter { !cropped.contains($0.offset) }.map(\.element).max()
             ?? (Double(Self.croppedCoverPixels) / Double(displayWidth * displayHeight)).squareRoot()
         var plan = self
-        (plan.decodeWidth, plan.decodeHeight) = (
-            max(1, Int((Double(displayWidth) * rest).rounded())), max(1, Int((Double(displayHeight) * rest).rounded()))
-        )
+        (plan.decodeWidth, plan.decodeHeight) = Self.box(width: displayWidth, height: displayHeight, scale: rest)
         return (plan, cropped)
     }
 
@@ -120,7 +117,7 @@ package struct ThumbnailPlan: Sendable, Equatable {
     package func storedCrop(
         _ output: Output, storedWidth: Int, storedHeight: Int, orientation: Int
     ) -> (left: Int, top: Int, width: Int, height: Int) {
-        let k = scale(output)
+        let k = Self.scale(output.recipe, width: displayWidth, height: displayHeight)
         let shown = (
             width: min(1, Double(output.width) / (Double(displayWidth) * k)),
             height: min(1, Double(output.height) / (Double(displayHeight) * k))

@@ -65,10 +65,7 @@ struct HostileDecoderTests {
     @Test("every action of a decoder's planted code is refused, every forged message fails only its file, as root and unprivileged")
     func refused() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            chmod(root, 0o777)
-            let library = try Self.compile(into: root)
-            let source = root + "/src"
-            try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48)])
+            let (library, source) = try Self.prepare(root)
             let users: [String?] =
                 geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") ? [nil, "65534"] : [nil]
             for user in users {
@@ -114,7 +111,7 @@ struct HostileDecoderTests {
         case nil: prefix = ["/usr/bin/env"]
         // A container's profile that refuses seccomp and Landlock (WorkerTests.refusingProfile).
         case "refused"?: prefix = ["/usr/bin/python3", "-c", WorkerTests.refusingProfile, "/usr/bin/env"]
-        case let id?: prefix = ["/usr/bin/setpriv", "--reuid", id, "--regid", id, "--clear-groups", "/usr/bin/env"]
+        case let id?: prefix = Self.running(as: id)
         }
         let arguments =
             Array(prefix.dropFirst()) + environment + [CLITests.executable, "build", source, "--out", out, "--decode-timeout", "5"]
@@ -152,10 +149,7 @@ struct HostileDecoderTests {
     )
     func threadsBounded() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            chmod(root, 0o777)
-            let library = try Self.compile(into: root)
-            let source = root + "/src"
-            try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48)])
+            let (library, source) = try Self.prepare(root)
             for path in [source, source + "/a.jpg"] { chmod(path, path == source ? 0o777 : 0o644) }
             let nobody = try #require(getpwnam("nobody")).pointee.pw_uid
             // (user to run the build as, or nil for the test's own; the uid its workers run as)
@@ -163,10 +157,7 @@ struct HostileDecoderTests {
             if geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") { runs.append(("65534", 65534)) }
             for (user, uid) in runs {
                 for jobs in [1, 2] {
-                    let prefix =
-                        user.map { ["/usr/bin/setpriv", "--reuid", $0, "--regid", $0, "--clear-groups", "/usr/bin/env"] } ?? [
-                            "/usr/bin/env"
-                        ]
+                    let prefix = user.map(Self.running(as:)) ?? ["/usr/bin/env"]
                     let before = WorkerSandbox.threads(ofUser: uid)
                     let run = try await Processes.run(
                         prefix[0],
@@ -189,6 +180,21 @@ struct HostileDecoderTests {
                 }
             }
         }
+    }
+
+    /// The hostile decoder compiled into `root` (open to every user, as the unprivileged runs need)
+    /// and a library of one JPEG beside it.
+    static func prepare(_ root: String) throws -> (library: String, source: String) {
+        chmod(root, 0o777)
+        let library = try compile(into: root)
+        let source = root + "/src"
+        try Fixtures.makeLibrary(source, [.photo("a.jpg", width: 64, height: 48)])
+        return (library, source)
+    }
+
+    /// A command prefix that runs what follows as uid and gid `id`, with no supplementary groups.
+    static func running(as id: String) -> [String] {
+        ["/usr/bin/setpriv", "--reuid", id, "--regid", id, "--clear-groups", "/usr/bin/env"]
     }
 
     /// Compiles hostile.c into a preloadable library in `root`.
