@@ -185,6 +185,12 @@ final class DecodeWorkers: @unchecked Sendable {
             timed.outputUnwritable = unwritable ? reason : nil
             return timed
         }
+        // The file as the walk saw it and this process hashed it, and as it is now: else it changed
+        // while it was read (read again next run), and the worker's answer, of other bytes, is not
+        // a breach of its contract.
+        guard job.stat.size == file.stat.size, job.file.stat() == job.stat else {
+            return .success(failed(.read, FileSystemError.changedWhileReading.localizedDescription))
+        }
         let checked: WorkerContract.Checked
         do {
             checked = try WorkerContract.checked(done, source: file, setup: setup)
@@ -210,13 +216,9 @@ final class DecodeWorkers: @unchecked Sendable {
                         file, .decode, WorkerEnd.overMemory(setup.memoryLimit) + ": " + failure.reason, cause: .memory))
             }
         case .item(var stored):
-            // The file the worker decoded is the one this process hashed: unchanged since, and the
-            // item is of those bytes.
-            guard job.file.stat() == job.stat else {
-                return .success(failed(.read, FileSystemError.changedWhileReading.localizedDescription))
-            }
+            // The item is of the bytes this process hashed (their size the contract checked).
             let sha256 = job.job.sha256
-            guard stored.file.sha256 == sha256, stored.file.bytes == job.stat.size else {
+            guard stored.file.sha256 == sha256 else {
                 return .failure(.init(what: "an item of other bytes than its file's"))
             }
             var outputs = ScratchOutputs(scratch: scratch, output: output, setup: setup, source: job.file, sourceSHA256: sha256)

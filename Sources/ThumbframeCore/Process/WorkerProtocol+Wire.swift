@@ -105,9 +105,7 @@ extension WorkerProtocol.Job {
             identity: identity, mode: mode, size: try reader.int(), links: try reader.int(), modifiedSeconds: try reader.int(),
             modifiedNanoseconds: try reader.int())
         sha256 = try reader.string()
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw WireReader.Malformed()
-        }
+        guard Manifest.isSHA256(sha256) else { throw WireReader.Malformed() }
         previousIdentifier = try reader.optional { (reader) throws(WireReader.Malformed) in try reader.string() }
         let count = try reader.int()
         guard count >= 0, count <= WorkerProtocol.maximumMessageBytes / 16 else { throw WireReader.Malformed() }
