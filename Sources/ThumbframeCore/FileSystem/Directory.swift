@@ -298,6 +298,22 @@ final class OpenFile {
         return bytes
     }
 
+    /// Calls `body` with the whole file mapped read-only (of the size `fstat` gives, checked
+    /// against `limit` first): its bytes are the page cache's, not a copy on the heap, and leave
+    /// no hole in it when unmapped (a decode worker's heap otherwise grows with every file of
+    /// another size). An empty file is an empty buffer. A file cut short while it is mapped
+    /// raises SIGBUS where its lost pages are read: in a decode worker, its end, which the build
+    /// reports as the file changed while it was read.
+    func withMapped<Result>(limit: Int, _ body: (UnsafeRawBufferPointer) -> Result) throws(FileSystemError) -> Result {
+        guard let stat = stat() else { throw .posix(errno) }
+        let size = stat.size
+        guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+        guard size > 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else { throw .posix(errno) }
+        defer { munmap(base, size) }
+        return body(UnsafeRawBufferPointer(start: base, count: size))
+    }
+
     /// Reads the file from its current offset in pieces of at most `size` bytes, in order,
     /// until its end (memory: one piece, whatever the file's size).
     func forEachPiece(size: Int = 1 << 20, _ body: ([UInt8]) throws(FileSystemError) -> Void) throws(FileSystemError) {

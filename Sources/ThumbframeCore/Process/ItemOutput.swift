@@ -9,7 +9,7 @@ import ThumbframeManifest
 /// worker's half (`make`: the bytes, into the worker's scratch folder), and the build's half
 /// (`take`, below). The build knows the kinds only through `ScratchOutputs.kinds`: a new kind is
 /// one conforming type listed there, and its test.
-protocol ItemOutput {
+protocol ItemOutput: Sendable {
     /// The build's half: names this kind's files of `item` from the source's SHA-256 and the
     /// item's facts (never a path the worker gave), takes each through `outputs` (copied from
     /// the worker's scratch folder, or found in OUT_DIR), and records the sizes and hashes this

@@ -92,46 +92,54 @@ enum ItemProcessor {
             return video(
                 source, file, context: context, previous: previous, previousIdentifier: previousIdentifier, known: known, sha256: given)
         }
-        let bytes: [UInt8]
         do {
-            bytes = try file.read(limit: context.limits.maxFileBytes)
+            return try file.withMapped(limit: context.limits.maxFileBytes) { raw in
+                still(
+                    source, file, raw, library: library, context: context, previous: previous, previousIdentifier: previousIdentifier,
+                    known: known, sha256: given)
+            }
         } catch {
             return Timed(outcome: .failed(failure(source, .read, error.localizedDescription)))
         }
-        guard !bytes.isEmpty else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
-        return bytes.withUnsafeBytes { raw in
-            let sha256 = given ?? Digest.sha256(raw)
-            guard let context = reuse(previous, sha256: sha256, context: context) else {
-                return Timed(
-                    outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier, known: known)))
-            }
-            let placeholder = known.flatMap { $0.sha256 == sha256 ? $0 : nil }
-            let decoder = Decoders.decoder(for: library)
-            // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
-            let tiles: TilesOutput.Writer? =
-                library == .libvips
-                ? { header, path, settings, remaining in
-                    VipsDecoder.writeTiles(
-                        raw, header: header, path: path, settings: settings, limits: context.limits, remaining: remaining,
-                        cancellation: context.cancellation)
-                } : nil
-            var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder, tiles: tiles) {
-                request in
-                decoder.decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
-            }
-            if case .item(var item) = timed.outcome, let range = MotionOutput.range(raw, format: item.image.format) {
-                switch MotionOutput.make(raw, range, file: file, context: context) {
-                case (.success(let motion), let note)?:
-                    item.media.motion = motion
-                    timed.outcome = .item(item)
-                    timed.note = note
-                    timed.motion = range
-                case (.failure(let problem), _)?: timed = failed(source, problem)
-                case nil: break
-                }
-            }
-            return timed
+    }
+
+    /// A still (or a RAW, or an animation): hashed and decoded from its bytes, mapped.
+    private static func still(
+        _ source: SourceFile, _ file: OpenFile, _ raw: UnsafeRawBufferPointer, library: MediaFormat.Decoder, context: ProcessingContext,
+        previous: Manifest.Item?, previousIdentifier: String?, known: ReusePlan.KnownPlaceholder?, sha256 given: String?
+    ) -> Timed {
+        guard raw.count > 0 else { return Timed(outcome: .failed(failure(source, .read, "empty file"))) }
+        let sha256 = given ?? Digest.sha256(raw)
+        guard let context = reuse(previous, sha256: sha256, context: context) else {
+            return Timed(
+                outcome: .item(ProcessedItem(reusing: previous!, source: source, contentIdentifier: previousIdentifier, known: known)))
         }
+        let placeholder = known.flatMap { $0.sha256 == sha256 ? $0 : nil }
+        let decoder = Decoders.decoder(for: library)
+        // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
+        let tiles: TilesOutput.Writer? =
+            library == .libvips
+            ? { header, path, settings, remaining in
+                VipsDecoder.writeTiles(
+                    raw, header: header, path: path, settings: settings, limits: context.limits, remaining: remaining,
+                    cancellation: context.cancellation)
+            } : nil
+        var timed = make(source, bytes: raw.count, sha256: sha256, context: context, placeholder: placeholder, tiles: tiles) {
+            request in
+            decoder.decode(raw, limits: context.limits, cancellation: context.cancellation, request: request)
+        }
+        if case .item(var item) = timed.outcome, let range = MotionOutput.range(raw, format: item.image.format) {
+            switch MotionOutput.make(raw, range, file: file, context: context) {
+            case (.success(let motion), let note)?:
+                item.media.motion = motion
+                timed.outcome = .item(item)
+                timed.note = note
+                timed.motion = range
+            case (.failure(let problem), _)?: timed = failed(source, problem)
+            case nil: break
+            }
+        }
+        return timed
     }
 
     /// A video: hashed and decoded through its descriptor, never read whole (its size is not
