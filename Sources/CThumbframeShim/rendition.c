@@ -201,6 +201,13 @@ typedef struct {
     int64_t last_dts;        // copy: in the output's time base
     int64_t next_pts;        // audio encode: in samples
     int64_t copied;          // copy: bytes so far
+    int keyed;               // copy of the video: its first keyframe has been copied
+    // Copy: the first packets without a decode time (Matroska stores presentation times only,
+    // and FFmpeg infers decode times once it has seen the reordering), held until one has one.
+    AVPacket *held[16];
+    int held_count;
+    int dated;         // a packet with a decode time has been seen
+    int64_t input_dts; // the last decode time, in the input's time base
 } TFTrack;
 
 typedef struct {
@@ -213,6 +220,8 @@ typedef struct {
     int64_t start;     // the container's start time, AV_TIME_BASE: subtracted from every timestamp
     int64_t last_pts;  // video encode: the last frame's, in the encoder's time base
     int64_t video_end; // the written video's end (pts + duration), in its output time base
+    int timeless;      // an AVI input: no presentation times (its pictures are encoded)
+    int64_t pictures;  // timeless: the pictures encoded so far
     struct SwsContext *scaler, *to_rgb, *to_yuv;
     AVFrame *scaled, *rgb48, *rgb24;
     uint8_t *mapped;
@@ -389,6 +398,13 @@ static int tf_encode_picture(TFRendition *r, TFTrack *track, AVFrame *frame) {
     } else if (r->start != AV_NOPTS_VALUE) {
         pts -= av_rescale_q(r->start, AV_TIME_BASE_Q, base);
     }
+    // An AVI's decoded pictures are stamped with decode times, late by the frames the decoder
+    // holds back for reordering and repeated at the end: AVI is a frame a tick, so each picture
+    // is at its number's time, the first at the start.
+    if (r->timeless) {
+        AVRational rate = encoder->framerate.num > 0 ? encoder->framerate : (AVRational){30, 1};
+        pts = av_rescale_q(r->pictures++, av_inv_q(rate), base);
+    }
     if (pts < 0 && r->last_pts == AV_NOPTS_VALUE) pts = 0;
     if (r->last_pts != AV_NOPTS_VALUE && pts <= r->last_pts) return 0; // a repeated or late picture
     // A frame of its own each time (the encoder may hold the last one): no copy of the old pixels.
@@ -510,18 +526,11 @@ static int tf_transcode_packet(TFRendition *r, TFTrack *track, AVPacket *packet,
     return 0;
 }
 
-static int tf_copy_packet(TFRendition *r, TFTrack *track, AVPacket *packet) {
+// Writes a copied packet whose times are the input's: from the start, in the output's time base,
+// decode times increasing.
+static int tf_write_copied(TFRendition *r, TFTrack *track, AVPacket *packet) {
     AVStream *from = r->input->streams[track->input];
     AVStream *to = r->output->streams[track->output];
-    track->copied += packet->size;
-    if (r->settings->max_packet_bytes > 0 && track->copied > r->settings->max_packet_bytes) {
-        snprintf(r->error, r->error_length, "its packets add up to more than the %lld bytes it occupies",
-                 (long long) r->settings->max_packet_bytes);
-        return AVERROR_INVALIDDATA;
-    }
-    if (packet->pts == AV_NOPTS_VALUE) packet->pts = packet->dts;
-    if (packet->dts == AV_NOPTS_VALUE) packet->dts = packet->pts;
-    if (packet->dts == AV_NOPTS_VALUE) return 0; // no time at all: not placeable
     if (r->start != AV_NOPTS_VALUE) {
         int64_t offset = av_rescale_q(r->start, AV_TIME_BASE_Q, from->time_base);
         packet->pts -= offset;
@@ -540,15 +549,74 @@ static int tf_copy_packet(TFRendition *r, TFTrack *track, AVPacket *packet) {
     return result < 0 ? tf_fail(r, result, "cannot write the MP4") : 0;
 }
 
-// A picture every browser decodes in MP4: 8-bit 4:2:0 H.264, 8- or 10-bit 4:2:0 VP9 and AV1.
-static int tf_browser_picture(const AVCodecParameters *p) {
-    int eight = p->format == AV_PIX_FMT_YUV420P || p->format == AV_PIX_FMT_YUVJ420P;
-    switch (p->codec_id) {
-    case AV_CODEC_ID_H264: return eight;
-    case AV_CODEC_ID_VP9:
-    case AV_CODEC_ID_AV1: return eight || p->format == AV_PIX_FMT_YUV420P10LE;
-    default: return 0;
+// One frame's duration in the input stream's time base (a packet's own, else the frame rate's).
+static int64_t tf_frame_step(AVStream *from, const AVPacket *packet) {
+    if (packet && packet->duration > 0) return packet->duration;
+    AVRational rate = from->avg_frame_rate.num > 0 ? from->avg_frame_rate : from->r_frame_rate;
+    int64_t step = rate.num > 0 && rate.den > 0 ? av_rescale_q(1, av_inv_q(rate), from->time_base) : 1;
+    return step > 0 ? step : 1;
+}
+
+// Dates and writes the held packets: one frame apart, the last one frame before `next` (the first
+// decode time known; or, at the end, after the earliest presentation time).
+static int tf_release_held(TFRendition *r, TFTrack *track, int64_t next) {
+    AVStream *from = r->input->streams[track->input];
+    int result = 0;
+    for (int i = 0; i < track->held_count; i++) {
+        AVPacket *held = track->held[i];
+        held->dts = next - (int64_t) (track->held_count - i) * tf_frame_step(from, held);
+        if (held->pts == AV_NOPTS_VALUE || held->pts < held->dts) held->pts = held->dts;
+        track->input_dts = held->dts;
+        if (result >= 0) result = tf_write_copied(r, track, held);
+        av_packet_free(&track->held[i]);
     }
+    track->held_count = 0;
+    track->dated = 1;
+    return result;
+}
+
+// At the end of the input: what is still held, dated from its earliest presentation time.
+static int tf_flush_held(TFRendition *r, TFTrack *track) {
+    if (track->held_count == 0) return 0;
+    int64_t earliest = INT64_MAX;
+    for (int i = 0; i < track->held_count; i++)
+        if (track->held[i]->pts != AV_NOPTS_VALUE && track->held[i]->pts < earliest) earliest = track->held[i]->pts;
+    if (earliest == INT64_MAX) earliest = 0;
+    return tf_release_held(r, track, earliest + tf_frame_step(r->input->streams[track->input], NULL));
+}
+
+static int tf_copy_packet(TFRendition *r, TFTrack *track, AVPacket *packet) {
+    AVStream *from = r->input->streams[track->input];
+    track->copied += packet->size;
+    if (r->settings->max_packet_bytes > 0 && track->copied > r->settings->max_packet_bytes) {
+        snprintf(r->error, r->error_length, "its packets add up to more than the %lld bytes it occupies",
+                 (long long) r->settings->max_packet_bytes);
+        return AVERROR_INVALIDDATA;
+    }
+    // The video starts at its first keyframe: pictures before it (a stream cut mid-group) cannot
+    // be decoded, and a rendition decodes without an error from its first frame.
+    if (track == &r->tracks[0] && !track->keyed) {
+        if (!(packet->flags & AV_PKT_FLAG_KEY)) return 0;
+        track->keyed = 1;
+    }
+    if (packet->pts == AV_NOPTS_VALUE && packet->dts == AV_NOPTS_VALUE) return 0; // no time at all: not placeable
+    if (!track->dated) {
+        // Decode times are not presentation times where frames are reordered: the first packets
+        // without one wait for the first that has one, and are dated back from it.
+        if (packet->dts == AV_NOPTS_VALUE && track->held_count < (int) FF_ARRAY_ELEMS(track->held)) {
+            if (!(track->held[track->held_count] = av_packet_clone(packet))) return AVERROR(ENOMEM);
+            track->held_count++;
+            return 0;
+        }
+        int64_t next = packet->dts != AV_NOPTS_VALUE ? packet->dts : packet->pts;
+        int result = tf_release_held(r, track, next);
+        if (result < 0) return result;
+    }
+    if (packet->dts == AV_NOPTS_VALUE)
+        packet->dts = track->input_dts != AV_NOPTS_VALUE ? track->input_dts + tf_frame_step(from, packet) : packet->pts;
+    if (packet->pts == AV_NOPTS_VALUE) packet->pts = packet->dts;
+    track->input_dts = packet->dts;
+    return tf_write_copied(r, track, packet);
 }
 
 static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
@@ -576,10 +644,15 @@ static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
         track->input = inputs[i];
         track->output = to->index;
         track->last_dts = AV_NOPTS_VALUE;
+        track->input_dts = AV_NOPTS_VALUE;
         r->track_count = i + 1;
         // A transcode encodes what browsers do not play: a picture they play is copied (a camera's
         // H.264 with PCM sound has only its sound encoded), as is AAC sound.
-        int encode = s->transcode && (i == 0 ? !tf_browser_picture(from->codecpar) : from->codecpar->codec_id != AV_CODEC_ID_AAC);
+        // AVI keeps no presentation times: its pictures are encoded whatever their codec, since
+        // frames reordered in the stream have no times to copy (Delivery.transcodedContainers).
+        r->timeless = strcmp(input->iformat->name, "avi") == 0;
+        int encode = s->transcode &&
+                     (i == 0 ? r->timeless || !tf_video_browser_picture(from->codecpar) : from->codecpar->codec_id != AV_CODEC_ID_AAC);
         if (!encode) {
             if ((result = avcodec_parameters_copy(to->codecpar, from->codecpar)) < 0) return result;
             // HEVC as hvc1 (parameter sets in the sample description): what Safari plays.
@@ -589,10 +662,11 @@ static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
             return result;
         }
         if (i == 0) {
-            // The display matrix is how the picture is turned, not metadata about anyone: kept.
+            // The display matrix is how the picture is turned, not metadata about anyone: kept
+            // when it turns by quarters (as the probe reads it), else left out (the item says so).
             size_t matrix_size = 0;
             const uint8_t *matrix = av_stream_get_side_data(from, AV_PKT_DATA_DISPLAYMATRIX, &matrix_size);
-            if (matrix && matrix_size == 9 * sizeof(int32_t)) {
+            if (matrix && matrix_size == 9 * sizeof(int32_t) && tf_display_matrix_is_quarter((const int32_t *) matrix)) {
                 uint8_t *copy = av_stream_new_side_data(to, AV_PKT_DATA_DISPLAYMATRIX, matrix_size);
                 if (!copy) return AVERROR(ENOMEM);
                 memcpy(copy, matrix, matrix_size);
@@ -619,7 +693,7 @@ static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
         return AVERROR(ENOMEM);
     }
     // From the start, whatever the poster search read before.
-    av_seek_frame(input, -1, INT64_MIN, AVSEEK_FLAG_BACKWARD);
+    tf_video_rewind(input, s->video_stream);
     avformat_flush(input);
     while ((result = av_read_frame(input, packet)) >= 0) {
         if (tf_video_check(r->video)) {
@@ -636,7 +710,7 @@ static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
     if (result == AVERROR_EOF) {
         result = 0;
         for (int i = 0; i < r->track_count && result >= 0; i++)
-            if (r->tracks[i].encoder) result = tf_transcode_packet(r, &r->tracks[i], NULL, frame);
+            result = r->tracks[i].encoder ? tf_transcode_packet(r, &r->tracks[i], NULL, frame) : tf_flush_held(r, &r->tracks[i]);
     }
     av_packet_free(&packet);
     av_frame_free(&frame);
@@ -672,6 +746,8 @@ int tf_video_write_rendition(TFVideo *video, int fd, const TFRenditionSettings *
     for (int i = 0; i < 2; i++) {
         avcodec_free_context(&r.tracks[i].decoder);
         avcodec_free_context(&r.tracks[i].encoder);
+        for (int k = 0; k < r.tracks[i].held_count; k++)
+            av_packet_free(&r.tracks[i].held[k]);
     }
     if (r.output) {
         if (r.output->pb) {

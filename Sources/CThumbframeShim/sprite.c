@@ -8,22 +8,26 @@
 #include "tf_kernels.h"
 #include "tf_shim.h"
 
-// Frames one tile may decode past where it started (a seek's keyframe, or the last tile's
-// frame): 2 s at 30 fps. A video whose keyframes are further apart than that shows, for a tile,
-// the frame this many after its keyframe.
+// Frames one tile may decode past the time it is for before it gives up (a stream whose
+// timestamps never reach it): 2 s at 30 fps.
 #define TF_SPRITE_FRAMES 60
 
-// One tile's picture into `kept`: the frame at `seconds` (the first at or past it), decoded on
-// from where the last tile stopped when the keyframe before `seconds` lies behind that (a clip
-// whose keyframes are seconds apart is decoded once, in order), else after a seek to that
-// keyframe (taken when it is within half an `interval` of `seconds`). `*position` is the last decoded frame's time (AV_NOPTS_VALUE: none yet). 1 with
-// `kept` filled, 0 when no frame came.
-static int tf_sprite_frame(TFVideo *video, AVCodecContext *decoder, AVStream *stream, double seconds, double interval, int64_t *position,
-                           AVPacket *packet, AVFrame *frame, AVFrame *kept) {
+// One tile's picture into `kept`: the first frame at or past `seconds` (half a frame's tolerance
+// for rounding), so that each tile shows its cue's own time. Decoded on from where the last tile
+// stopped when the keyframe before `seconds` lies behind that (a clip whose keyframes are seconds
+// apart is decoded once, in order), else after a seek to that keyframe. A seek that lands past
+// the time (a container without a keyframe index, as MPEG-TS, seeks by timestamp to a frame the
+// decoder cannot start from, and its first picture is the next keyframe's) is made again, twice
+// as far before the time each time, from the first byte at the last. `*position` is the last
+// decoded frame's time (AV_NOPTS_VALUE: none yet). 1 with `kept` filled, 0 when no frame came.
+static int tf_sprite_frame(TFVideo *video, AVCodecContext *decoder, AVStream *stream, double seconds, int64_t *position, AVPacket *packet,
+                           AVFrame *frame, AVFrame *kept) {
     AVFormatContext *format = tf_video_format(video);
     double base = av_q2d(stream->time_base);
+    double rate = av_q2d(stream->avg_frame_rate) > 0 ? av_q2d(stream->avg_frame_rate) : 30;
     int64_t start = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
-    int64_t target = start + (int64_t) (seconds / base), near = (int64_t) (interval / 2 / base);
+    int64_t target = start + (int64_t) (seconds / base);
+    int64_t tolerance = (int64_t) (0.5 / rate / base);
     int onward = 0;
     if (*position != AV_NOPTS_VALUE && *position <= target) {
         int entry = av_index_search_timestamp(stream, target, AVSEEK_FLAG_BACKWARD);
@@ -35,9 +39,11 @@ static int tf_sprite_frame(TFVideo *video, AVCodecContext *decoder, AVStream *st
         avcodec_flush_buffers(decoder);
     }
     av_frame_unref(kept);
-    int ended = 0, frames = 0;
+    int ended = 0, frames = 0, limit = TF_SPRITE_FRAMES;
+    int64_t first = AV_NOPTS_VALUE; // the first frame's time since the decode (re)started
+    double back = 0;                // how far before the time the last seek again went (seconds)
     // A bound on the packets one tile reads: a stream that never yields a frame ends here.
-    for (int packets = 0; packets < 2000; packets++) {
+    for (int packets = 0; packets < 2000 + limit; packets++) {
         if (tf_video_check(video)) return 0;
         if (!ended) {
             if (av_read_frame(format, packet) < 0) {
@@ -51,14 +57,37 @@ static int tf_sprite_frame(TFVideo *video, AVCodecContext *decoder, AVStream *st
         int received;
         while ((received = avcodec_receive_frame(decoder, frame)) >= 0) {
             int64_t time = frame->best_effort_timestamp != AV_NOPTS_VALUE ? frame->best_effort_timestamp : frame->pts;
+            if (first == AV_NOPTS_VALUE && time != AV_NOPTS_VALUE) {
+                if (!onward && time > target + tolerance && back < 3600) {
+                    back = back == 0 ? 2 : back * 2;
+                    int64_t earlier = target - (int64_t) (back / base);
+                    if (earlier <= start || av_seek_frame(format, stream->index, earlier, AVSEEK_FLAG_BACKWARD) < 0) {
+                        av_seek_frame(format, -1, 0, AVSEEK_FLAG_BYTE);
+                        back = 3600;
+                    }
+                    avcodec_flush_buffers(decoder);
+                    av_frame_unref(frame);
+                    ended = 0;
+                    break;
+                }
+                // The frames from here to the time are decoded, and no more than the allowance after.
+                first = time;
+                if (time < target) limit = TF_SPRITE_FRAMES + (int) ((double) (target - time) * base * rate + 1);
+            }
             *position = time;
             av_frame_unref(kept);
             av_frame_move_ref(kept, frame);
-            // After a seek, a keyframe within half an interval of the time will do (a video with
-            // keyframes a second apart costs a frame a tile); on from the last tile, the time itself.
-            if (time == AV_NOPTS_VALUE || time >= (onward ? target : target - near) || ++frames >= TF_SPRITE_FRAMES) return 1;
+            if (time == AV_NOPTS_VALUE || time >= target - tolerance || ++frames >= limit) return 1;
         }
-        if (received == AVERROR_EOF || (ended && received != AVERROR(EAGAIN))) return kept->data[0] != NULL;
+        if (received == AVERROR_EOF || (ended && received != AVERROR(EAGAIN))) {
+            // The stream's end after a seek without a picture (no keyframe after where it landed):
+            // once more from the first byte.
+            if (kept->data[0] || onward || back >= 3600) return kept->data[0] != NULL;
+            back = 3600;
+            av_seek_frame(format, -1, 0, AVSEEK_FLAG_BYTE);
+            avcodec_flush_buffers(decoder);
+            ended = 0;
+        }
     }
     return kept->data[0] != NULL;
 }
@@ -119,7 +148,7 @@ int tf_video_sprite(TFVideo *video, const TFSpriteSettings *s, uint8_t *pixels, 
     int sheet_width = s->columns * s->tile_width;
     int drawn = 0;
     for (int index = 0; index < s->count; index++) {
-        if (!tf_sprite_frame(video, decoder, stream, index * s->interval, s->interval, &position, packet, frame, kept)) {
+        if (!tf_sprite_frame(video, decoder, stream, index * s->interval, &position, packet, frame, kept)) {
             if (tf_video_check(video)) break;
             continue; // past the last keyframe: the tile stays black
         }

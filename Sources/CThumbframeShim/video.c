@@ -178,15 +178,82 @@ int tf_averror_eagain(void) { return AVERROR(EAGAIN); }
 
 int tf_averror_eof(void) { return AVERROR_EOF; }
 
-double tf_video_rotation(AVStream *stream, int *mirrored) {
+void tf_video_rewind(AVFormatContext *format, int stream_index) {
+    // AVI's demuxer takes a seek to INT64_MIN for one past its end (and reads on from there): it
+    // seeks by the stream's first time through its index. Others seek to INT64_MIN exactly, where
+    // a seek to the first time may land past it (MPEG-TS finds a time by bisecting the bytes).
+    AVStream *stream = stream_index >= 0 && (unsigned) stream_index < format->nb_streams ? format->streams[stream_index] : NULL;
+    if (stream && strcmp(format->iformat->name, "avi") == 0) {
+        int64_t start = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+        if (av_seek_frame(format, stream_index, start, AVSEEK_FLAG_BACKWARD) >= 0) return;
+    }
+    if (av_seek_frame(format, -1, INT64_MIN, AVSEEK_FLAG_BACKWARD) >= 0) return;
+    av_seek_frame(format, -1, 0, AVSEEK_FLAG_BYTE);
+}
+
+double tf_video_frames_end(AVFormatContext *format, int stream_index, double frame_seconds) {
+    if (stream_index < 0 || (unsigned) stream_index >= format->nb_streams) return -1;
+    AVStream *stream = format->streams[stream_index];
+    double base = av_q2d(stream->time_base);
+    int64_t start = stream->start_time == AV_NOPTS_VALUE ? 0 : stream->start_time;
+    int64_t end = AV_NOPTS_VALUE;
+    AVPacket *packet = av_packet_alloc();
+    if (packet && av_seek_frame(format, stream_index, INT64_MAX, AVSEEK_FLAG_BACKWARD) >= 0) {
+        // The last keyframe's group: at most this many packets (a stream whose index points far
+        // before its end is read that far and no further).
+        for (int packets = 0; packets < 20000 && av_read_frame(format, packet) >= 0; packets++) {
+            if (packet->stream_index == stream_index) {
+                int64_t time = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+                if (time != AV_NOPTS_VALUE) {
+                    int64_t last = time + (packet->duration > 0 ? packet->duration : (int64_t) (frame_seconds / base));
+                    if (end == AV_NOPTS_VALUE || last > end) end = last;
+                }
+            }
+            av_packet_unref(packet);
+        }
+    }
+    av_packet_free(&packet);
+    // Back to the start for whatever reads next (the poster's search reads on from here): to the
+    // stream's first time (AVI's demuxer cannot seek to INT64_MIN and would read on from its end).
+    tf_video_rewind(format, stream_index);
+    return end == AV_NOPTS_VALUE ? -1 : (double) (end - start) * base;
+}
+
+int tf_video_browser_picture(const AVCodecParameters *p) {
+    int eight = p->format == AV_PIX_FMT_YUV420P || p->format == AV_PIX_FMT_YUVJ420P;
+    switch (p->codec_id) {
+    case AV_CODEC_ID_H264: return eight;
+    case AV_CODEC_ID_VP9:
+    case AV_CODEC_ID_AV1: return eight || p->format == AV_PIX_FMT_YUV420P10LE;
+    default: return 0;
+    }
+}
+
+int tf_display_matrix_is_quarter(const int32_t *matrix) {
+    const int32_t one = 1 << 16;
+    // The 2×2 part: one ±1 in each row and column, the rest 0; no shear, no scale, no projection.
+    for (int i = 0; i < 4; i++) {
+        int32_t value = matrix[i < 2 ? i : i + 1];
+        if (value != 0 && value != one && value != -one) return 0;
+    }
+    int rows = (matrix[0] != 0) + (matrix[1] != 0) == 1 && (matrix[3] != 0) + (matrix[4] != 0) == 1;
+    int columns = (matrix[0] != 0) + (matrix[3] != 0) == 1 && (matrix[1] != 0) + (matrix[4] != 0) == 1;
+    return rows && columns && matrix[2] == 0 && matrix[5] == 0 && matrix[8] == 1 << 30;
+}
+
+double tf_video_rotation(AVStream *stream, int *mirrored, int *ignored) {
     *mirrored = 0;
+    *ignored = 0;
     size_t size = 0;
     const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
     if (!data || size < 9 * sizeof(int32_t)) return 0;
     const int32_t *matrix = (const int32_t *) data;
+    if (!tf_display_matrix_is_quarter(matrix)) {
+        *ignored = 1;
+        return 0;
+    }
     // A negative determinant of the 2×2 part: the picture is mirrored as well as turned.
     double determinant = (double) matrix[0] * matrix[4] - (double) matrix[1] * matrix[3];
     *mirrored = determinant < 0;
-    double angle = av_display_rotation_get(matrix);
-    return angle == angle ? angle : 0; // NaN for a degenerate matrix
+    return av_display_rotation_get(matrix);
 }

@@ -100,7 +100,8 @@ package struct VideoDecoder: Sendable {
                 DecodeFailure.stopped(stopped, limits: limits) ?? DecodeFailure(stage: .probe, reason: "not a readable video: " + reason))
         }
         defer { tf_video_close(video) }
-        return Probe.read(tf_video_format(video)!, indexFirst: index.first).flatMap { probe in
+        let docType = matroskaDocType(reader(fd: fd, offset: offset, size: size)(0, 64))
+        return Probe.read(tf_video_format(video)!, indexFirst: index.first, docType: docType).flatMap { probe in
             if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal, cause: .memory)) }
             return body(video, probe)
         }
@@ -142,7 +143,10 @@ extension VideoDecoder {
         var codedHeight: Int
         var bitsPerSample: Int
 
-        static func read(_ container: UnsafeMutablePointer<AVFormatContext>, indexFirst: Bool?) -> Result<Probe, DecodeFailure> {
+        /// `docType`: a Matroska file's EBML DocType (`webm` or `matroska`), read from its first bytes.
+        static func read(
+            _ container: UnsafeMutablePointer<AVFormatContext>, indexFirst: Bool?, docType: String? = nil
+        ) -> Result<Probe, DecodeFailure> {
             let streams = (0..<Int(container.pointee.nb_streams)).compactMap { container.pointee.streams[$0] }
             func isPicture(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
                 stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
@@ -173,8 +177,14 @@ extension VideoDecoder {
                 stream.pointee.avg_frame_rate.num > 0 && stream.pointee.avg_frame_rate.den > 0
                 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
             let frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0
-            var mirrored: Int32 = 0
-            let counterClockwise = tf_video_rotation(stream, &mirrored)
+            // The duration is what the frames say: a header that claims another (a variable frame
+            // rate whose frames run past it, a length written wrong) gives way to the last frame's
+            // end, read from the packets. Within a second (and two frames) of it, the header's stands.
+            let frameSeconds = frameRate > 0 ? 1 / frameRate : 1.0 / 30
+            let framesEnd = tf_video_frames_end(container, stream.pointee.index, frameSeconds)
+            if framesEnd > 0, framesEnd.isFinite, abs(framesEnd - duration) > max(1, 2 * frameSeconds) { duration = framesEnd }
+            var (mirrored, ignored): (Int32, Int32) = (0, 0)
+            let counterClockwise = tf_video_rotation(stream, &mirrored, &ignored)
             // The display matrix turns counter-clockwise; players turn the picture the other way
             // round to show it (ffmpeg's autorotate), in quarter turns.
             let quarters = Int((-counterClockwise / 90).rounded())
@@ -190,17 +200,22 @@ extension VideoDecoder {
             if aspect.num > 0, aspect.den > 0, aspect.num != aspect.den {
                 width = max(1, Int((Double(width) * Double(aspect.num) / Double(aspect.den)).rounded()))
             }
-            let name = containerName(container, codec: codec, audio: audio)
+            let name = containerName(container, codec: codec, audio: audio, docType: docType)
             let sound = streams.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO }?.pointee.codecpar
             var text = [CChar](repeating: 0, count: 96)
             let named = tf_video_codecs(stream.pointee.codecpar, sound, &text, text.count) != 0
             let codecs = named ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+            let depth = av_pix_fmt_desc_get(AVPixelFormat(parameters.format))?.pointee.comp.0.depth ?? 8
+            // A browser codec whose pictures browsers do not decode (H.264 High 10 or 4:2:2) is
+            // transcoded; other codecs' delivery follows from the codec alone.
+            let picturePlays =
+                !Manifest.VideoInfo.Delivery.browserVideoCodecs.contains(codec) || tf_video_browser_picture(stream.pointee.codecpar) != 0
             let info = Manifest.VideoInfo(
                 container: name, codec: codec, duration: max(0, duration.isFinite ? duration : 0),
                 frameRate: frameRate.isFinite ? max(0, frameRate) : 0, audio: audio, rotation: rotation, hdr: hdr, poster: 0,
                 indexFirst: ["mp4", "mov", "3gp"].contains(name) ? indexFirst : nil,
-                codecs: ["mp4", "mov", "3gp"].contains(name) ? codecs : nil)
-            let depth = av_pix_fmt_desc_get(AVPixelFormat(parameters.format))?.pointee.comp.0.depth ?? 8
+                codecs: ["mp4", "mov", "3gp"].contains(name) ? codecs : nil,
+                picturePlays: picturePlays, matrixIgnored: ignored != 0)
             return .success(
                 Probe(
                     stream: stream, info: info, storedWidth: width, storedHeight: Int(parameters.height),
@@ -216,9 +231,12 @@ extension VideoDecoder {
             return ImageHeader.contentIdentifier(Array(String(cString: value).utf8))
         }
 
-        /// `mp4`, `mov` (QuickTime brand), `3gp`, `webm` (Matroska holding only WebM's codecs),
-        /// `matroska`, or FFmpeg's demuxer name (`avi`, `mpegts`, `flv`, ...).
-        static func containerName(_ container: UnsafeMutablePointer<AVFormatContext>, codec: String, audio: String?) -> String {
+        /// `mp4`, `mov` (QuickTime brand), `3gp`, `webm` (a WebM file: its DocType says so and it
+        /// holds only WebM's codecs), `matroska` (every other Matroska file: Safari plays none), or
+        /// FFmpeg's demuxer name (`avi`, `mpegts`, `flv`, ...).
+        static func containerName(
+            _ container: UnsafeMutablePointer<AVFormatContext>, codec: String, audio: String?, docType: String?
+        ) -> String {
             let demuxer = String(cString: container.pointee.iformat.pointee.name)
             if demuxer.hasPrefix("mov,") {
                 let brand = av_dict_get(container.pointee.metadata, "major_brand", nil, 0).map { String(cString: $0.pointee.value) }
@@ -230,7 +248,7 @@ extension VideoDecoder {
             }
             if demuxer.hasPrefix("matroska") {
                 let webm = ["vp8", "vp9", "av1"].contains(codec) && (audio == nil || ["opus", "vorbis"].contains(audio!))
-                return webm ? "webm" : "matroska"
+                return webm && docType == "webm" ? "webm" : "matroska"
             }
             return demuxer.split(separator: ",").first.map(String.init) ?? demuxer
         }
@@ -261,5 +279,36 @@ extension VideoDecoder {
             }
             return nil
         }
+    }
+}
+
+extension VideoDecoder {
+    /// The DocType of an EBML header (`webm`, `matroska`) at the start of `bytes`; nil when they
+    /// do not start with one or it names none there. FFmpeg reads both with one demuxer
+    /// (`matroska,webm`) and does not say which the file is.
+    package static func matroskaDocType(_ bytes: [UInt8]) -> String? {
+        // A variable-length integer at `at`: its length, and its value with the length marker
+        // kept (an element ID) or taken off (a size).
+        func vint(_ at: Int, keepMarker: Bool) -> (length: Int, value: UInt64)? {
+            guard at < bytes.count, bytes[at] != 0 else { return nil }
+            let length = bytes[at].leadingZeroBitCount + 1
+            guard length <= 8, at + length <= bytes.count else { return nil }
+            var value = UInt64(keepMarker ? bytes[at] : bytes[at] & (0xFF >> length))
+            for byte in bytes[(at + 1)..<(at + length)] { value = value << 8 | UInt64(byte) }
+            return (length, value)
+        }
+        guard let header = vint(0, keepMarker: true), header.value == 0x1A45_DFA3, let size = vint(header.length, keepMarker: false)
+        else { return nil }
+        var at = header.length + size.length
+        let end = min(bytes.count, at + Int(min(size.value, UInt64(bytes.count))))
+        while at < end, let id = vint(at, keepMarker: true), let length = vint(at + id.length, keepMarker: false) {
+            let body = at + id.length + length.length
+            guard length.value <= UInt64(end - body) else { return nil }
+            if id.value == 0x4282 {
+                return String(decoding: bytes[body..<(body + Int(length.value))].prefix { $0 != 0 }, as: UTF8.self)
+            }
+            at = body + Int(length.value)
+        }
+        return nil
     }
 }

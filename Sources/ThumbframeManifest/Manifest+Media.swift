@@ -45,6 +45,10 @@ extension Manifest {
         public var indexFirst: Bool?
         /// How every browser gets to play it (`Delivery.decide`); nil in manifests written before it.
         public var delivery: Delivery?
+        /// True when the container's display matrix was not a turn by quarters (a shear, a scale,
+        /// a garbage value): it is ignored, `rotation` is 0, and no rendition carries it. nil
+        /// otherwise.
+        public var matrixIgnored: Bool?
         /// RFC 6381 codecs of the file as it is, for a `<source type>` (`hvc1.2.4.L153.B0,mp4a.40.2`):
         /// a browser that can play them takes the original. nil where they have no such name here
         /// (MPEG-4 Part 2, MPEG-2, VC-1, PCM sound, ...) and in manifests written before it.
@@ -73,9 +77,19 @@ extension Manifest {
             /// Audio codecs every current browser decodes in MP4.
             package static let browserAudioCodecs: Set<String> = ["aac", "mp3", "opus"]
 
+            /// Containers whose packets cannot be copied into an MP4 that starts at the first
+            /// frame: AVI keeps no presentation times, so a stream with reordered frames (every
+            /// H.264 with B-frames) has none to copy.
+            package static let transcodedContainers: Set<String> = ["avi"]
+
             /// The delivery of a video in `container` (as `VideoInfo.container` names it) with
-            /// `codec`, `audio` and, for MP4 and QuickTime, `indexFirst`.
-            package static func decide(container: String, codec: String, audio: String?, indexFirst: Bool?) -> Delivery {
+            /// `codec`, `audio`, whether its pictures are of a kind every browser decodes
+            /// (`picturePlays`: 8-bit 4:2:0 H.264; 8- or 10-bit 4:2:0 VP9 and AV1) and, for MP4
+            /// and QuickTime, `indexFirst`.
+            package static func decide(
+                container: String, codec: String, audio: String?, indexFirst: Bool?, picturePlays: Bool = true
+            ) -> Delivery {
+                guard picturePlays, !transcodedContainers.contains(container) else { return .transcode }
                 if VideoInfo.playsAsItIs(container: container, codec: codec, audio: audio) {
                     return indexFirst == false ? .remux : .original
                 }
@@ -100,7 +114,8 @@ extension Manifest {
         /// and `indexFirst`.
         public init(
             container: String, codec: String, duration: Double, frameRate: Double, audio: String?, rotation: Int,
-            hdr: String?, poster: Double, indexFirst: Bool? = nil, codecs: String? = nil
+            hdr: String?, poster: Double, indexFirst: Bool? = nil, codecs: String? = nil, picturePlays: Bool = true,
+            matrixIgnored: Bool = false
         ) {
             self.container = container
             self.codec = codec
@@ -109,11 +124,13 @@ extension Manifest {
             self.audio = audio
             self.rotation = rotation
             self.hdr = hdr
-            self.playable = Self.playsAsItIs(container: container, codec: codec, audio: audio)
+            self.playable = picturePlays && Self.playsAsItIs(container: container, codec: codec, audio: audio)
             self.poster = poster.roundedForManifest
             self.indexFirst = indexFirst
-            self.delivery = Delivery.decide(container: container, codec: codec, audio: audio, indexFirst: indexFirst)
+            self.delivery = Delivery.decide(
+                container: container, codec: codec, audio: audio, indexFirst: indexFirst, picturePlays: picturePlays)
             self.codecs = codecs
+            self.matrixIgnored = matrixIgnored ? true : nil
         }
     }
 

@@ -57,8 +57,27 @@ int tf_averror_eof(void);
 void tf_av_error_text(int code, char *text, size_t length);
 
 /// The stream's display matrix rotation in degrees counter-clockwise (av_display_rotation_get),
-/// or 0 when the stream has no display matrix; `*mirrored` is 1 when the matrix flips.
-double tf_video_rotation(AVStream *stream, int *mirrored);
+/// or 0 when the stream has no display matrix or one that is not a turn by quarters (then
+/// `*ignored` is 1); `*mirrored` is 1 when the matrix flips.
+double tf_video_rotation(AVStream *stream, int *mirrored, int *ignored);
+
+/// Seeks the container back to the start of stream `stream_index` (its first time, else the
+/// first byte), for reading from the first frame.
+void tf_video_rewind(AVFormatContext *format, int stream_index);
+
+/// Seconds from the stream's start to the end of its last frame, read from the packets after a
+/// seek to its last keyframe (each packet's time plus its duration, or `frame_seconds`): what the
+/// frames say, whatever the header claims. -1 when no packet tells. The container is left at its
+/// start.
+double tf_video_frames_end(AVFormatContext *format, int stream_index, double frame_seconds);
+
+/// 1 for a picture every browser decodes in MP4: 8-bit 4:2:0 H.264, 8- or 10-bit 4:2:0 VP9 and
+/// AV1; 0 for any other (High 10 or 4:2:2 H.264, HEVC, ...).
+int tf_video_browser_picture(const AVCodecParameters *p);
+
+/// 1 when the 3×3 display matrix (16.16 and 2.30 fixed point, as in ISO BMFF) turns the picture by
+/// a multiple of 90° (flipped or not) and does nothing else; 0 for anything else.
+int tf_display_matrix_is_quarter(const int32_t *matrix);
 
 #endif // THUMBFRAME_IMAGING
 #endif

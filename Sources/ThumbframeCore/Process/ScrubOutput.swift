@@ -6,9 +6,11 @@ import ThumbframeManifest
 /// the WebVTT file whose cues name its tiles.
 enum ScrubOutput: ItemOutput {
     /// Content-addressed locations of the sprite sheet and the WebVTT file beside it (one hash,
-    /// two extensions), from the source's bytes and the tiles' recipe.
+    /// two extensions), from the source's bytes and the tiles' recipe. v2: each tile is the first
+    /// frame at or past its cue's time (v1 took a keyframe within half a cue, and an MPEG-TS
+    /// seek's next keyframe, seconds later).
     static func paths(sourceSHA256: String) -> (sprite: String, vtt: String) {
-        let key = Digest.sha256("thumbframe-scrub-v1\n\(sourceSHA256)\n\(Manifest.ScrubPreview.recipe)")
+        let key = Digest.sha256("thumbframe-scrub-v2\n\(sourceSHA256)\n\(Manifest.ScrubPreview.recipe)")
         return (OutputName.path(area: "thumbs", hash: key, extension: "jpg"), OutputName.path(area: "thumbs", hash: key, extension: "vtt"))
     }
 

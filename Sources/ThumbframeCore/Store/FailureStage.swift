@@ -1,5 +1,3 @@
-package import ThumbframeManifest
-
 /// Where a file failed, as written in `failures[].stage`.
 enum FailureStage: String {
     case read, probe, decode, encode, write
