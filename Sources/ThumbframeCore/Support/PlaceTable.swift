@@ -2,7 +2,8 @@ import Foundation
 import ThumbframeManifest
 
 /// The offline table `--locations city` and `region` look up (`PlaceTable+Data.swift`, made by
-/// `scripts/make-places` from GeoNames' cities of at least 15 000 people): never a network
+/// `scripts/make-places` from GeoNames' cities15000: towns of at least 15 000 people and the
+/// capitals and seats of regions GeoNames lists beside them, 41 of which are smaller): never a network
 /// lookup. Decoded once per process, on first use (25 629 cities, about 3 MB in memory), into
 /// buckets of one degree, so a lookup reads the cities of the few buckets around the point.
 struct PlaceTable: Sendable {
