@@ -95,9 +95,11 @@ package struct ResourceLimits: Sendable, Equatable, Codable {
         case .streamed:
             return nil
         case .jxlPlanes:
-            // libvips 8.14 has libjxl decode the whole picture at once, and libjxl holds its own
-            // float plane per channel meanwhile (a lossless 48 MP picture: 705 MiB measured).
-            (bytesPerPixel, what) = (bands * bytesPerBand + 4 * max(3, bands) + 1, "JPEG XL picture and libjxl's float planes")
+            // libjxl decodes the whole picture at once (`tf_jxl_decode_image`) and holds its own
+            // float plane per channel meanwhile: 21.1 bytes a pixel measured for a phone's 21 MP
+            // 16-bit picture (the worker's anonymous memory less its base; a lossless 48 MP
+            // 8-bit one through libvips: 705 MiB).
+            (bytesPerPixel, what) = (bands * bytesPerBand + 4 * max(3, bands) + 4, "JPEG XL picture and libjxl's float planes")
         case .heifPicture:
             // Measured: 8 bytes a pixel for a 12 MP iPhone grid, 9.5 for a 25 MP picture (3 bands).
             (bytesPerPixel, what) = (3 * max(3, bands) * bytesPerBand + 1, "HEIF planes, picture and copy")

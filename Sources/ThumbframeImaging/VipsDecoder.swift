@@ -431,6 +431,20 @@ package struct VipsDecoder: ImageDecoder {
             }
             return materialized(lazy).flatMap { Source.decoded($0, header: header, orientation: header.orientation) }
         }
+        if header.mediaFormat?.family == .jxl {
+            // libvips 8.14's loader feeds libjxl in pieces and fails on real files (a phone's
+            // 16-bit P3 picture: "Invalid context map"); libjxl decodes the whole file, oriented,
+            // at its own depth, with its pixels' profile (the header's copy replaces it).
+            var image: UnsafeMutablePointer<VipsImage>?
+            var message = [CChar](repeating: 0, count: 256)
+            guard tf_jxl_decode_image(raw.baseAddress, raw.count, Int64(limits.maxPixels), &image, &message, message.count) == 0,
+                let image
+            else {
+                let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                return .failure(DecodeFailure(stage: .decode, reason: "JPEG XL: " + reason))
+            }
+            return Source.decoded(VipsImageHandle(image), header: header, orientation: 1)
+        }
         if wholeDecode(plan: plan, header: header),
             case .success(let whole) = step(.decode, { tf_image_from_buffer(raw.baseAddress, raw.count, $0, failOn) }),
             whole.bytesPerBand == 1, whole.width * whole.height * whole.bands <= wholeDecodeBytes

@@ -150,6 +150,47 @@ struct CorpusTests {
         }
     }
 
+    @Test(
+        "the phone's 16-bit Display P3 JPEG XL is decoded (libvips 8.14's loader fails on it) in its colours, as libjxl's djxl shows it",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: Fixtures.packageRoot + "/../shared/corpus/phone/16bit-HDR-P3-nclx.jxl")
+                && Processes.tool("djxl") != nil && Processes.tool("vips") != nil,
+            "needs ../shared/corpus/phone, djxl and vips (scripts/bootstrap --test)"))
+    func realJPEGXL() async throws {
+        let file = URL(fileURLWithPath: Fixtures.packageRoot + "/../shared/corpus/phone/16bit-HDR-P3-nclx.jxl").standardized.path
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            try FileManager.default.copyItem(atPath: file, toPath: root + "/lib/p3.jxl")
+            // Today's path, libvips' loader, fails on it: the test is of what replaces it.
+            let vips = try await Processes.run(Processes.tool("vips")!, ["avg", root + "/lib/p3.jxl"])
+            #expect(vips.status != 0, "libvips now decodes it: \(vips.stdout)")
+            let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out"))
+            #expect(manifest.failures.isEmpty, "\(manifest.failures)")
+            let item = try #require(manifest.items.first)
+            #expect(item.image.format == "jxl" && (item.image.width, item.image.height) == (5667, 3685))
+            #expect(item.image.profile == nil, "its P3 profile is applied as it is: \(String(describing: item.image.profile))")
+            // The oracle: libjxl's own decoder, converted to sRGB by libvips from its profile; both
+            // reduced to 64 px, where only colour is left to differ.
+            let oracle = try await Processes.run(Processes.tool("djxl")!, [root + "/lib/p3.jxl", root + "/djxl.png"])
+            #expect(oracle.status == 0, "\(oracle.stderr)")
+            let preview = root + "/out/" + (try #require(item.thumbnails["preview"])).path
+            // (The untagged thumbnail is not exported again: libvips would take it through its own
+            // sRGB profile, 14 ΔE00 away.)
+            for (input, output, export) in [(root + "/djxl.png", root + "/o.v", true), (preview, root + "/p.v", false)] {
+                let small = try await Processes.run(
+                    Processes.tool("vips")!,
+                    ["thumbnail", input, output + ".png", "64", "--height", "42", "--size", "force"]
+                        + (export ? ["--export-profile", "srgb"] : []))
+                #expect(small.status == 0, "\(small.stderr)")
+                _ = try await Processes.run(Processes.tool("vips")!, ["colourspace", output + ".png", output, "lab"])
+            }
+            _ = try await Processes.run(Processes.tool("vips")!, ["dE00", root + "/p.v", root + "/o.v", root + "/d.v"])
+            let mean = try await Processes.run(Processes.tool("vips")!, ["avg", root + "/d.v"])
+            let distance = try #require(Double(mean.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(mean.stderr)")
+            #expect(distance < 1.5, "mean ΔE00 \(distance) from djxl's colours")
+        }
+    }
+
     /// ../shared/SPEC.md §4: the orientation comes from libexif, and libvips' own reading must agree.
     static func expectReadersAgree(_ file: String, path: String) throws {
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))

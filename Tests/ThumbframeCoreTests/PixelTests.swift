@@ -344,7 +344,7 @@ struct PixelTests {
             }
 
             var options = BuildOptions(source: root + "/lib", output: root + "/small")
-            options.limits.maxDecodeBytes = 600 * 300 * 16 - 1
+            options.limits.maxDecodeBytes = 600 * 300 * 19 - 1
             let (_, refused) = try await Fixtures.build(options)
             let failure = try #require(refused.failures.first { $0.path == "patches.jxl" })
             #expect(failure.reason.contains("JPEG XL picture and libjxl's float planes"), "\(failure.reason)")
