@@ -20,6 +20,20 @@ static JxlDecoder *tf_jxl_open(const void *data, size_t length, int events) {
     return decoder;
 }
 
+/* The picture's basic facts and its size as libjxl delivers it (oriented: orientations 5-8 swap
+ * the sides): 0; 1 when libjxl cannot say; -1 with a reason when it is over `max_pixels`. */
+static int tf_jxl_size(JxlDecoder *decoder, JxlBasicInfo *info, int *w, int *h, long long max_pixels, char *error, size_t error_length) {
+    if (JxlDecoderGetBasicInfo(decoder, info) != JXL_DEC_SUCCESS) return 1;
+    int swap = info->orientation >= 5;
+    *w = (int) (swap ? info->ysize : info->xsize);
+    *h = (int) (swap ? info->xsize : info->ysize);
+    if (*w <= 0 || *h <= 0 || (long long) *w * *h > max_pixels) {
+        snprintf(error, error_length, "%dx%d pixels is over --max-pixels %lld", *w, *h, max_pixels);
+        return -1;
+    }
+    return 0;
+}
+
 int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
     *transfer = 0;
     JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_COLOR_ENCODING);
@@ -51,15 +65,9 @@ int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, 
     for (;;) {
         JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
         if (status == JXL_DEC_BASIC_INFO) {
-            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS) break;
-            // Oriented as libjxl delivers it: orientations 5-8 swap the sides.
-            int swap = info.orientation >= 5;
-            w = (int) (swap ? info.ysize : info.xsize);
-            h = (int) (swap ? info.xsize : info.ysize);
-            if (w <= 0 || h <= 0 || (long long) w * h > max_pixels) {
-                snprintf(error, error_length, "%dx%d pixels is over --max-pixels %lld", w, h, max_pixels);
-                goto done;
-            }
+            int sized = tf_jxl_size(decoder, &info, &w, &h, max_pixels, error, error_length);
+            if (sized > 0) break;
+            if (sized < 0) goto done;
         } else if (status == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
             size_t size = 0;
             if (JxlDecoderImageOutBufferSize(decoder, &format, &size) != JXL_DEC_SUCCESS || size != (size_t) w * h * 6 ||
@@ -103,15 +111,9 @@ int tf_jxl_decode_image(const void *data, size_t length, long long max_pixels, V
     for (;;) {
         JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
         if (status == JXL_DEC_BASIC_INFO) {
-            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS) break;
-            // Oriented as libjxl delivers it: orientations 5-8 swap the sides.
-            int swap = info.orientation >= 5;
-            w = (int) (swap ? info.ysize : info.xsize);
-            h = (int) (swap ? info.xsize : info.ysize);
-            if (w <= 0 || h <= 0 || (long long) w * h > max_pixels) {
-                snprintf(error, error_length, "%dx%d pixels is over --max-pixels %lld", w, h, max_pixels);
-                goto done;
-            }
+            int sized = tf_jxl_size(decoder, &info, &w, &h, max_pixels, error, error_length);
+            if (sized > 0) break;
+            if (sized < 0) goto done;
             bands = (int) info.num_color_channels + (info.alpha_bits > 0 ? 1 : 0);
             format.num_channels = (uint32_t) bands;
             format.data_type = info.bits_per_sample > 8 || info.exponent_bits_per_sample > 0 ? JXL_TYPE_UINT16 : JXL_TYPE_UINT8;
