@@ -250,32 +250,51 @@ static void tfk_fill_output_tables(void) {
 
 static inline int tfk_step(double value) { return value <= 0 ? 0 : value >= 1 ? 65535 : (int) (value * 65535 + 0.5); }
 
-static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled,
-                        uint16_t *gain);
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, TFKPrimaries primaries,
+                        uint8_t *out, int tabled, uint16_t *gain);
+
+TFKPrimaries tfk_primaries(int code) {
+    switch (code) {
+    case 1: return TFK_PRIMARIES_BT709;
+    case 11:
+    case 12: return TFK_PRIMARIES_P3;
+    default: return TFK_PRIMARIES_BT2020;
+    }
+}
 
 void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
-    tfk_tonemap(in, stride, width, height, transfer, out, 0, NULL);
+    tfk_tonemap(in, stride, width, height, transfer, TFK_PRIMARIES_BT2020, out, 0, NULL);
 }
 
 void tfk_tonemap_rgb48_gain(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, uint16_t *gain) {
-    tfk_tonemap(in, stride, width, height, transfer, out, 0, gain);
+    tfk_tonemap(in, stride, width, height, transfer, TFK_PRIMARIES_BT2020, out, 0, gain);
+}
+
+void tfk_tonemap_rgb48_gain_from(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, TFKPrimaries primaries,
+                                 uint8_t *out, uint16_t *gain) {
+    tfk_tonemap(in, stride, width, height, transfer, primaries, out, 0, gain);
 }
 
 void tfk_tonemap_rgb48_frames(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out) {
     tfk_fill_output_tables();
-    tfk_tonemap(in, stride, width, height, transfer, out, 1, NULL);
+    tfk_tonemap(in, stride, width, height, transfer, TFK_PRIMARIES_BT2020, out, 1, NULL);
 }
 
-static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, int tabled,
-                        uint16_t *gain) {
+static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, TFKPrimaries primaries,
+                        uint8_t *out, int tabled, uint16_t *gain) {
     const double white = 203; // cd/m², HDR reference white (BT.2408)
     const double knee = 0.75;
-    // BT.2020 to BT.709 primaries, linear light (BT.2087).
-    const double m[3][3] = {
-        {1.6605, -0.5876, -0.0728},
-        {-0.1246, 1.1329, -0.0083},
-        {-0.0182, -0.1006, 1.1187},
+    // The signal's primaries to BT.709's, linear light: BT.2020 (BT.2087), Display P3 (from both
+    // sets' xy and D65, as ICC's and Apple's matrices are), BT.709 itself.
+    static const double to709[3][3][3] = {
+        {{1.6605, -0.5876, -0.0728}, {-0.1246, 1.1329, -0.0083}, {-0.0182, -0.1006, 1.1187}},
+        {{1.2249401, -0.2249404, 0.0}, {-0.0420569, 1.0420571, 0.0}, {-0.0196376, -0.0786361, 1.0982735}},
+        {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
     };
+    const double(*m)[3] = to709[primaries];
+    // HLG's OOTF weighs the scene luminance by the signal's own primaries' luminance coefficients.
+    static const double luma[3][3] = {{0.2627, 0.6780, 0.0593}, {0.2289746, 0.6917385, 0.0792869}, {0.2126, 0.7152, 0.0722}};
+    const double *weights = luma[primaries];
     // The curves through a table over 16-bit code values: one pow per code value, not per pixel.
     static double pq_table[65536], hlg_table[65536];
     static int pq_ready, hlg_ready;
@@ -296,7 +315,7 @@ static void tfk_tonemap(const uint16_t *in, size_t stride, int width, int height
             double rgb[3] = {table[row[3 * x]], table[row[3 * x + 1]], table[row[3 * x + 2]]};
             if (transfer == TFK_TRANSFER_HLG) {
                 // OOTF for a 1000 cd/m² display: system gamma 1.2 on the scene luminance.
-                double luminance = 0.2627 * rgb[0] + 0.6780 * rgb[1] + 0.0593 * rgb[2];
+                double luminance = weights[0] * rgb[0] + weights[1] * rgb[1] + weights[2] * rgb[2];
                 double gain = tabled ? tfk_gain_table[tfk_step(luminance)] : 1000 * (luminance > 0 ? pow(luminance, 0.2) : 0);
                 for (int i = 0; i < 3; i++)
                     rgb[i] *= gain;

@@ -1,4 +1,4 @@
-/* The step HDR stills share: their 16-bit BT.2020 signal resized and tone-mapped to 8-bit sRGB. */
+/* The step HDR stills share: their 16-bit signal (BT.2020, P3 or BT.709 primaries) resized and tone-mapped to 8-bit sRGB. */
 #include "hdr.h"
 
 #include <math.h>
@@ -15,8 +15,13 @@ void tf_hdr_box_free(TFHdrBox *box) {
     memset(box, 0, sizeof *box);
 }
 
-/* A gain smaller than this (in stops) is no HDR worth a map: 2^(1/32) is 2 % brighter. */
-static const double tf_gain_floor = 1.0 / 32;
+/* The gain (in stops) the roll-off takes from a pixel at 1.1 × SDR white (tfk_tonemap's knee at
+ * 0.75, approaching 1): a picture whose brightest is within 10 % of SDR white (a resize's ringing,
+ * code values rounded near white) has nothing above SDR white worth a map. */
+static double tf_gain_floor(void) {
+    const double knee = 0.75, peak = 1.1, excess = peak - knee;
+    return -log2((knee + (1 - knee) * excess / (excess + (1 - knee))) / peak);
+}
 
 /* `stops` (one log2 gain a pixel, in 1/4096 stops) quantized against their largest into
  * `box->gain`, or none when the largest is under tf_gain_floor. */
@@ -24,7 +29,7 @@ static int tf_hdr_quantize_gain(const uint16_t *stops, size_t count, TFHdrBox *b
     unsigned largest = 0;
     for (size_t i = 0; i < count; i++)
         if (stops[i] > largest) largest = stops[i];
-    if (largest < tf_gain_floor * 4096) return 0;
+    if (largest < tf_gain_floor() * 4096) return 0;
     if (!(box->gain = malloc(count))) return -1;
     // The map's top code is the largest gain, said to 1/10000 stop as the metadata says it.
     box->gain_stops = ceil(largest / 4096.0 * 10000.0) / 10000.0;
@@ -36,8 +41,8 @@ static int tf_hdr_quantize_gain(const uint16_t *stops, size_t count, TFHdrBox *b
     return 0;
 }
 
-int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, int height, int gain, TFHdrBox *out, char *error,
-               size_t error_length) {
+int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int primaries, int width, int height, int gain, TFHdrBox *out,
+               char *error, size_t error_length) {
     memset(out, 0, sizeof *out);
     VipsImage *t[2] = {NULL};
     uint16_t *box = NULL;
@@ -61,7 +66,8 @@ int tf_hdr_box(const uint16_t *signal, int w, int h, int transfer, int width, in
         snprintf(error, error_length, "out of memory");
         goto done;
     }
-    tfk_tonemap_rgb48_gain(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG, out->pixels, stops);
+    tfk_tonemap_rgb48_gain_from(box, (size_t) width * 6, width, height, transfer == 16 ? TFK_TRANSFER_PQ : TFK_TRANSFER_HLG,
+                                tfk_primaries(primaries), out->pixels, stops);
     if (stops && tf_hdr_quantize_gain(stops, count, out)) {
         snprintf(error, error_length, "out of memory");
         goto done;
@@ -76,7 +82,8 @@ done:
     return result;
 }
 
-int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, int gain, TFHdrBox *out, char *error, size_t error_length) {
+int tf_hdr_decode_image(VipsImage *in, int transfer, int primaries, int width, int height, int gain, TFHdrBox *out, char *error,
+                        size_t error_length) {
     memset(out, 0, sizeof *out);
     VipsImage *t[3] = {NULL};
     uint16_t *signal = NULL;
@@ -94,7 +101,7 @@ int tf_hdr_decode_image(VipsImage *in, int transfer, int width, int height, int 
     }
     size_t size = 0;
     if (!(signal = vips_image_write_to_memory(t[2], &size)) || size != (size_t) t[2]->Xsize * t[2]->Ysize * 6) goto failed;
-    result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, width, height, gain, out, error, error_length);
+    result = tf_hdr_box(signal, t[2]->Xsize, t[2]->Ysize, transfer, primaries, width, height, gain, out, error, error_length);
     goto done;
 failed:
     snprintf(error, error_length, "cannot read the HDR picture: %s", vips_error_buffer());

@@ -175,7 +175,14 @@ int tf_heif_decode_hdr(const void *data, size_t length, int transfer, int width,
     }
     heif_image_release(picture);
     picture = NULL;
-    result = tf_hdr_box(signal, w, h, transfer, width, height, gain, out, error, error_length);
+    // The primaries the picture's nclx says (BT.2020 where it says none).
+    int primaries = 9;
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (!heif_image_handle_get_nclx_color_profile(handle, &nclx).code && nclx) {
+        primaries = nclx->color_primaries;
+        heif_nclx_color_profile_free(nclx);
+    }
+    result = tf_hdr_box(signal, w, h, transfer, primaries, width, height, gain, out, error, error_length);
 done:
     free(signal);
     if (picture) heif_image_release(picture);

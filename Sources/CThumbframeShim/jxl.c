@@ -53,7 +53,7 @@ int tf_jxl_transfer(const void *data, size_t length, int *transfer) {
 int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, int height, long long max_pixels, int gain, TFHdrBox *out,
                       char *error, size_t error_length) {
     memset(out, 0, sizeof *out);
-    JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE);
+    JxlDecoder *decoder = tf_jxl_open(data, length, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | JXL_DEC_FULL_IMAGE);
     if (!decoder) {
         snprintf(error, error_length, "libjxl cannot start a decoder");
         return -1;
@@ -61,13 +61,18 @@ int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, 
     JxlPixelFormat format = {3, JXL_TYPE_UINT16, JXL_NATIVE_ENDIAN, 0};
     JxlBasicInfo info;
     uint16_t *signal = NULL;
-    int w = 0, h = 0, result = -1;
+    int w = 0, h = 0, result = -1, primaries = 9;
     for (;;) {
         JxlDecoderStatus status = JxlDecoderProcessInput(decoder);
         if (status == JXL_DEC_BASIC_INFO) {
             int sized = tf_jxl_size(decoder, &info, &w, &h, max_pixels, error, error_length);
             if (sized > 0) break;
             if (sized < 0) goto done;
+        } else if (status == JXL_DEC_COLOR_ENCODING) {
+            // Its primaries as H.273 numbers them (libjxl's P3 is 11, DCI's number: taken as P3).
+            JxlColorEncoding encoding;
+            if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS)
+                primaries = encoding.primaries == JXL_PRIMARIES_SRGB ? 1 : encoding.primaries == JXL_PRIMARIES_P3 ? 12 : 9;
         } else if (status == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
             size_t size = 0;
             if (JxlDecoderImageOutBufferSize(decoder, &format, &size) != JXL_DEC_SUCCESS || size != (size_t) w * h * 6 ||
@@ -76,7 +81,7 @@ int tf_jxl_decode_hdr(const void *data, size_t length, int transfer, int width, 
                 goto done;
             }
         } else if (status == JXL_DEC_FULL_IMAGE) {
-            result = tf_hdr_box(signal, w, h, transfer, width, height, gain, out, error, error_length);
+            result = tf_hdr_box(signal, w, h, transfer, primaries, width, height, gain, out, error, error_length);
             goto done;
         } else {
             // An error, input that ends early, or the end without a picture.

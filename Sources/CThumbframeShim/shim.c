@@ -288,6 +288,16 @@ int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int c
     return tf_resize_gap(in, out, width, height, crop, 0.0);
 }
 
+int tf_resize_linear(VipsImage *in, VipsImage **out, int width, int height) {
+    if (in->Xsize == width && in->Ysize == height) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    return vips_resize(in, out, (double) width / in->Xsize, "vscale", (double) height / in->Ysize, "kernel", VIPS_KERNEL_LINEAR, "gap", 0.0,
+                       NULL);
+}
+
 int tf_resize_coarse(VipsImage *in, VipsImage **out, int width, int height) {
     // Already that size (a small image's placeholder): itself, no operation.
     if (in->Xsize == width && in->Ysize == height) {

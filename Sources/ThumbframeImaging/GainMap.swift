@@ -1,4 +1,5 @@
 import Foundation
+import ThumbframeManifest
 
 /// How a gain map turns an SDR picture into its HDR one, one set of numbers for every channel:
 /// ISO 21496-1's metadata and Ultra HDR v1's `hdrgm` XMP say the same thing. A map value `m`
@@ -42,12 +43,18 @@ package struct GainMapParameters: Sendable, Equatable {
     /// screen can: `2^capacityMax`, to 3 decimals (the manifest's `headroom`).
     package var headroom: Double { (pow(2, capacityMax) * 1000).rounded() / 1000 }
 
-    /// The numbers make a picture: finite, an SDR base (capacityMin < capacityMax), gamma above
-    /// 0, min ≤ max, and nothing out of the range a fraction of `denominator` holds.
+    /// The largest capacity (stops over SDR white) a map may say: `Manifest.maximumHeadroom`'s.
+    package static let largestCapacity = log2(Manifest.maximumHeadroom)
+
+    /// The numbers make a picture: finite, an SDR base (capacityMin < capacityMax), a capacity
+    /// a screen means (at most `largestCapacity`: `HDRCapacityMax` 1000 would say a headroom of
+    /// 10^301, 9999 an infinite one), gamma above 0, min ≤ max, and nothing out of the range a
+    /// fraction of `denominator` holds. A photo whose map is not usable is shown by its SDR
+    /// picture alone.
     package var isUsable: Bool {
         let values = [gainMin, gainMax, gamma, offsetSDR, offsetHDR, capacityMin, capacityMax]
         return values.allSatisfy { $0.isFinite && abs($0) < 100_000 } && gamma > 0 && gainMin <= gainMax
-            && capacityMin >= 0 && capacityMin < capacityMax && offsetSDR >= 0 && offsetHDR >= 0
+            && capacityMin >= 0 && capacityMin < capacityMax && capacityMax <= Self.largestCapacity && offsetSDR >= 0 && offsetHDR >= 0
     }
 
     /// The same numbers within what their decimal and fractional forms can differ by.

@@ -17,7 +17,7 @@ enum HDRFacts {
         // Any format whose colour is described by H.273 numbers: a PNG's cICP chunk, an ICC
         // profile's `cicp` tag (ICC.1:2022; libvips and lcms apply neither).
         let family = MediaFormat.named(format)?.family
-        if let transfer = (family == .png ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP) {
+        if let transfer = cicp(family: family, file: file, icc: icc)?.transfer {
             return transfer == pq ? .init(kind: .pq) : transfer == hlg ? .init(kind: .hlg) : nil
         }
         switch family {
@@ -38,28 +38,38 @@ enum HDRFacts {
         }
     }
 
-    /// The transfer of a PNG's `cICP` chunk (before its image data), or nil.
-    static func pngCICP(_ file: UnsafeRawBufferPointer) -> Int? {
+    /// The H.273 colour primaries and transfer of a PNG's `cICP` chunk or an ICC profile's `cicp`
+    /// tag, or nil: how a PNG or TIFF says it is PQ or HLG, and in which primaries.
+    static func cicp(family: MediaFormat.Family?, file: UnsafeRawBufferPointer, icc: [UInt8]?) -> (primaries: Int, transfer: Int)? {
+        (family == .png ? pngCICP(file) : nil) ?? icc.flatMap(iccCICP)
+    }
+
+    /// The primaries and transfer of a PNG's `cICP` chunk (before its image data), or nil.
+    static func pngCICP(_ file: UnsafeRawBufferPointer) -> (primaries: Int, transfer: Int)? {
         var at = 8
         while at <= file.count - 12 {
             let length = file[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
             let kind = Array(file[(at + 4)..<(at + 8)])
-            if kind == Array("cICP".utf8) { return length == 4 && at + 12 <= file.count ? Int(file[at + 9]) : nil }
+            if kind == Array("cICP".utf8) {
+                return length == 4 && at + 12 <= file.count ? (Int(file[at + 8]), Int(file[at + 9])) : nil
+            }
             if kind == Array("IDAT".utf8) || length > file.count - at - 12 { return nil }
             at += 12 + length
         }
         return nil
     }
 
-    /// The transfer of an ICC profile's `cicp` tag, or nil (at most 256 tags looked at).
-    static func iccCICP(_ profile: [UInt8]) -> Int? {
+    /// The primaries and transfer of an ICC profile's `cicp` tag, or nil (at most 256 tags looked at).
+    static func iccCICP(_ profile: [UInt8]) -> (primaries: Int, transfer: Int)? {
         guard let reader = TIFFNumbers(profile, byteOrder: .big), let count = reader.number(128, 4) else { return nil }
         for index in 0..<min(count, 256) {
             let entry = 132 + index * 12
             guard let signature = reader.number(entry, 4), let offset = reader.number(entry + 4, 4) else { return nil }
             // 'cicp' then 4 reserved bytes, then primaries, transfer, matrix, range: a byte each.
-            if signature == 0x6369_6370, let transfer = reader.number(offset + 9, 1), reader.number(offset, 4) == 0x6369_6370 {
-                return transfer
+            if signature == 0x6369_6370, let primaries = reader.number(offset + 8, 1), let transfer = reader.number(offset + 9, 1),
+                reader.number(offset, 4) == 0x6369_6370
+            {
+                return (primaries, transfer)
             }
         }
         return nil
@@ -81,7 +91,7 @@ enum HDRFacts {
             return .init(kind: .gainMap, headroom: parameters.headroom)
         }
         let capacity = text.flatMap { attribute("hdrgm:HDRCapacityMax", in: $0) }.flatMap(Double.init)
-        let headroom = capacity.flatMap { $0.isFinite && (0...16).contains($0) ? pow(2, $0) : nil }
+        let headroom = capacity.flatMap { $0.isFinite && (0...GainMapParameters.largestCapacity).contains($0) ? pow(2, $0) : nil }
         return .init(kind: .gainMap, headroom: headroom.map { ($0 * 1000).rounded() / 1000 })
     }
 

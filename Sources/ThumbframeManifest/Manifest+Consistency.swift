@@ -81,11 +81,17 @@ extension Manifest {
             if !(1...8).contains(image.orientation) {
                 problems.append("items[\(index)].image.orientation \(image.orientation) is not 1–8")
             }
+            if let headroom = image.hdr?.headroom, !(1...Manifest.maximumHeadroom).contains(headroom) {
+                problems.append("items[\(index)].image.hdr.headroom \(headroom) is not 1–\(Int(Manifest.maximumHeadroom))")
+            }
             for (name, thumbnail) in item.thumbnails.sorted(by: { $0.key < $1.key }) {
                 if !Manifest.isThumbnailPath(thumbnail.path) {
                     problems.append("items[\(index)].thumbnails.\(name).path '\(thumbnail.path)' is not inside thumbs/")
                 }
                 if thumbnail.width <= 0 || thumbnail.height <= 0 { problems.append("items[\(index)].thumbnails.\(name) has no size") }
+                if let headroom = thumbnail.headroom, !(1...Manifest.maximumHeadroom).contains(headroom) {
+                    problems.append("items[\(index)].thumbnails.\(name).headroom \(headroom) is not 1–\(Int(Manifest.maximumHeadroom))")
+                }
                 // The tiles entry and only it is a `.dzi` with its pyramid described.
                 if (name == Manifest.tilesName) != (thumbnail.tiles != nil) || (thumbnail.tiles != nil) != thumbnail.path.hasSuffix(".dzi")
                 {
@@ -218,6 +224,10 @@ extension Manifest {
     }
 
     /// 64 lowercase hex digits.
+    /// The largest headroom a manifest may say (1000 × SDR white, about 10 stops): ISO 21496-1
+    /// allows more, no screen shows it (the brightest show about 16 ×).
+    public static let maximumHeadroom = 1000.0
+
     public static func isSHA256(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }

@@ -197,7 +197,9 @@ struct GainMapTests {
                 let result = try await Self.script(
                     ["check", root + "/out/" + preview.path, "--source", root + "/lib/ultra.jpg", turned ? "6" : "1"])
                 let hdr = result["hdr"] as? [String: Any] ?? [:]
-                #expect((hdr["psnr"] as? Double ?? 0) >= 45 && (hdr["highlights"] as? Double ?? 1) <= 0.02, "\(item.path): \(hdr)")
+                // The map is resized by a triangle, which keeps its peaks (Lanczos3 overshot them by up to
+                // 24 %) and blurs a little more: 49.4 and 45.0 dB measured, highlights within 1 %.
+                #expect((hdr["psnr"] as? Double ?? 0) >= 44 && (hdr["highlights"] as? Double ?? 1) <= 0.02, "\(item.path): \(hdr)")
                 print("gain map from an Ultra HDR source, \(item.path): \(hdr)")
             }
         }
@@ -213,6 +215,39 @@ struct GainMapTests {
             let map = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/map.jpg")))
             let parameters = GainMapParameters(gainMin: 0, gainMax: 2.5, offsetSDR: 1.0 / 64, offsetHDR: 1.0 / 64, capacityMax: 2.5)
             return (try #require(GainMapJPEG.assemble(base: base, map: map, parameters: parameters)), base, map, parameters)
+        }
+    }
+
+    @Test(
+        "a gain map whose capacity no screen means (HDRCapacityMax 1000, 9999) is no map: the photo builds as its SDR picture, and a manifest that says such a headroom does not validate"
+    )
+    func absurdCapacity() async throws {
+        let (_, base, map, _) = try await Self.sample()
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeDirectory(root + "/lib")
+            for capacity in [3.0, 1000, 9999] {
+                // Both metadata forms (Ultra HDR's XMP, ISO 21496-1's fractions) say the capacity.
+                let parameters = GainMapParameters(gainMin: 0, gainMax: 2.5, capacityMax: capacity)
+                #expect(parameters.isUsable == (capacity == 3), "\(capacity)")
+                let file = try #require(GainMapJPEG.assemble(base: base, map: map, parameters: parameters), "the writer takes \(capacity)")
+                try Fixtures.write(file, to: root + "/lib/capacity-\(Int(capacity)).jpg")
+            }
+            var options = BuildOptions(source: root + "/lib", output: root + "/out", jobs: 1)
+            options.hdr = .gainMap
+            let (report, manifest) = try await Fixtures.build(options)
+            #expect(manifest.failures.isEmpty && manifest.items.count == 3, "\(manifest.failures)")
+            for item in manifest.items {
+                let sane = item.path == "capacity-3.jpg"
+                #expect(item.image.hdr?.kind == .gainMap, "\(item.path)")
+                #expect((item.image.hdr?.headroom != nil) == sane, "\(item.path): \(String(describing: item.image.hdr))")
+                #expect(item.thumbnails.values.contains { $0.headroom != nil } == sane, "\(item.path)")
+            }
+            #expect(try ManifestValidator.problems(at: report.manifestPath) == [])
+            // A manifest that says a headroom of 10^301 is not valid, whoever wrote it.
+            var item = try #require(manifest.items.first)
+            item.image.hdr = .init(kind: .gainMap, headroom: 1.07e301)
+            var consistency = Manifest.ItemConsistency(sections: manifest.sections)
+            #expect(consistency.problems(of: item).contains { $0.contains("headroom 1.07e+301 is not 1–1000") })
         }
     }
 

@@ -121,7 +121,7 @@ struct HeifColourTests {
     }
 
     @Test(
-        "PQ and HLG stills (AVIF, HEIC, 16-bit JPEG XL, PNG by cICP or an ICC cicp tag) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/test-helpers/hdr-fixtures.py writes, and say hdr",
+        "PQ and HLG stills (AVIF, HEIC, 16-bit JPEG XL, PNG by cICP or an ICC cicp tag; BT.2020 or Display P3 primaries) are tone-mapped to SDR: mean ΔE00 ≤ 3 against the BT.2100 rendering scripts/test-helpers/hdr-fixtures.py writes, and say hdr",
         .enabled(
             if: Processes.tool("avifenc") != nil && Processes.tool("cjxl") != nil,
             "needs avifenc and cjxl (libavif-bin, libjxl-tools) to make fixtures (scripts/bootstrap --test)")
@@ -136,24 +136,31 @@ struct HeifColourTests {
                     tf_test_write_heif_hdr("\(root)/made/\(name)-16bit.png", "\(root)/lib/\(name).heic", name == "pq" ? 16 : 18, 0) == 0)
             }
             // Described by H.273 numbers outside HEIF: a PNG's cICP chunk, an ICC profile's cicp tag.
-            for name in ["pq-cicp.png", "hlg-icc.png"] {
+            // And with Display P3 primaries (nclx, libjxl's encoding, cICP): the same rendering.
+            for name in ["pq-cicp.png", "hlg-icc.png", "pq-p3.avif", "pq-p3.jxl", "pq-p3-cicp.png"] {
                 try FileManager.default.copyItem(atPath: "\(root)/made/\(name)", toPath: "\(root)/lib/\(name)")
             }
             // The same scene as an SDR JPEG: what no HDR fact may be said of.
             try Pixels.patches().save(root + "/lib/sdr.jpg[Q=95]")
             let (_, manifest) = try await Fixtures.build(BuildOptions(source: root + "/lib", output: root + "/out", jobs: 2))
-            #expect(manifest.failures.isEmpty && manifest.items.count == 9, "\(manifest.failures)")
+            #expect(manifest.failures.isEmpty && manifest.items.count == 12, "\(manifest.failures)")
             let reference = try Pixels.Image.from(file: root + "/made/reference.png")
             for item in manifest.items {
                 let expected: Manifest.ImageInfo.HDR.Kind? =
                     item.path.hasPrefix("pq") ? .pq : item.path.hasPrefix("hlg") ? .hlg : nil
                 #expect(item.image.hdr?.kind == expected, "\(item.path): \(String(describing: item.image.hdr))")
+                // The scene is SDR colours at reference white: nothing above SDR white, so no gain map
+                // (`--hdr gain-map` is the default; a map of the roll-off alone said 1.196 before).
+                #expect(item.thumbnails.values.allSatisfy { $0.headroom == nil }, "\(item.path) has a gain map")
                 let preview = try #require(item.thumbnails["preview"])
                 let thumbnail = try Pixels.Image.from(file: root + "/out/" + preview.path)
                 let values = try thumbnail.apply { tf_delta_e00($0, reference.pointer, $1) }.doubles()
                 let patches = Pixels.patchCentres.map { values[$0.1 * thumbnail.width + $0.0] }
                 let mean = patches.reduce(0, +) / Double(patches.count)
-                #expect(mean <= 3, "\(item.path): mean ΔE00 \(mean), per patch \(patches.map { ($0 * 10).rounded() / 10 })")
+                // P3 read as BT.2020 comes out 3.0 on these patches (red 200,40,40 as 227,0,40): a P3
+                // file is held closer, as its rendering is (0.41–0.45 measured).
+                let limit = item.path.contains("p3") ? 1.5 : 3
+                #expect(mean <= limit, "\(item.path): mean ΔE00 \(mean), per patch \(patches.map { ($0 * 10).rounded() / 10 })")
             }
         }
     }

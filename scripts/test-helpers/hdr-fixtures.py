@@ -10,6 +10,9 @@ Usage: python3 hdr-fixtures.py DIR
                        encoder (Debian's heif-enc 1.15 writes no nclx box into a HEIC)
   pq-cicp.png          the PQ code values as a 16-bit PNG that says PQ by a cICP chunk
   hlg-icc.png          the HLG ones as a 16-bit PNG whose ICC profile has a cicp tag (ICC.1:2022)
+  pq-p3.avif, pq-p3.jxl, pq-p3-cicp.png
+                       the same scene in PQ with Display P3 primaries (nclx 12; libjxl's DCI
+                       primaries with D65 white; a cICP chunk 12/16/0/1): the same rendering
   reference.png        the SDR sRGB rendering of the same scene, written here from the
                        BT.2100 formulas (PQ EOTF; HLG inverse OETF and a 1000 cd/m2 display's
                        OOTF; BT.2020 to BT.709 primaries; reference white 203 cd/m2 to SDR
@@ -33,6 +36,8 @@ PATCHES = [
 WHITE = 203.0  # cd/m2, BT.2408 reference white
 TO_2020 = np.array([[0.6274, 0.3293, 0.0433], [0.0691, 0.9195, 0.0114], [0.0164, 0.0880, 0.8956]])
 TO_709 = np.linalg.inv(TO_2020)
+# sRGB/BT.709 to Display P3 in linear light (both from their xy and D65).
+TO_P3 = np.array([[0.8224621, 0.1775380, 0.0], [0.0331941, 0.9668058, 0.0], [0.0170827, 0.0723974, 0.9105199]])
 M1, M2, C1, C2, C3 = 2610 / 16384, 2523 / 4096 * 128, 3424 / 4096, 2413 / 4096 * 32, 2392 / 4096 * 32
 A = 0.17883277
 B, C = 1 - 4 * A, 0.5 - A * np.log(4 * A)
@@ -120,6 +125,18 @@ def main(out):
         subprocess.run(["cjxl", png, os.path.join(out, name + ".jxl"), "-d", "0.5", "-x", f"color_space={colour}"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    # PQ with Display P3 primaries: the scene's colours in P3, as AVIF, JPEG XL and a cICP PNG.
+    pq_p3 = pq_oetf(srgb_to_linear(scene()) @ TO_P3.T * WHITE)
+    png = os.path.join(out, "pq-p3-16bit.png")
+    with open(png, "wb") as f:
+        f.write(imagecodecs.png_encode(np.round(np.clip(pq_p3, 0, 1) * 65535).astype(np.uint16)))
+    subprocess.run(["avifenc", "--depth", "10", "--cicp", "12/16/9", "--range", "full", "--min", "0", "--max", "4", "-y", "444",
+                    png, os.path.join(out, "pq-p3.avif")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cjxl", png, os.path.join(out, "pq-p3.jxl"), "-d", "0.5", "-x", "color_space=RGB_D65_DCI_Rel_PeQ"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    encoded = imagecodecs.png_encode(np.round(np.clip(pq_p3, 0, 1) * 65535).astype(np.uint16))
+    with open(os.path.join(out, "pq-p3-cicp.png"), "wb") as f:
+        f.write(encoded[:33] + chunk(b"cICP", bytes([12, 16, 0, 1])) + encoded[33:])
     # The same code values as PNGs that say PQ by a cICP chunk and HLG by an ICC profile's cicp tag.
     for name, signal, transfer in [("pq-cicp", pq, 16), ("hlg-icc", hlg, 18)]:
         png = imagecodecs.png_encode(np.round(np.clip(signal, 0, 1) * 65535).astype(np.uint16))

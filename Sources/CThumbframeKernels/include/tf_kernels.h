@@ -52,6 +52,21 @@ void tfk_tonemap_rgb48(const uint16_t *in, size_t stride, int width, int height,
 /// 2^(gain / 4096), the gain map of ISO 21496-1.
 void tfk_tonemap_rgb48_gain(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out, uint16_t *gain);
 
+/// The primaries of an HDR signal (ITU-T H.273 colour primaries 9, 12 and 11, 1).
+typedef enum {
+    TFK_PRIMARIES_BT2020 = 0, ///< BT.2020 and BT.2100 (the default where a file says nothing)
+    TFK_PRIMARIES_P3 = 1,     ///< Display P3 (SMPTE EG 432-1, D65; DCI-P3's primaries are taken with D65 white)
+    TFK_PRIMARIES_BT709 = 2,  ///< BT.709 and sRGB
+} TFKPrimaries;
+
+/// The primaries of an H.273 `colour_primaries` code: 1 BT.709, 11 or 12 P3, anything else BT.2020.
+TFKPrimaries tfk_primaries(int code);
+
+/// tfk_tonemap_rgb48_gain for a signal of `primaries` (BT.2020 for the others), converted to
+/// BT.709 in linear light before the roll-off.
+void tfk_tonemap_rgb48_gain_from(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, TFKPrimaries primaries,
+                                 uint8_t *out, uint16_t *gain);
+
 /// tfk_tonemap_rgb48's mapping for a video's frames, about ten times faster: the output curve and
 /// HLG's OOTF gain through tables of 65536 steps (a value within one level of the exact one).
 void tfk_tonemap_rgb48_frames(const uint16_t *in, size_t stride, int width, int height, TFKTransfer transfer, uint8_t *out);

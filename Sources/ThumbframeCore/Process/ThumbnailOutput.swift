@@ -20,9 +20,10 @@ enum ThumbnailOutput: ItemOutput {
         // earlier builds' thumbnails of such a file (made through libvips' default profile) are
         // never taken for the right ones. (An ignored profile's pixels are what they were.) So is
         // a format's pixels revision (`ImageHeader.pixelsRevision`), and an HDR photo's gain map
-        // (the same SDR picture, another file).
+        // (the same SDR picture, another file; v2: the map resized by a triangle, not Lanczos3,
+        // and a PQ or HLG picture within 10 % of SDR white has none).
         ContentAddress.path(
-            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe + (gainMap ? "\ngain map v1" : ""), profile: profile,
+            "thumbframe-thumbnail-v3", sourceSHA256, recipe.canonicalRecipe + (gainMap ? "\ngain map v2" : ""), profile: profile,
             revision: revision, extension: recipe.format.fileExtension)
     }
 

@@ -23,8 +23,8 @@ enum WorkerContract {
     static let maximumItemBytes = 256 << 10
     /// The longest side of a picture anything decodes (libvips' own limit is 10 000 000).
     static let maximumSide = 10_000_000
-    /// The brightest headroom a gain map may claim (ISO 21496-1 allows more; no screen shows it).
-    static let maximumHeadroom = 1000.0
+    /// The brightest headroom a gain map may claim (`Manifest.maximumHeadroom`).
+    static let maximumHeadroom = Manifest.maximumHeadroom
 
     /// A job's outcome as the build may keep it.
     enum Checked {
