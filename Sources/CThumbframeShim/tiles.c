@@ -1,5 +1,6 @@
 /* Deep-zoom tiles: libvips' dzsave over the full-resolution image, upright, sRGB and without
  * metadata, under the file's deadline and the build's stop flag. */
+#include "tf_jxl.h"
 #include "tf_shim.h"
 #include "guard.h"
 
@@ -98,9 +99,9 @@ done:
 /* Every level below the full size, smallest first: the full picture reduced to half by
  * libvips' thumbnail (shrink-on-load, then Lanczos3: the renditions' own pipeline), then each
  * level Lanczos3 from the one above, in memory. dzsave's own levels are 2x2 box averages. */
-static int tf_dzsave_reduced(const void *data, size_t length, int fail_on, int intent, const void *profile, size_t profile_length,
-                             const char *path, int format, const char *suffix, int tile_size, int overlap, int width, int height,
-                             int levels, TFGuard *guard) {
+static int tf_dzsave_reduced(const void *data, size_t length, VipsImage *decoded, int fail_on, int intent, const void *profile,
+                             size_t profile_length, const char *path, int format, const char *suffix, int tile_size, int overlap, int width,
+                             int height, int levels, TFGuard *guard) {
     char options[64];
     const char *level_name = vips_enum_nick(VIPS_TYPE_FAIL_ON, fail_on);
     g_snprintf(options, sizeof(options), "fail_on=%s", level_name ? level_name : "none");
@@ -108,7 +109,9 @@ static int tf_dzsave_reduced(const void *data, size_t length, int fail_on, int i
     VipsImage *t[2] = {NULL};
     VipsImage *above = NULL;
     int result = -1;
-    if (vips_thumbnail_buffer((void *) data, length, &t[0], w, "height", h, "size", VIPS_SIZE_FORCE, "option_string", options, NULL))
+    if (decoded
+            ? vips_thumbnail_image(decoded, &t[0], w, "height", h, "size", VIPS_SIZE_FORCE, NULL)
+            : vips_thumbnail_buffer((void *) data, length, &t[0], w, "height", h, "size", VIPS_SIZE_FORCE, "option_string", options, NULL))
         goto done;
     if (tf_tile_pixels(t[0], &t[1], 1, intent, profile, profile_length, format)) goto done;
     int reason = TF_STOP_NONE;
@@ -157,14 +160,26 @@ int tf_dzsave(const void *data, size_t length, int fail_on, int orientation, int
     int result = -1;
     char suffix[64];
     g_snprintf(suffix, sizeof suffix, "%s[Q=%d,strip]", format == TF_FORMAT_WEBP ? ".webp" : ".jpg", quality);
-    if (!(t[0] = vips_image_new_from_buffer(data, length, "", "access", access, "fail_on", fail_on, NULL))) goto done;
+    /* A JPEG XL through libjxl with the whole file as its input, as its thumbnails are (libvips
+     * 8.14's loader fails on real files); decoded once, for every level. */
+    const unsigned char *head = data;
+    int jxl = length >= 12 && ((head[0] == 0xFF && head[1] == 0x0A) || memcmp(head, "\0\0\0\x0cJXL ", 8) == 0);
+    if (jxl) {
+        char message[256];
+        if (tf_jxl_decode_image(data, length, INT64_MAX, &t[0], message, sizeof message)) {
+            vips_error("thumbframe", "JPEG XL: %s", message);
+            goto done;
+        }
+    } else if (!(t[0] = vips_image_new_from_buffer(data, length, "", "access", access, "fail_on", fail_on, NULL))) {
+        goto done;
+    }
     if (tf_tile_pixels(t[0], &t[1], orientation, intent, profile, profile_length, format)) goto done;
     int levels = 1;
     for (int side = VIPS_MAX(t[1]->Xsize, t[1]->Ysize); side > 1; side = (side + 1) / 2)
         levels++;
     /* The smaller levels first, from their own decode (the full size streams once, last). */
-    if (levels > 1 && tf_dzsave_reduced(data, length, fail_on, intent, profile, profile_length, path, format, suffix, tile_size, overlap,
-                                        t[1]->Xsize, t[1]->Ysize, levels, guard)) {
+    if (levels > 1 && tf_dzsave_reduced(data, length, jxl ? t[0] : NULL, fail_on, intent, profile, profile_length, path, format, suffix,
+                                        tile_size, overlap, t[1]->Xsize, t[1]->Ysize, levels, guard)) {
         *reason = guard->reason;
         goto done;
     }

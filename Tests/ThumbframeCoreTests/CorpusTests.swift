@@ -188,6 +188,14 @@ struct CorpusTests {
             let mean = try await Processes.run(Processes.tool("vips")!, ["avg", root + "/d.v"])
             let distance = try #require(Double(mean.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(mean.stderr)")
             #expect(distance < 1.5, "mean ΔE00 \(distance) from djxl's colours")
+            // Its deep-zoom pyramid, from the same decode.
+            var tiled = BuildOptions(source: root + "/lib", output: root + "/tiled")
+            (tiled.ladderMaxSide, tiled.tilePixels) = (0, 1_000_000)
+            let (report, pyramid) = try await Fixtures.build(tiled)
+            #expect(pyramid.failures.isEmpty, "\(pyramid.failures)")
+            let tiles = try #require(pyramid.items.first?.thumbnails[Manifest.tilesName]?.tiles, "the photo has tiles")
+            #expect(tiles.levels == Manifest.Tiles.levels(width: 5667, height: 3685))
+            #expect(try ManifestValidator.problems(at: report.manifestPath) == [])
         }
     }
 
