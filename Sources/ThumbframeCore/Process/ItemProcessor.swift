@@ -166,7 +166,10 @@ enum ItemProcessor {
         // A rendition or scrub preview that cannot be made leaves the item without it (a note);
         // one OUT_DIR cannot take fails the file and stops the run.
         if let delivery = video.delivery, context.renditions.mode.makes(delivery) {
-            switch RenditionOutput.make(fd: file.fd, offset: 0, size: stat.size, sha256: sha256, delivery: delivery, context: context) {
+            switch RenditionOutput.make(
+                fd: file.fd, offset: 0, size: stat.size, sha256: sha256, delivery: delivery, matrixIgnored: video.matrixIgnored == true,
+                context: context)
+            {
             case .success(let made): item.media.video?.rendition = made
             case .failure(let problem) where problem.outputUnwritable != nil: return failed(source, problem)
             case .failure(let problem): notes.append(problem.reason)

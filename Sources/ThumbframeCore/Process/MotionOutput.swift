@@ -72,7 +72,10 @@ enum MotionOutput: ItemOutput {
         var note: String?
         // The fast-start copy is the remux: a rendition only where the codec must change.
         if facts.video.delivery == .transcode, context.renditions.mode.makes(.transcode) {
-            switch RenditionOutput.make(fd: file.fd, offset: offset, size: size, sha256: sha256, delivery: .transcode, context: context) {
+            switch RenditionOutput.make(
+                fd: file.fd, offset: offset, size: size, sha256: sha256, delivery: .transcode,
+                matrixIgnored: facts.video.matrixIgnored == true, context: context)
+            {
             case .success(let made): motion.video.rendition = made
             case .failure(let problem):
                 if problem.outputUnwritable != nil { return (.failure(problem), nil) }
@@ -93,7 +96,8 @@ enum MotionOutput: ItemOutput {
         part.path = path
         (part.bytes, part.sha256, _) = try outputs.file(path, limit: limit)
         if var rendition = part.video.rendition {
-            try RenditionOutput.take(&rendition, sourceSHA256: sha256, limit: limit, into: &outputs)
+            try RenditionOutput.take(
+                &rendition, sourceSHA256: sha256, matrixIgnored: part.video.matrixIgnored == true, limit: limit, into: &outputs)
             part.video.rendition = rendition
         }
         item.media?.motion = part
