@@ -116,7 +116,8 @@ enum ItemProcessor {
         }
         let placeholder = known.flatMap { $0.sha256 == sha256 ? $0 : nil }
         let decoder = Decoders.decoder(for: library)
-        // Tiles from libvips' full-resolution decode (not a RAW's: LibRaw renders those).
+        // Tiles from the full-resolution decode: libvips', libjxl's for a JPEG XL (`tf_dzsave`);
+        // not a RAW's (LibRaw renders those).
         let tiles: TilesOutput.Writer? =
             library == .libvips
             ? { header, path, settings, remaining in
