@@ -648,9 +648,9 @@ static int tf_rendition_run(TFRendition *r, int fd, TFRenditionResult *out) {
         r->track_count = i + 1;
         // A transcode encodes what browsers do not play: a picture they play is copied (a camera's
         // H.264 with PCM sound has only its sound encoded), as is AAC sound.
-        // AVI keeps no presentation times: its pictures are encoded whatever their codec, since
-        // frames reordered in the stream have no times to copy (Delivery.transcodedContainers).
-        r->timeless = strcmp(input->iformat->name, "avi") == 0;
+        // A container without presentation times (AVI): its pictures are encoded whatever their
+        // codec, since frames reordered in the stream have no times to copy.
+        r->timeless = s->timeless;
         int encode = s->transcode &&
                      (i == 0 ? r->timeless || !tf_video_browser_picture(from->codecpar) : from->codecpar->codec_id != AV_CODEC_ID_AAC);
         if (!encode) {

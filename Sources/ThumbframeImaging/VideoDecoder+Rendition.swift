@@ -62,6 +62,7 @@ extension VideoDecoder {
         Self.open(fd: fd, offset: offset, size: size, limits: limits, cancellation: cancellation) { video, probe in
             var request = TFRenditionSettings()
             request.transcode = delivery == .transcode ? 1 : 0
+            request.timeless = Manifest.VideoInfo.Delivery.transcodedContainers.contains(probe.info.container) ? 1 : 0
             request.video_stream = probe.stream.pointee.index
             request.max_side = Int32(settings.maxSide)
             request.crf = Int32(RenditionSettings.crf)
@@ -124,7 +125,7 @@ extension VideoDecoder {
     /// tiles, upright, HDR tone-mapped as posters are, as a JPEG without metadata. Within
     /// `--decode-timeout` of its own.
     package func sprite(fd: Int32, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?) -> Result<Sprite, DecodeFailure> {
-        Self.open(fd: fd, size: size, limits: limits, cancellation: cancellation) { video, probe in
+        Self.open(fd: fd, size: size, limits: limits, cancellation: cancellation, framesEnd: false) { video, probe in
             let header = ImageHeader(video: probe.info, width: probe.storedWidth, height: probe.storedHeight)
             let geometry = Manifest.ScrubPreview.geometry(
                 duration: probe.info.duration, width: header.displayWidth, height: header.displayHeight)

@@ -81,8 +81,10 @@ package struct VideoDecoder: Sendable {
 
     /// Opens the container, reads and checks its video stream's facts, and hands them to `body`
     /// while the container is open.
+    /// `framesEnd`: the duration is read from the last frames (`Probe.read`) — the facts an item
+    /// records; a scrub preview, drawn at the item's duration, has no use for another seek.
     static func open<T>(
-        fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?,
+        fd: Int32, offset: Int = 0, size: Int, limits: ResourceLimits, cancellation: CancellationFlag?, framesEnd: Bool = true,
         _ body: (OpaquePointer, Probe) -> Result<T, DecodeFailure>
     ) -> Result<T, DecodeFailure> {
         let index = index(fd: fd, offset: offset, size: size, limits: limits)
@@ -101,7 +103,7 @@ package struct VideoDecoder: Sendable {
         }
         defer { tf_video_close(video) }
         let docType = matroskaDocType(reader(fd: fd, offset: offset, size: size)(0, 64))
-        return Probe.read(tf_video_format(video)!, indexFirst: index.first, docType: docType).flatMap { probe in
+        return Probe.read(tf_video_format(video)!, indexFirst: index.first, docType: docType, framesEnd: framesEnd).flatMap { probe in
             if let refusal = probe.refusal(limits) { return .failure(DecodeFailure(stage: .probe, reason: refusal, cause: .memory)) }
             return body(video, probe)
         }
@@ -145,7 +147,7 @@ extension VideoDecoder {
 
         /// `docType`: a Matroska file's EBML DocType (`webm` or `matroska`), read from its first bytes.
         static func read(
-            _ container: UnsafeMutablePointer<AVFormatContext>, indexFirst: Bool?, docType: String? = nil
+            _ container: UnsafeMutablePointer<AVFormatContext>, indexFirst: Bool?, docType: String? = nil, framesEnd: Bool = true
         ) -> Result<Probe, DecodeFailure> {
             let streams = (0..<Int(container.pointee.nb_streams)).compactMap { container.pointee.streams[$0] }
             func isPicture(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
@@ -181,8 +183,8 @@ extension VideoDecoder {
             // rate whose frames run past it, a length written wrong) gives way to the last frame's
             // end, read from the packets. Within a second (and two frames) of it, the header's stands.
             let frameSeconds = frameRate > 0 ? 1 / frameRate : 1.0 / 30
-            let framesEnd = tf_video_frames_end(container, stream.pointee.index, frameSeconds)
-            if framesEnd > 0, framesEnd.isFinite, abs(framesEnd - duration) > max(1, 2 * frameSeconds) { duration = framesEnd }
+            let end = framesEnd ? tf_video_frames_end(container, stream.pointee.index, frameSeconds) : -1
+            if end > 0, end.isFinite, abs(end - duration) > max(1, 2 * frameSeconds) { duration = end }
             var (mirrored, ignored): (Int32, Int32) = (0, 0)
             let counterClockwise = tf_video_rotation(stream, &mirrored, &ignored)
             // The display matrix turns counter-clockwise; players turn the picture the other way

@@ -16,6 +16,9 @@
 typedef struct {
     /// 0: copy the video stream and the first audio stream; 1: H.264 + AAC (an AAC stream is copied).
     int transcode;
+    /// 1: the container keeps no presentation times (Delivery.transcodedContainers: AVI): the
+    /// picture is encoded whatever its codec, each at its number's time.
+    int timeless;
     /// The index of the video stream to take (the prober's choice).
     int video_stream;
     /// Transcode: the coded picture's long side at most this (0: as it is); never enlarged.
