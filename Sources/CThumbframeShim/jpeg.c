@@ -166,12 +166,13 @@ int tf_jpeg_decode_here(const void *data, size_t length, int shrink, double time
     const int width = (int) (cinfo.image_width / (unsigned) shrink);
     const int height = (int) (cinfo.image_height / (unsigned) shrink);
     if ((bands != 3 && bands != 1) || width < 1 || height < 1) goto done;
-    image = vips_image_new_memory();
+    /* Every row below `height` is written: a pooled buffer's earlier pixels never show. */
+    if (!(image = tf_pool_image(width, height, bands, VIPS_FORMAT_UCHAR))) goto done;
     vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
                            bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, 72.0 / 25.4, 72.0 / 25.4);
     /* Demanded in strips, as libvips' own JPEG decode is: pipelines from it take their demand
      * style from it (a new image defaults to small tiles). */
-    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_FATSTRIP, NULL) || vips_image_write_prepare(image)) goto done;
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_FATSTRIP, NULL)) goto done;
     /* The saved markers live until jpeg_finish_decompress frees them. */
     tf_jpeg_attach_icc(&cinfo, image);
     const size_t line = (size_t) cinfo.output_width * bands;

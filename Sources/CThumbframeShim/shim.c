@@ -150,17 +150,14 @@ static gboolean tf_in_memory(VipsImage *in) {
 /* A new image in memory with `in`'s format and metadata and the given size, its pixels
  * allocated for the caller to fill; NULL on failure. */
 static VipsImage *tf_memory_like(VipsImage *in, int width, int height) {
-    VipsImage *t = vips_image_new_memory();
+    VipsImage *t = tf_pool_image(width, height, in->Bands, in->BandFmt);
+    if (!t) return NULL;
     if (vips_image_pipelinev(t, VIPS_DEMAND_STYLE_ANY, in, NULL)) {
         g_object_unref(t);
         return NULL;
     }
     t->Xsize = width;
     t->Ysize = height;
-    if (vips_image_write_prepare(t)) {
-        g_object_unref(t);
-        return NULL;
-    }
     return t;
 }
 
@@ -234,30 +231,49 @@ static int tf_resize_gap(VipsImage *in, VipsImage **out, int width, int height, 
         int from = left, to = left + cols;
         if (w != in->Xsize) tfk_lanczos3_span(in->Xsize, w, 1.0 / hscale, left, cols, &from, &to);
         const int bands = in->Bands;
-        if (!(t[6] = tf_memory_like(in, to - from, rows))) goto done;
         const size_t stride = VIPS_IMAGE_SIZEOF_LINE(in), band = (size_t) (to - from) * bands;
         const unsigned char *start = VIPS_IMAGE_ADDR(in, from, 0);
-        if (h != in->Ysize) {
-            if (tfk_lanczos3_window(start, stride, band, in->Ysize, 0, t[6]->data, band, h, top, rows, 1.0 / vscale)) {
-                vips_error("thumbframe", "out of memory");
-                goto done;
-            }
-        } else {
-            for (int y = 0; y < rows; y++)
-                memcpy(VIPS_IMAGE_ADDR(t[6], 0, y), start + (size_t) (top + y) * stride, band);
-        }
-        current = t[6];
         if (w != in->Xsize) {
-            // Along the rows as down the columns of the transpose: its rows are input columns
-            // `from` … `to`, of which the kept output columns read nothing else.
-            if (tf_transpose(current, &t[4]) || !(t[5] = tf_memory_like(t[4], t[4]->Xsize, cols))) goto done;
+            // Down the columns, each run of output rows transposed as it is made (t[4]'s rows
+            // are input columns `from` … `to`); then along the rows as down the columns of that
+            // transpose (the kept output columns read nothing else), and back. A pass's input is
+            // let go as soon as it is read.
+            if (h != in->Ysize) {
+                if (!(t[4] = tf_memory_like(in, rows, to - from))) goto done;
+                t[4]->Xres = in->Yres;
+                t[4]->Yres = in->Xres;
+                if (tfk_lanczos3_window_transposed(start, stride, band, in->Ysize, 0, t[4]->data, VIPS_IMAGE_SIZEOF_LINE(t[4]), h, top,
+                                                   rows, 1.0 / vscale, bands)) {
+                    vips_error("thumbframe", "out of memory");
+                    goto done;
+                }
+            } else {
+                if (!(t[6] = tf_memory_like(in, to - from, rows))) goto done;
+                for (int y = 0; y < rows; y++)
+                    memcpy(VIPS_IMAGE_ADDR(t[6], 0, y), start + (size_t) (top + y) * stride, band);
+                if (tf_transpose(t[6], &t[4])) goto done;
+                VIPS_UNREF(t[6]);
+            }
             const size_t line = VIPS_IMAGE_SIZEOF_LINE(t[4]);
+            if (!(t[5] = tf_memory_like(t[4], t[4]->Xsize, cols))) goto done;
             if (tfk_lanczos3_window(t[4]->data, line, line, in->Xsize, from, t[5]->data, line, w, left, cols, 1.0 / hscale)) {
                 vips_error("thumbframe", "out of memory");
                 goto done;
             }
+            VIPS_UNREF(t[4]);
             if (tf_transpose(t[5], &t[1])) goto done;
+            VIPS_UNREF(t[5]);
             current = t[1];
+        } else {
+            if (!(t[6] = tf_memory_like(in, to - from, rows))) goto done;
+            if (h == in->Ysize) {
+                for (int y = 0; y < rows; y++)
+                    memcpy(VIPS_IMAGE_ADDR(t[6], 0, y), start + (size_t) (top + y) * stride, band);
+            } else if (tfk_lanczos3_window(start, stride, band, in->Ysize, 0, t[6]->data, band, h, top, rows, 1.0 / vscale)) {
+                vips_error("thumbframe", "out of memory");
+                goto done;
+            }
+            current = t[6];
         }
     } else {
         // Alpha is premultiplied for the resize, so transparent pixels lend no colour to their

@@ -563,6 +563,36 @@ struct PixelTests {
         }
     }
 
+    @Test(
+        "buffers handed from job to job never show an earlier job's pixels, and the pool keeps at most 8 blocks and 96 MiB"
+    )
+    func pooledBuffers() throws {
+        // A noisy RGB photo-sized image (its decode, passes and transposes are pooled sizes).
+        var random = SplitMix64(state: 52)
+        let (width, height) = (1500, 1000)
+        let source = try Pixels.Image.from(
+            (0..<(width * height * 3)).map { _ in UInt8.random(in: 0...255, using: &random) }, width: width, height: height, bands: 3)
+        let sizes = [(640, 427, 0), (256, 256, 1), (1000, 667, 0)]
+        let first = try sizes.map { w, h, crop in try source.apply { tf_resize_exact($0, $1, Int32(w), Int32(h), Int32(crop)) }.decoded() }
+        // Blocks of every size near the passes' filled with white, let go, then the same resizes.
+        var held: [UnsafeMutablePointer<VipsImage>] = []
+        for megabytes in [1, 2, 3, 4, 5, 6, 8, 12] {
+            let rows = megabytes * 1024 / 3
+            let image = try #require(tf_pool_image(1024, Int32(rows), 3, VIPS_FORMAT_UCHAR))
+            memset(UnsafeMutableRawPointer(mutating: vips_image_get_data(image)), 0xFF, 1024 * rows * 3)
+            held.append(image)
+        }
+        for image in held { g_object_unref(image) }
+        let again = try sizes.map { w, h, crop in try source.apply { tf_resize_exact($0, $1, Int32(w), Int32(h), Int32(crop)) }.decoded() }
+        for (a, b) in zip(first, again) { #expect(a.pixels == b.pixels, "\(a.width)×\(a.height) changed over reused buffers") }
+        // Twelve 3 MiB buffers let go at once: eight kept, within the cap.
+        let many = try (0..<12).map { _ in try #require(tf_pool_image(1024, 1024, 3, VIPS_FORMAT_UCHAR)) }
+        for image in many { g_object_unref(image) }
+        var (blocks, bytes): (Int32, Int) = (0, 0)
+        tf_pool_kept(&blocks, &bytes)
+        #expect(blocks <= 8 && bytes <= 96 << 20, "\(blocks) blocks, \(bytes) bytes kept")
+    }
+
     @Test("a 10 000-frame GIF records 10 000 pages")
     func manyFrames() async throws {
         try await Fixtures.withTemporaryDirectory { root in

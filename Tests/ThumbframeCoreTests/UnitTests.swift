@@ -441,4 +441,41 @@ struct LanczosWindowTests {
             #expect(part == expected, "rows \(first)+\(count) of \(rowsOut) from \(rowsIn), columns \(c0)..<\(c1) of \(columns)")
         }
     }
+    @Test(
+        "a window written transposed is the window followed by a transpose, byte for byte, whatever its rows, bands and stride",
+        arguments: [1, 2, 3, 4])
+    func transposedWindow(bands: Int) throws {
+        var random = SplitMix64(state: UInt64(17 + bands))
+        for _ in 0..<60 {
+            let columns = Int.random(in: 1...70, using: &random)
+            let rowsIn = Int.random(in: 1...90, using: &random)
+            let rowsOut = Int.random(in: 1...rowsIn, using: &random)
+            let scale = Double(rowsIn) / Double(rowsOut)
+            let line = columns * bands
+            let input = (0..<(line * rowsIn)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let first = Int.random(in: 0..<rowsOut, using: &random)
+            let count = Int.random(in: 1...(rowsOut - first), using: &random)
+            var rows = [UInt8](repeating: 0, count: line * count)
+            #expect(
+                tfk_lanczos3_window(input, line, line, Int32(rowsIn), 0, &rows, line, Int32(rowsOut), Int32(first), Int32(count), scale)
+                    == 0)
+            var expected = [UInt8](repeating: 0, count: line * count)
+            tfk_transpose(rows, &expected, Int32(columns), Int32(count), Int32(bands))
+            // Output rows wider than the transpose (a stride), their padding left alone.
+            let padding = Int.random(in: 0...5, using: &random)
+            let stride = count * bands + padding
+            var transposed = [UInt8](repeating: 0xA5, count: stride * columns)
+            #expect(
+                tfk_lanczos3_window_transposed(
+                    input, line, line, Int32(rowsIn), 0, &transposed, stride, Int32(rowsOut), Int32(first), Int32(count), scale,
+                    Int32(bands)) == 0)
+            for column in 0..<columns {
+                let row = transposed[(column * stride)..<(column * stride + stride)]
+                #expect(Array(row.prefix(count * bands)) == Array(expected[(column * count * bands)..<((column + 1) * count * bands)]))
+                #expect(row.suffix(padding).allSatisfy { $0 == 0xA5 }, "column \(column): the padding was written")
+            }
+        }
+        var nothing = [UInt8](repeating: 0, count: 8)
+        #expect(tfk_lanczos3_window_transposed([1, 2, 3, 4, 5], 5, 5, 1, 0, &nothing, 2, 1, 0, 1, 1, 2) == -1, "a line of half pixels")
+    }
 }

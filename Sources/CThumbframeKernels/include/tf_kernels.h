@@ -28,6 +28,14 @@ int tfk_lanczos3_rows(const uint8_t *in, size_t line, int rows_in, uint8_t *out,
 int tfk_lanczos3_window(const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out, size_t out_stride,
                         int rows_out, int out_first, int out_count, double scale);
 
+/// tfk_lanczos3_window written transposed: output row r's pixels (`line` / `bands` of them,
+/// `bands` bytes each) become column r of `out`, whose rows (one per input column) are
+/// `out_stride` bytes apart. The same bytes as the window followed by tfk_transpose, without
+/// holding the untransposed rows: they go through an 8-row strip in the cache. -1 when it cannot
+/// allocate its scratch, or `line` is not whole pixels.
+int tfk_lanczos3_window_transposed(const uint8_t *in, size_t stride, size_t line, int rows_in, int in_first, uint8_t *out,
+                                   size_t out_stride, int rows_out, int out_first, int out_count, double scale, int bands);
+
 /// The input rows [*from, *to) that output rows `first` … `first + count - 1` of a Lanczos3
 /// reduction of rows_in to rows_out rows by `scale` read (clipped to the image).
 void tfk_lanczos3_span(int rows_in, int rows_out, double scale, int first, int count, int *from, int *to);

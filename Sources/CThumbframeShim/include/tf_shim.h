@@ -64,6 +64,15 @@ int tf_jpeg_load_shrunk_deadline(const void *data, size_t length, VipsImage **ou
 /// tf_transpose) with libvips' kernel and centring; anything else vips_resize, without its box
 /// pre-shrink.
 int tf_resize_exact(VipsImage *in, VipsImage **out, int width, int height, int crop);
+
+/// A new image in memory, `width` x `height` of `bands` bands of `format`, its pixels for the
+/// caller to fill, every byte (a buffer may hold an earlier job's pixels). Buffers of 1 MiB and
+/// more come from the worker's pool (a JPEG's decode and the resize's passes take theirs from it)
+/// and go back to it when the image closes. NULL on failure.
+VipsImage *tf_pool_image(int width, int height, int bands, VipsBandFormat format);
+
+/// What the pool keeps for the next job now: blocks and bytes (at most 8 and 96 MiB).
+void tf_pool_kept(int *blocks, size_t *bytes);
 /// Resizes to exactly width x height with a triangle (linear) kernel, which does not ring: a gain
 /// map's, whose peaks Lanczos3 overshoots (by up to 24 %, as issue 53 measured: a brighter
 /// highlight than the picture has).
