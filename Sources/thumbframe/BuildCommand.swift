@@ -117,7 +117,7 @@ struct BuildCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css (works from file:// for libraries up to 20 000 photos, and from any static server)."
+            "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css with their .gz and .br, and for libraries up to 20 000 photos thumbframe-viewer-data.js (so it works from file://; any static server serves it). A viewer file there that thumbframe did not write stops the build (exit 73), even with -q."
     )
     var viewer = false
 
@@ -135,18 +135,22 @@ struct BuildCommand: AsyncParsableCommand {
     var exclude: [String] = []
 
     @Option(name: [.short, .long], help: "Files processed at once (default: the number of cores).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    var jobs: Int?
 
     @Option(name: .customLong("max-pixels"), help: "Fail images with more pixels than this, from their header.")
     var maxPixels: Int = BuildOptions.defaultMaxPixels
 
-    @Option(name: .customLong("max-file-bytes"), help: "Fail files larger than this many bytes without reading them.")
-    var maxFileBytes: Int = ResourceLimits().maxFileBytes
+    @Option(
+        name: .customLong("max-file-bytes"),
+        help: ArgumentHelp("Fail files larger than this without reading them (bytes, or with K, M, G: 512M).", valueName: "size"))
+    var maxFileBytes = ByteCount(bytes: ResourceLimits().maxFileBytes)
 
     @Option(
         name: .customLong("max-decode-bytes"),
-        help: "Fail images whose decoder would hold more than this many bytes (GIF frames, interlaced PNG, progressive JPEG, HEIF).")
-    var maxDecodeBytes: Int = ResourceLimits().maxDecodeBytes
+        help: ArgumentHelp(
+            "Fail images whose decoder would hold more than this (GIF frames, interlaced PNG, progressive JPEG, HEIF; bytes, or with K, M, G: 1G).",
+            valueName: "size"))
+    var maxDecodeBytes = ByteCount(bytes: ResourceLimits().maxDecodeBytes)
 
     @Option(name: .customLong("decode-timeout"), help: "Seconds one image's decode may take before it fails (0: no limit).")
     var decodeTimeout: Double = ResourceLimits().decodeTimeout
@@ -195,12 +199,18 @@ struct BuildCommand: AsyncParsableCommand {
     )
     var failOn: FailOn = .any
 
-    @Flag(name: [.short, .long], help: "Print nothing on stderr but errors.")
+    @Flag(
+        name: [.short, .long],
+        help:
+            "Print nothing on stdout (not the manifest's path), and on stderr only errors and the failures that decide the exit code (--fail-on; with new: only first-time failures), so cron mails exactly when the exit code is 1."
+    )
     var quiet = false
 
     @Flag(
         inversion: .prefixedNo,
-        help: "Show a progress line on stderr (files done/total, rate, ETA); default: only when stderr is a terminal.")
+        help:
+            "Show a progress line on stderr (files done/total, rate, ETA): redrawn in place on a terminal, a plain line every 5 s into a file or pipe; default: only when stderr is a terminal."
+    )
     var progress: Bool?
 
     @Option(name: .customLong("log-format"), help: "Diagnostics on stderr as text or JSON lines.")
@@ -219,9 +229,9 @@ struct BuildCommand: AsyncParsableCommand {
         var options = BuildOptions(
             source: source, output: out, thumbnails: thumbs.isEmpty ? ThumbnailRecipe.defaults : thumbs,
             viewports: viewports.isEmpty ? Viewport.defaults : viewports, preset: preset, sections: sections,
-            order: order, jobs: jobs, maxPixels: maxPixels)
-        options.limits.maxFileBytes = maxFileBytes
-        options.limits.maxDecodeBytes = maxDecodeBytes
+            order: order, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, maxPixels: maxPixels)
+        options.limits.maxFileBytes = maxFileBytes.bytes
+        options.limits.maxDecodeBytes = maxDecodeBytes.bytes
         options.limits.decodeTimeout = decodeTimeout
         options.limits.videoTimeout = videoTimeout
         options.renditions = RenditionSettings(mode: videoRenditions, maxSide: videoMaxSide)
@@ -314,7 +324,8 @@ enum FailOn: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// Turns SIGINT and SIGTERM into a cancellation of the build: no file starts, decodes in flight
+/// Turns SIGINT, SIGTERM and SIGHUP (the terminal or SSH session closed) into a cancellation of
+/// the build: no file starts, decodes in flight
 /// are killed within a tile, and the previous manifest stays. A decode libvips cannot interrupt
 /// (inside one libjpeg call) does not hold the signal: after `grace` the process exits anyway,
 /// which is as safe as SIGKILL at that moment (atomic writes, journal, kernel-held lock).
@@ -324,7 +335,7 @@ final class SignalTrap {
     private var sources: [any DispatchSourceSignal] = []
 
     init(cancellation: CancellationFlag, reporter: Reporter) {
-        for signalNumber in [SIGINT, SIGTERM] {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {

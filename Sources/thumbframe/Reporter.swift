@@ -26,13 +26,17 @@ final class Reporter: @unchecked Sendable {
     private let started = Date()
     private var lastDrawn = Date.distantPast
     private var lineOnScreen = false
+    /// Whether stderr is a terminal: the progress line is redrawn in place there, and written as
+    /// plain lines (no escape codes) into a file or a pipe.
+    private let onTerminal: Bool
 
     init(format: LogFormat, quiet: Bool, progress: Bool?, deciding: FailOn = .any) {
         self.format = format
         self.quiet = quiet
         self.deciding = deciding
         // Progress: never when quiet; when neither asked nor refused, only on a terminal.
-        self.showProgress = !quiet && (progress ?? (isatty(STDERR_FILENO) == 1))
+        self.onTerminal = isatty(STDERR_FILENO) == 1
+        self.showProgress = !quiet && (progress ?? onTerminal)
     }
 
     func handle(_ event: BuildEvent) {
@@ -50,8 +54,9 @@ final class Reporter: @unchecked Sendable {
         case .progress(let done, let total):
             guard showProgress else { return }
             let now = Date()
-            // Redraw at most five times a second (JSON: once a second), and always at the end.
-            let interval = format == .json ? 1.0 : 0.2
+            // Redraw at most five times a second on a terminal (JSON: once a second; plain lines
+            // into a file: every five seconds), and always at the end.
+            let interval = format == .json ? 1.0 : onTerminal ? 0.2 : 5.0
             guard done == total || now.timeIntervalSince(lastDrawn) >= interval else { return }
             lastDrawn = now
             let elapsed = now.timeIntervalSince(started)
@@ -67,8 +72,12 @@ final class Reporter: @unchecked Sendable {
                         ])))
             case .text:
                 let line = "[\(done)/\(total)] \(String(format: "%.1f", rate)) files/s, ETA \(Self.duration(eta))"
-                StandardError.write("\r\u{1B}[K" + line)
-                lineOnScreen = true
+                if onTerminal {
+                    StandardError.write("\r\u{1B}[K" + line)
+                    lineOnScreen = true
+                } else {
+                    write(line)
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ struct Thumbframe: AsyncParsableCommand {
             66 input missing or unreadable (merge: a shard missing); 65 also: merge found shards that disagree; 69 the build would drop more than half of the previous \
             manifest's items (an unmounted source?) and --allow-shrink was not given; 70 internal error (also: \
             no decode worker can start); 73 cannot write output (also: OUT_DIR/manifest.json or a viewer file \
-            is not thumbframe's, or thumbs/ or the lock is a link); 75 another build holds the lock on OUT_DIR; 130/143 stopped by SIGINT/SIGTERM.
+            is not thumbframe's, or thumbs/ or the lock is a link); 75 another build holds the lock on OUT_DIR; 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM.
             """,
         version: ThumbframeVersion.withLibraries,
         subcommands: [
@@ -31,6 +31,13 @@ struct Thumbframe: AsyncParsableCommand {
         if DecodeWorker.isRequested(CommandLine.arguments) { DecodeWorker.main() }
         ProcessHygiene.prepare()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // No subcommand is a usage error (64), not a request for help: a script that lost its
+        // arguments fails.
+        if arguments.isEmpty {
+            StandardError.write(
+                "thumbframe: error: no subcommand\nUsage: " + usageString() + "\n  See 'thumbframe --help' for more information.\n")
+            Foundation.exit(64)
+        }
         do {
             var command = try parseAsRoot(try ConfigFile.expand(try UsageCheck.check(arguments)))
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -235,8 +235,10 @@ struct ReportingCLITests {
             let source = try CLITests.makeLibrary(root, broken: false)
             let piped = try await CLITests.run(["build", source, "--out", root + "/a"])
             #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("files/s"))
+            // Asked into a pipe (a log file): plain lines, no terminal escape codes.
             let asked = try await CLITests.run(["build", source, "--out", root + "/b", "--progress"])
-            #expect(asked.stderr.contains("\r\u{1B}[K[2/2] ") && asked.stderr.contains("files/s, ETA"))
+            #expect(asked.stderr.contains("[2/2] ") && asked.stderr.contains("files/s, ETA"))
+            #expect(!asked.stderr.contains("\u{1B}") && !asked.stderr.contains("\r"), "\(asked.stderr.debugDescription)")
             let quiet = try await CLITests.run(["build", source, "--out", root + "/c", "--progress", "--quiet"])
             #expect(quiet.stderr.isEmpty)
             // A real terminal, through script(1): progress without asking.
@@ -244,8 +246,31 @@ struct ReportingCLITests {
             let command = "\(CLITests.executable) build \(source) --out \(root)/d"
             let terminal = try await CLITests.run(executable: "/usr/bin/script", ["-qec", command, "/dev/null"])
             #expect(terminal.status == 0)
-            #expect(terminal.stdout.contains("[2/2] ") && terminal.stdout.contains("files/s"))
+            #expect(terminal.stdout.contains("\r\u{1B}[K[2/2] ") && terminal.stdout.contains("files/s"))
         }
+    }
+
+    @Test("no subcommand is a usage error (64); sizes take K, M, G and a bad one names the form; -j's default is said once")
+    func usageDetails() async throws {
+        let bare = try await CLITests.run([])
+        #expect(bare.status == 64 && bare.stderr.contains("no subcommand"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("Usage: thumbframe <subcommand>"), "\(bare.stderr)")
+        #expect(try await CLITests.run(["--help"]).status == 0)
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try CLITests.makeLibrary(root, broken: false)
+            let sized = try await CLITests.run([
+                "build", source, "--out", root + "/a", "--max-decode-bytes", "1G", "--max-file-bytes", "1.5M",
+            ])
+            #expect(sized.status == 0, "\(sized.stderr)")
+            // A file over 1 KiB fails unread.
+            let small = try await CLITests.run(["build", source, "--out", root + "/b", "--max-file-bytes", "1K"])
+            #expect(small.status == 1 && small.stderr.contains("over --max-file-bytes 1024"), "\(small.stderr)")
+            let bad = try await CLITests.run(["build", source, "--out", root + "/c", "--max-decode-bytes", "lots"])
+            #expect(bad.status == 64 && bad.stderr.contains("K, M, G"), "\(bad.stderr)")
+        }
+        let help = try await CLITests.run(["build", "--help"])
+        let jobs = help.stdout.components(separatedBy: "-j, --jobs").dropFirst().first?.components(separatedBy: "\n  -").first ?? ""
+        #expect(jobs.components(separatedBy: "default").count == 2, "\(jobs)")
     }
 }
 

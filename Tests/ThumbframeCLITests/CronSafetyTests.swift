@@ -76,8 +76,10 @@ struct CronSafetyTests {
         }
     }
 
-    @Test("SIGTERM stops between files: exit 143, previous manifest kept, lock released")
-    func terminate() async throws {
+    @Test(
+        "SIGTERM, and SIGHUP (the terminal closed), stop between files: exit 143 or 129, previous manifest kept, lock released",
+        arguments: [SIGTERM, SIGHUP])
+    func terminate(signal: Int32) async throws {
         try await Fixtures.withTemporaryDirectory { root in
             try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a", "b"], width: 1600, height: 1200, distinct: 4))
             #expect(try await CLITests.run(["build", root + "/src", "--out", root + "/out"]).status == 0)
@@ -101,11 +103,11 @@ struct CronSafetyTests {
                 if chunk.isEmpty { break }
                 seen += String(decoding: chunk, as: UTF8.self)
             }
-            kill(process.processIdentifier, SIGTERM)
+            kill(process.processIdentifier, signal)
             process.waitUntilExit()
-            #expect(process.terminationReason == .exit && process.terminationStatus == 143)
+            #expect(process.terminationReason == .exit && process.terminationStatus == 128 + signal)
             #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")) == before)
-            try Self.expectIntact(root + "/out", "after SIGTERM")
+            try Self.expectIntact(root + "/out", "after signal \(signal)")
             let next = try await CLITests.run(["build", root + "/src", "--out", root + "/out", "--check"])
             #expect(next.status == 1)
             let again = try await CLITests.run(["build", root + "/src", "--out", root + "/out"])

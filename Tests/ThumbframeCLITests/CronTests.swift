@@ -82,6 +82,8 @@ extension CronTests {
             #expect(none.status == 1)
             let empty = try Self.document(none)
             #expect(empty["upToDate"] as? Bool == false && empty["manifest"] as? String == "no manifest.json yet", "\(empty)")
+            // Never built: every file found would be added.
+            #expect(empty["added"] as? [String] == ["a.jpg", "b.jpg", "broken.jpg", "c.jpg"], "\(empty)")
 
             _ = try await CLITests.run(["build", source, "--out", out])
             let fresh = try await CLITests.run(check)

@@ -12,10 +12,25 @@ struct RecipeTests {
         try String(contentsOfFile: Fixtures.packageRoot + "/examples/" + path, encoding: .utf8)
     }
 
-    /// `text` with the recipe's paths made the test's.
-    static func localized(_ text: String, source: String, out: String, program: String = CLITests.executable) -> String {
-        text.replacingOccurrences(of: "/usr/local/bin/thumbframe", with: program)
-            .replacingOccurrences(of: "/srv/www/photos", with: out).replacingOccurrences(of: "/srv/photos", with: source)
+    /// `text` with the recipe's library paths made the test's (the program's name left as written).
+    static func localized(_ text: String, source: String, out: String) -> String {
+        text.replacingOccurrences(of: "/srv/www/photos", with: out).replacingOccurrences(of: "/srv/photos", with: source)
+    }
+
+    /// Runs `command` with `/bin/sh` as an installed thumbframe would: in a mount namespace whose
+    /// `/usr/local/bin` holds only `thumbframe` (this build's), with `environment` alone.
+    /// Needs root (CI's); nil otherwise.
+    static func installed(_ command: String, environment: [String], root: String) async throws -> Processes.Output? {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return nil }
+        let bin = root + "/usr-local-bin"
+        if !FileManager.default.fileExists(atPath: bin) {
+            try Fixtures.makeDirectory(bin)
+            try FileManager.default.createSymbolicLink(atPath: bin + "/thumbframe", withDestinationPath: CLITests.executable)
+        }
+        let inside = "mount --bind \"$0\" /usr/local/bin && exec /usr/bin/env -i \"$@\""
+        return try await Processes.run(
+            "/usr/bin/unshare",
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", inside, bin] + environment + ["/bin/sh", "-c", command])
     }
 
     /// Every published file's bytes by path (dot files aside).
@@ -33,17 +48,24 @@ struct RecipeTests {
         return source
     }
 
-    @Test("the crontab line, as cron runs it (PATH=/usr/bin:/bin, from /): quiet on a night with nothing new, the new failure otherwise")
+    @Test(
+        "the crontab, as cron runs it (its own variables, from /) with thumbframe installed in /usr/local/bin: quiet on a night with nothing new, the new failure otherwise"
+    )
     func crontab() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.library(root, broken: true)
-            let line = try #require(
-                try Self.recipe("cron/crontab").split(separator: "\n").first { !$0.hasPrefix("#") && !$0.contains("=") })
+            let lines = try Self.recipe("cron/crontab").split(separator: "\n").filter { !$0.hasPrefix("#") }
+            let line = try #require(lines.first { !$0.contains("=") })
+            // cron's environment: PATH=/usr/bin:/bin unless the crontab sets one.
+            let variables = lines.filter { $0.contains("=") && !$0.hasPrefix("MAILTO=") }.map(String.init)
+            #expect(variables.contains { $0.hasPrefix("PATH=") && $0.contains("/usr/local/bin") && $0.contains("/usr/bin") })
             let command = Self.localized(
                 line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)[5].trimmingCharacters(in: .whitespaces),
                 source: source, out: root + "/site")
+            #expect(command.hasPrefix("thumbframe "), "the program by its name, found on the crontab's PATH")
+            guard try await Self.installed("true", environment: [], root: root) != nil else { return }
             func night() async throws -> Processes.Output {
-                try await Processes.run("/usr/bin/env", ["-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c", "cd / && " + command])
+                try #require(try await Self.installed("cd / && " + command, environment: ["PATH=/usr/bin:/bin"] + variables, root: root))
             }
             let first = try await night()
             #expect(first.status == 1)
@@ -56,7 +78,7 @@ struct RecipeTests {
         }
     }
 
-    @Test("the systemd service and timer pass systemd-analyze verify, and the service's command builds")
+    @Test("the systemd service and timer, with thumbframe installed, pass systemd-analyze verify, and the service's command builds")
     func systemdUnits() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = try Self.library(root, broken: false)
@@ -66,13 +88,19 @@ struct RecipeTests {
                 let text = Self.localized(try Self.recipe("systemd/" + name), source: source, out: root + "/site")
                 try Fixtures.write(Array(text.utf8), to: units + "/" + name)
             }
-            let verify = try await Processes.run(
-                "/usr/bin/systemd-analyze", ["verify", "--man=no", units + "/thumbframe.service", units + "/thumbframe.timer"])
-            #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
             let service = try String(contentsOfFile: units + "/thumbframe.service", encoding: .utf8)
             #expect(service.contains("\nNice=10\n") && service.contains("\nIOSchedulingClass=idle\n"))
             let exec = try #require(service.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-            let run = try await Processes.run("/usr/bin/env", ["-i", "/bin/sh", "-c", String(exec.dropFirst("ExecStart=".count))])
+            #expect(exec.hasPrefix("ExecStart=thumbframe "), "a bare name: systemd finds it in /usr/local/bin or /usr/bin")
+            // With thumbframe installed in /usr/local/bin, and systemd's own search path (where it
+            // resolves a bare name): the units verify, and the service's command builds.
+            let path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+            let files = "\(units)/thumbframe.service \(units)/thumbframe.timer"
+            guard
+                let verify = try await Self.installed("/usr/bin/systemd-analyze verify --man=no " + files, environment: [path], root: root)
+            else { return }
+            #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
+            let run = try #require(try await Self.installed(String(exec.dropFirst("ExecStart=".count)), environment: [path], root: root))
             #expect(run.status == 0 && run.stdout.isEmpty && run.stderr.isEmpty, "\(run.stderr)")
         }
     }

@@ -18,6 +18,10 @@ extension Builder {
             staleness.manifest = "settings or thumbframe version changed: every item would be rebuilt"
         }
         if let reason = staleness.manifest { stale.append(reason) }
+        if problem == nil, !hasManifest {
+            // Never built: every file the walk found would be added (listed as the manifest lists items).
+            staleness.added = plan.work.sorted { SourceFile.inDisplayOrder($0.file, $1.file) }.map(\.file.relativePath)
+        }
         var failures = walk.failures
         var reused = 0
         if let index, let output, stale.isEmpty {

@@ -20,8 +20,10 @@ package enum DecodeWorker {
 
     /// Serves jobs until the build closes the socket, then exits.
     package static func main() -> Never {
-        // SIGINT from a terminal reaches the whole process group: the build decides what stops.
+        // SIGINT and SIGHUP from a terminal reach the whole process group: the build decides
+        // what stops.
         signal(SIGINT, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
         // A fault ends the worker at once, by its signal, which the build reports: no handler (the
         // Swift runtime's backtracer would start another program, which the sandbox forbids).

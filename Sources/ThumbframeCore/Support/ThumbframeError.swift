@@ -24,7 +24,7 @@ package enum ThumbframeError: LocalizedError, Equatable, Sendable {
     /// The build would drop more than half of the previous manifest's items (an unmounted
     /// source, say); `--allow-shrink` accepts it.
     case wouldShrink(previous: Int, dropped: Int)
-    /// SIGINT or SIGTERM arrived; the run stopped before writing a manifest.
+    /// SIGINT, SIGTERM or SIGHUP arrived; the run stopped before writing a manifest.
     case interrupted(signal: Int32)
     /// `merge` found fewer shards than it was told of.
     case shardsMissing(String)
