@@ -126,9 +126,17 @@ struct RecipeTests {
             let next = root + "/next"
             _ = try Self.library(next, broken: true)
             try FileManager.default.copyItem(atPath: checkout + "/public", toPath: next + "/public")
+            // The docs' check of a restored cache: up to date, the known broken file included
+            // (its bytes hash as recorded: it fails as it failed, undecoded).
+            let verified = try await CLITests.run(["build", next + "/photos", "--out", next + "/public/photos", "--check", "--verify"])
+            #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
             let hit = try await step(in: next)
             #expect(hit.status == 0 && hit.stderr.isEmpty, "\(hit.stderr)")
             #expect(try Self.contents(next + "/public/photos") == published, "the deploy finds the same files with the same bytes")
+            // Other bytes of the same size where the broken file was: changed.
+            try Fixtures.write(Array("NOT a JPEG".utf8), to: next + "/photos/broken.jpg")
+            let other = try await CLITests.run(["build", next + "/photos", "--out", next + "/public/photos", "--check", "--verify"])
+            #expect(other.status == 1 && other.stdout.contains("changed broken.jpg"), "\(other.stdout)")
         }
     }
 }

@@ -44,6 +44,12 @@ extension Builder {
                         }
                         continue
                     }
+                    // A broken file's recorded bytes, touched: it stays as it failed.
+                    if let recorded = unit.recordedFailure, let file = try? source.open(unit.file), let stat = file.stat(),
+                        Digest.sha256(fd: file.fd, size: stat.size) == recorded.sha256
+                    {
+                        continue
+                    }
                     stale.append(unit.known ? "changed \(path)" : "added \(path)")
                     if unit.known { staleness.changed.append(path) } else { staleness.added.append(path) }
                 }

@@ -58,7 +58,7 @@ extension Builder {
                 }
             }
             do {
-                try index.record(unit.file, entry)
+                try index.record(unit.file, entry, failedSHA256: timed.sourceSHA256)
             } catch {
                 halt.set(.cannotWrite(path: index.path, reason: "\(error)"))
             }

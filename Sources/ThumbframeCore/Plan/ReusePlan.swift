@@ -41,6 +41,15 @@ struct ReusePlan {
         /// For a file touched but of the same size: the recorded placeholder, good while the
         /// bytes hash the same (a placeholder is a function of the pixels).
         var placeholder: KnownPlaceholder? { stored?.value.1 }
+
+        /// A failure recorded for this path with the hash of the bytes that failed, for a file
+        /// touched but of the same size (a checkout): the same bytes fail as they failed, without
+        /// a decode, and `--check --verify` does not call them changed.
+        var recordedFailure: (failure: Manifest.Failure, sha256: String)? {
+            get { failed?.value }
+            set { failed = newValue.map { Boxed($0) } }
+        }
+        private var failed: Boxed<(failure: Manifest.Failure, sha256: String)>?
     }
 
     /// A value kept on the heap.
@@ -172,6 +181,13 @@ struct ReusePlan {
                     redo(previous: Self.item(stored, file), wasItem: true, placeholder: placeholder)
                     work[work.count - 1].previousIdentifier = stored.contentIdentifier
                 }
+            } else if row.failed, !unchanged, !reprobe, row.stage?.isRetried == false, row.size == file.stat.size, !check || verify,
+                let stored = try index.entry(file.rawPath), let failure = stored.failure(), let sha256 = stored.failureSHA256()
+            {
+                // Touched, a broken file's recorded bytes: hashed, and the same bytes stay broken
+                // as they were (the failure as stored, `modified` included), undecoded.
+                redo(wasItem: false)
+                work[work.count - 1].recordedFailure = (failure, sha256)
             } else {
                 redo(wasItem: !row.failed)
             }

@@ -99,6 +99,14 @@ final class DecodeWorkers: @unchecked Sendable {
         func failed(_ ending: WorkerEnd) -> ItemProcessor.Timed {
             ItemProcessor.Timed(outcome: .failed(ItemProcessor.failure(file, .decode, ending.reason, cause: ending.cause)))
         }
+        if let recorded = work.recordedFailure, let opened = try? source.open(file), let stat = opened.stat(),
+            Digest.sha256(fd: opened.fd, size: stat.size) == recorded.sha256, opened.stat() == stat
+        {
+            // The bytes that failed, touched (a checkout): they fail as they failed, undecoded.
+            var timed = ItemProcessor.Timed(outcome: .failed(recorded.failure))
+            timed.sourceSHA256 = recorded.sha256
+            return timed
+        }
         lock.lock()
         let ahead = handed.removeValue(forKey: index)
         lock.unlock()
@@ -125,7 +133,8 @@ final class DecodeWorkers: @unchecked Sendable {
             job.number = worker.jobsSent
         }
         var handedOn = false
-        if let upcoming, case .success(var next) = handout(upcoming.work),
+        // (A recorded failure's file is not handed ahead: it may need no worker.)
+        if let upcoming, upcoming.work.recordedFailure == nil, case .success(var next) = handout(upcoming.work),
             WorkerProtocol.send(worker.channel, next.wire, attaching: next.file.fd)
         {
             worker.jobsSent += 1
@@ -155,8 +164,9 @@ final class DecodeWorkers: @unchecked Sendable {
             let kept = keep(done, job: job, scratch: try? worker.scratch.subdirectory(folder))
             _ = worker.scratch.removeTree(folder, OutputDirectory.scratchShape)
             switch kept {
-            case .success(let timed):
+            case .success(var timed):
                 if !handedOn { give(back: worker) }
+                if job.file.stat() == job.stat { timed.sourceSHA256 = job.job.sha256 }
                 return timed
             case .failure(let breach):
                 answer = .ended(end(worker, killing: true, reason: Self.breach(breach.what)))
@@ -176,7 +186,9 @@ final class DecodeWorkers: @unchecked Sendable {
             if ending.cause == .crash, job.file.stat() != job.stat {
                 return failed(FileSystemError.changedWhileReading.localizedDescription, .read)
             }
-            return failed(ending)
+            var timed = failed(ending)
+            timed.sourceSHA256 = job.job.sha256
+            return timed
         }
     }
 

@@ -51,6 +51,9 @@ enum ItemProcessor {
         /// Where a Motion Photo's MP4 lies in the file's bytes, when the item has it (the build
         /// names the motion's files from those bytes).
         var motion: Range<Int>?
+        /// The SHA-256 of the bytes the outcome is of, when the build hashed them (a failure is
+        /// recorded with it).
+        var sourceSHA256: String?
     }
 
     /// The test of an entry whose source bytes are unchanged (`--verify`, a touched file), for the

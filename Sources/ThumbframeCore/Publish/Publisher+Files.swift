@@ -7,12 +7,20 @@ import ThumbframeManifest
 extension Publisher {
     /// The pages of the published manifest that are still the files written, each with its
     /// pre-compressed siblings (a page without them, from before them or deleted, is written again).
-    static func intactPages(_ published: StateIndex.Published, output: OutputDirectory) -> Set<String> {
+    /// With `hashing` (`--verify`), a page whose file is another (a restored cache, a copy) is
+    /// intact when its bytes still hash to its name.
+    static func intactPages(_ published: StateIndex.Published, output: OutputDirectory, hashing: Bool = false) -> Set<String> {
         Set(
             published.pages.filter { page, fingerprint in
-                output.stat(file: page)?.fingerprint == fingerprint
+                (output.stat(file: page)?.fingerprint == fingerprint || (hashing && hashesToItsName(page, output: output)))
                     && Precompressed.allCases.allSatisfy { (output.stat(file: page + $0.suffix)?.size ?? 0) > 0 }
             }.keys)
+    }
+
+    /// Whether a page's bytes hash to its content address.
+    static func hashesToItsName(_ page: String, output: OutputDirectory) -> Bool {
+        guard let name = OutputName(page), let bytes = output.read(file: page) else { return false }
+        return bytes.withUnsafeBytes(Digest.sha256).hasPrefix(name.file.prefix { $0 != "." })
     }
 
     /// Whether `manifest.json`'s pre-compressed siblings are there (not checked: their bytes).

@@ -335,10 +335,12 @@ struct Publisher {
     /// modification time and inode (as cheap as a `stat`), every page still the file written,
     /// its and every page's pre-compressed siblings there, and with `--verify` the same SHA-256.
     func manifestIntact(_ published: StateIndex.Published) -> Bool {
+        // With --verify, files of other stats (a restored cache) are intact by their bytes.
         guard let stat = output.root.stat(Array(OutputDirectory.manifestName.utf8)), stat.isRegularFile,
-            published.manifestFingerprint == stat.fingerprint
+            verify || published.manifestFingerprint == stat.fingerprint
         else { return false }
-        guard Self.intactPages(published, output: output).count == published.pages.count, Self.manifestSiblingsPresent(output)
+        guard Self.intactPages(published, output: output, hashing: verify).count == published.pages.count,
+            Self.manifestSiblingsPresent(output)
         else { return false }
         return !verify || manifestHashes(published)
     }

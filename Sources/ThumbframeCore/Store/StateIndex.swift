@@ -188,6 +188,12 @@ final class StateIndex {
 
         func item() -> StoredItem? { try? JSONDecoder().decode(StoredItem.self, from: Data(json)) }
         func failure() -> Manifest.Failure? { try? JSONDecoder().decode(Manifest.Failure.self, from: Data(json)) }
+        /// The SHA-256 of the bytes a failure was recorded for (nil: not known, or an index of
+        /// before it was kept). Beside the failure in its JSON, never in a manifest.
+        func failureSHA256() -> String? {
+            struct Hashed: Decodable { var sourceSHA256: String? }
+            return (try? JSONDecoder().decode(Hashed.self, from: Data(json)))?.sourceSHA256
+        }
     }
 
     /// What a file's item holds before it has a place in a manifest.
@@ -270,8 +276,9 @@ final class StateIndex {
         case failure(Manifest.Failure)
     }
 
-    /// Records a file's item or failure, and commits.
-    func record(_ source: SourceFile, _ entry: Entry) throws(SQLiteError) {
+    /// Records a file's item or failure (with `failedSHA256`, the failed bytes' hash: a touched
+    /// file of those bytes fails as it failed, undecoded), and commits.
+    func record(_ source: SourceFile, _ entry: Entry, failedSHA256: String? = nil) throws(SQLiteError) {
         guard let upsert else { throw SQLiteError(code: 1, message: "cannot prepare an insert") }
         let json: [UInt8]
         var item: EncodedItem?
@@ -286,7 +293,13 @@ final class StateIndex {
                 json = encoded.json
             case .failure(let failed):
                 failure = failed
-                json = Array(try JSONEncoder().encode(failed))
+                var encoded = Array(try JSONEncoder().encode(failed))
+                // The failure's own object with one more key (a hex digest: nothing to escape).
+                if let hash = failedSHA256, hash.allSatisfy(\.isHexDigit), encoded.last == UInt8(ascii: "}") {
+                    encoded.removeLast()
+                    encoded += Array(",\"sourceSHA256\":\"\(hash)\"}".utf8)
+                }
+                json = encoded
             }
         } catch {
             throw SQLiteError(code: 1, message: "cannot encode: \(error)")
