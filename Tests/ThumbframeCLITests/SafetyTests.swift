@@ -127,7 +127,7 @@ struct SafetyTests {
 
     // MARK: 4. A manifest.json that is not thumbframe's
 
-    @Test("exit 73 naming a manifest.json that is not thumbframe's; it stays as it was")
+    @Test("exit 73 naming a manifest.json that is not thumbframe's; it stays as it was, and nothing is left beside it")
     func foreignManifest() async throws {
         try await Fixtures.withTemporaryDirectory { root in
             let source = root + "/src"
@@ -145,6 +145,8 @@ struct SafetyTests {
                 }
                 #expect(try Self.read(out + "/manifest.json") == bytes)
                 #expect(!FileManager.default.fileExists(atPath: out + "/thumbs/"), "no thumbnail written")
+                // Nothing written at all: the lock file it made to look is gone again.
+                #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["manifest.json"], "\(name)")
                 // Not a thumbframe manifest: kept out of the suite's schema check.
                 try FileManager.default.removeItem(atPath: out + "/manifest.json")
             }

@@ -43,7 +43,14 @@ struct BuildSite {
         if let existing, let shard = options.shard {
             locks.append(try BuildLock.acquire(in: existing.root, name: shard.lockName))
         }
-        let hasManifest = try refuseForeignManifest(existing, manifestPath: manifestPath)
+        let hasManifest: Bool
+        do {
+            hasManifest = try refuseForeignManifest(existing, manifestPath: manifestPath)
+        } catch {
+            // Refused before anything is written: the lock file this run made goes too.
+            for lock in locks { lock.withdraw() }
+            throw error
+        }
         // Only once OUT_DIR is known to be thumbframe's (or new) is anything made in it.
         let output =
             try resolved.map { path throws(ThumbframeError) in

@@ -9,10 +9,22 @@ final class BuildLock {
     private let file: OpenFile
     /// OUT_DIR opened anew (an open file description of its own, which the lock belongs to).
     private let directory: OpenFile?
+    /// The lock file's directory and name, when this lock created the file (nil: it was there).
+    private let created: (output: Directory, name: String)?
 
-    private init(file: OpenFile, directory: OpenFile?) {
+    private init(file: OpenFile, directory: OpenFile?, created: (output: Directory, name: String)?) {
         self.file = file
         self.directory = directory
+        self.created = created
+    }
+
+    /// Removes the lock file when this lock made it (still holding the lock): a build that stops
+    /// before writing anything (a `manifest.json` not thumbframe's) leaves nothing behind.
+    func withdraw() {
+        guard let created, let stat = file.stat(), stat.links == 1,
+            created.output.stat(Array(created.name.utf8))?.identity == stat.identity
+        else { return }
+        _ = created.output.removeFile(Array(created.name.utf8))
     }
 
     /// Unlocks before the descriptor closes: the lock belongs to the open file, which a child
@@ -45,7 +57,10 @@ final class BuildLock {
             directory = OpenFile(fd: fd)
             guard flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else { throw .locked(path: output.path, holder: holder()) }
         }
-        let fd = name.withCString { openat(output.fd, $0, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+        let flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        var fd = name.withCString { openat(output.fd, $0, flags | O_CREAT | O_EXCL, 0o644) }
+        let made = fd >= 0
+        if fd < 0, errno == EEXIST { fd = name.withCString { openat(output.fd, $0, flags) } }
         guard fd >= 0 else {
             let code = errno
             let reason = code == ELOOP ? FileSystemError.symbolicLink.localizedDescription : String(cString: strerror(code))
@@ -61,6 +76,6 @@ final class BuildLock {
             _ = ftruncate(fd, 0)
             _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         }
-        return BuildLock(file: file, directory: directory)
+        return BuildLock(file: file, directory: directory, created: made ? (output, name) : nil)
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import ThumbframeTestSupport
+
+/// OUT_DIR served as docs/frontends.md says (issue 54, item 7): the site, its pre-compressed
+/// siblings, and none of thumbframe's dot files (the state index holds every file's path).
+@Suite("Serving OUT_DIR", .enabled(if: Processes.tool("caddy") != nil, "needs caddy (scripts/bootstrap --test)"))
+struct ServingTests {
+    /// The documentation's block of `language` (the first).
+    static func documented(_ language: String) throws -> String {
+        let text = try String(contentsOfFile: Fixtures.packageRoot + "/docs/frontends.md", encoding: .utf8)
+        let start = try #require(text.range(of: "```" + language + "\n"))
+        let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+
+    /// Each path's HTTP status and Content-Encoding, asked with `Accept-Encoding: br, gzip`.
+    static func ask(_ base: String, _ paths: [String]) async throws -> [String: String] {
+        let script = """
+            import sys, urllib.request, urllib.error
+            for path in sys.argv[2:]:
+                request = urllib.request.Request(sys.argv[1] + path, headers={"Accept-Encoding": "br, gzip"})
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as response:
+                        print(path, response.status, response.headers.get("Content-Encoding") or "-")
+                except urllib.error.HTTPError as error:
+                    print(path, error.code, "-")
+            """
+        let run = try await Processes.run("/usr/bin/env", ["python3", "-c", script, base] + paths)
+        #expect(run.status == 0, "\(run.stderr)")
+        var answers: [String: String] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count == 3 { answers[String(fields[0])] = "\(fields[1]) \(fields[2])" }
+        }
+        return answers
+    }
+
+    @Test("the documented Caddy configuration serves the site and its .br siblings, and refuses every dot file of OUT_DIR")
+    func caddy() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            try Fixtures.makeLibrary(lib, Fixtures.photos(3, in: ["a"], width: 120, height: 90))
+            let out = root + "/out"
+            #expect(try await CLITests.run(["build", lib, "--out", out, "--viewer"]).status == 0)
+            let dotFiles = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }
+            #expect(dotFiles.contains(".thumbframe-state.sqlite") && dotFiles.contains(".thumbframe.lock"), "\(dotFiles)")
+            let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
+
+            let port = try Processes.freePort()
+            let site = try Self.documented("caddyfile")
+            #expect(site.contains("/srv/www/photos") && site.contains("photos.example.org"))
+            let config =
+                "{\n\tadmin off\n\tauto_https off\n}\n"
+                + site.replacingOccurrences(of: "photos.example.org", with: "http://127.0.0.1:\(port)")
+                .replacingOccurrences(of: "/srv/www/photos", with: out)
+            try Fixtures.write(Array(config.utf8), to: root + "/Caddyfile")
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: try #require(Processes.tool("caddy")))
+            server.arguments = ["run", "--config", root + "/Caddyfile", "--adapter", "caddyfile"]
+            server.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            defer {
+                server.terminate()
+                server.waitUntilExit()
+            }
+            try await Processes.waitForPort(port)
+
+            let base = "http://127.0.0.1:\(port)/"
+            let published = ["manifest.json", "index.html", "pages/" + page]
+            let hidden = dotFiles + dotFiles.map { "pages/../" + $0 }
+            let answers = try await Self.ask(base, published + hidden)
+            for path in published { #expect(answers[path] == "200 br", "\(path): \(answers[path] ?? "no answer")") }
+            for path in hidden { #expect(answers[path]?.hasPrefix("404") == true, "\(path): \(answers[path] ?? "no answer")") }
+        }
+    }
+}
