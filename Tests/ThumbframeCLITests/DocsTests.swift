@@ -135,4 +135,34 @@ struct DocsTests {
             #expect(readme.contains(needed), "the README lacks \(needed)")
         }
     }
+
+    @Test(
+        "every script answers --help with its usage and nothing else: no network, no write to the checkout or anywhere, no package"
+    )
+    func scriptsHelp() async throws {
+        let root = Fixtures.packageRoot
+        let scripts = (FileManager.default.subpaths(atPath: root + "/scripts") ?? []).filter {
+            FileManager.default.isExecutableFile(atPath: root + "/scripts/" + $0)
+                && !FileManager.default.fileExists(atPath: root + "/scripts/" + $0 + "/.")
+        }.sorted()
+        #expect(scripts.contains("make-places") && scripts.contains("demo") && scripts.contains("test-helpers/viewer-test.py"))
+        // In a mount namespace without a network, the checkout, /tmp and HOME read-only: anything
+        // a script did but print would fail it (root, as CI runs; elsewhere only its answer).
+        let isolated = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+        for script in scripts {
+            let command = "cd \"$0\" && exec env -i PATH=/usr/bin:/bin HOME=/root \"$1\" --help"
+            let run =
+                isolated
+                ? try await Processes.run(
+                    "/usr/bin/unshare",
+                    [
+                        "--mount", "--net", "--propagation", "private", "/bin/sh", "-c",
+                        "mount --bind -o ro \"$0\" \"$0\" && mount -t tmpfs -o ro tmpfs /tmp && mount -t tmpfs -o ro tmpfs /root && "
+                            + command, root, "scripts/" + script,
+                    ])
+                : try await Processes.run("/bin/sh", ["-c", command, root, "scripts/" + script])
+            #expect(run.status == 0, "scripts/\(script) --help: \(run.status) \(run.stderr)")
+            #expect(run.stdout.count > 40 && run.stderr.isEmpty, "scripts/\(script) --help said: \(run.stdout)\(run.stderr)")
+        }
+    }
 }

@@ -15,6 +15,12 @@ Prints one table: per peer and recipe, mean and worst PSNR/SSIM, and on how many
 thumbframe is worse than vipsthumbnail and than Pillow (by more than 0.05 dB / 0.0005 SSIM, the
 noise of the metric), over the images where both made the thumbnail at the same size.
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before the numerical modules are imported
+    print(__doc__.strip())
+    sys.exit(0)
+
 import json
 import os
 import subprocess

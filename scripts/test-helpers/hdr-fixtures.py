@@ -20,6 +20,12 @@ Usage: python3 hdr-fixtures.py DIR
 The scene: the twelve patches of the pixel tests (4 x 3, 150 x 100 each), as SDR colours
 placed at reference white, so a correct tone map gives them back.
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before the numerical modules are imported
+    print(__doc__.strip())
+    sys.exit(0)
+
 import os
 import struct
 import subprocess

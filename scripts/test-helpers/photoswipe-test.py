@@ -15,6 +15,12 @@ image PhotoSwipe loaded is the one the manifest's layouts are for. Saves screens
 ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1 on a failure, 77 when
 Chromium, its driver or Selenium is missing.
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before anything is imported, fetched or written
+    print(__doc__.strip())
+    sys.exit(0)
+
 import json
 import os
 import re

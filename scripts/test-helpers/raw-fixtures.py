@@ -20,6 +20,12 @@ and a red square in the top-left quarter (where it lands shows the orientation a
   truncated.dng       preview-6.dng cut in half (its preview whole, its mosaic cut)
   cut-in-preview.dng  preview-6.dng cut inside its preview
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before the numerical modules are imported
+    print(__doc__.strip())
+    sys.exit(0)
+
 import io
 import os
 import sys

@@ -19,6 +19,12 @@ at 390x844 and checks:
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before anything is imported, fetched or written
+    print(__doc__.strip())
+    sys.exit(0)
+
 import os
 from urllib.parse import quote
 

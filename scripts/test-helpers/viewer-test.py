@@ -32,6 +32,12 @@ loads comes from its own server (no map tiles); axe-core finds nothing with the 
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
 on a failure, 77 when Chromium, its driver or Selenium is missing.
 """
+import sys
+
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before anything is imported, fetched or written
+    print(__doc__.strip())
+    sys.exit(0)
+
 import json
 import re
 import os
