@@ -9,3 +9,19 @@ swiftpm() {
   "$@" 2> >(sed -u -e '/warning: prohibited flag(s): -pthread/d' -e '/warning: prohibited flag(s): -fopenmp/d' \
     -e '/warning: prohibited flag(s): -DHWY_SHARED_DEFINE/d' >&2)
 }
+
+# The version scripts/install builds the binary as: ThumbframeVersion.release, or between
+# releases release+N.gHASH, N the commits since the one that last set the release and HASH the
+# checkout's commit, so that every later build is an upgrade (dpkg: 0.5.0 < 0.5.0+1.g… < 0.5.1).
+# Outside a git checkout: the release.
+build_version() {
+  local file=Sources/ThumbframeCore/Support/ThumbframeVersion.swift release base count
+  release="$(sed -n 's/.*static let release = "\([^"]*\)".*/\1/p' "$file")"
+  base="$(git log -1 --format=%H -G 'static let release = ' -- "$file" 2>/dev/null || true)"
+  count="$( [[ -n "$base" ]] && git rev-list --count "$base..HEAD" 2>/dev/null || echo 0)"
+  if ((count > 0)); then
+    echo "$release+$count.g$(git rev-parse --short=7 HEAD)"
+  else
+    echo "$release"
+  fi
+}

@@ -14,6 +14,18 @@
 #include <libexif/exif-utils.h>
 #include <lcms2.h>
 
+/* The define is a bare token sequence (no quotes to survive the shells between), made a string here. */
+#define TF_STRING_OF(x) #x
+#define TF_STRING(x) TF_STRING_OF(x)
+
+const char *tf_build_version(void) {
+#ifdef TF_BUILD_VERSION
+    return TF_STRING(TF_BUILD_VERSION);
+#else
+    return NULL;
+#endif
+}
+
 /* Drops the references a function's temporaries hold (NULL slots are skipped). */
 static void tf_unref_all(VipsImage **images, int count) {
     for (int i = 0; i < count; i++)

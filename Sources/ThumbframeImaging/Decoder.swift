@@ -1,3 +1,4 @@
+internal import CThumbframeShim
 package import ThumbframeManifest
 
 /// Turns the bytes of one file into what an item needs: its header (size, orientation, EXIF)
@@ -126,6 +127,9 @@ package enum Decoders {
 
     /// The libraries that decide how pixels come out, for the manifest's `generator`.
     package static var libvipsVersion: String { Vips.version }
+
+    /// The version the binary was built as, when its build named one (`tf_build_version`).
+    package static var buildVersion: String? { tf_build_version().map { String(cString: $0) } }
 
     /// Frees a decoding library's per-thread state on a thread it did not create, before the
     /// thread takes other work.

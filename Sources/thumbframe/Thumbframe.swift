@@ -50,7 +50,16 @@ struct Thumbframe: AsyncParsableCommand {
             // ArgumentParser's usage hint), or with --log-format json one JSON line.
             let code = exitCode(for: error)
             guard code != .success, !(error is ExitCode) else { exit(withError: error) }
-            let message = fullMessage(for: error)
+            // A mistake found before the parse (an unknown option, a --config file) is the
+            // subcommand's: its usage, not the top level's.
+            var message = fullMessage(for: error)
+            if let subcommand = configuration.subcommands.first(where: { $0._commandName == arguments.first }),
+                message.contains("See 'thumbframe --help'")
+            {
+                message =
+                    [Self.firstLine(of: message), "Usage: " + usageString(for: subcommand)].joined(separator: "\n")
+                    + "\n  See 'thumbframe \(subcommand._commandName) --help' for more information."
+            }
             let json = Self.wantsJSON(arguments)
             Reporter(format: json ? .json : .text, quiet: false, progress: false).error(
                 Self.firstLine(of: message), exitCode: code.rawValue)

@@ -267,6 +267,15 @@ struct ReportingCLITests {
             #expect(small.status == 1 && small.stderr.contains("over --max-file-bytes 1024"), "\(small.stderr)")
             let bad = try await CLITests.run(["build", source, "--out", root + "/c", "--max-decode-bytes", "lots"])
             #expect(bad.status == 64 && bad.stderr.contains("K, M, G"), "\(bad.stderr)")
+            // A mistake found before the parse is the subcommand's: its usage.
+            let unknown = try await CLITests.run(["build", source, "--out", root + "/c", "--bogus"])
+            #expect(unknown.status == 64 && unknown.stderr.contains("See 'thumbframe build --help'"), "\(unknown.stderr)")
+            // OUT_DIR where its manifest is meant, and a path as a shell completes it: a hint each.
+            let folder = try await CLITests.run(["inspect", root + "/a"])
+            #expect(folder.status == 66 && folder.stderr.contains("give its manifest: \(root)/a/manifest.json"), "\(folder.stderr)")
+            let item = try #require(try ManifestFile.load(root + "/a/manifest.json").items.first?.path)
+            let dotted = try await CLITests.run(["show", root + "/a/manifest.json", "--path", "./" + item])
+            #expect(dotted.status == 64 && dotted.stderr.contains("try '\(item)'"), "\(dotted.stderr)")
         }
         let help = try await CLITests.run(["build", "--help"])
         let jobs = help.stdout.components(separatedBy: "-j, --jobs").dropFirst().first?.components(separatedBy: "\n  -").first ?? ""

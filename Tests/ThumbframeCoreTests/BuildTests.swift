@@ -177,3 +177,22 @@ struct BuildTests {
         }
     }
 }
+
+@Suite("Versions")
+struct VersionTests {
+    @Test("a build's version is the release, or release+N.gHASH after it; anything else it was given is the release")
+    func buildVersion() {
+        let release = ThumbframeVersion.release
+        #expect(ThumbframeVersion.build(nil) == release)
+        #expect(ThumbframeVersion.build(release) == release)
+        #expect(ThumbframeVersion.build(release + "+12.gabc1234") == release + "+12.gabc1234")
+        for wrong in [
+            "9.9.9+1.gabc1234", release + "+0.gabc1234", release + "+x.gabc1234", release + "+3", release + "+3.abc1234",
+            release + "+3.gABC1234", release + "+3.g12", release + "-3.gabc1234", release + "+3.gabc1234.dirty", release + "x",
+        ] {
+            #expect(ThumbframeVersion.build(wrong) == release, "\(wrong)")
+        }
+        // The state index's identity is the release alone: a package a commit later rebuilds nothing.
+        #expect(ThumbframeVersion.current.hasPrefix(release))
+    }
+}

@@ -27,6 +27,10 @@ typedef enum {
     TF_FORMAT_PNG = 3, ///< fixtures only (CThumbframeTestShim's tf_save_file)
 } TFFormat;
 
+/// The version this binary was built as (`-Xcc -DTF_BUILD_VERSION=0.5.0+3.gabc1234`, which
+/// scripts/install and scripts/package pass between releases), or NULL when none was given.
+const char *tf_build_version(void);
+
 /// Starts libvips once per process for batch work: operation cache off, untrusted loaders blocked.
 int tf_vips_start(const char *argv0);
 

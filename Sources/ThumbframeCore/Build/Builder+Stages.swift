@@ -49,8 +49,10 @@ extension Builder {
                 " \(settings.preset.rawValue) " + settings.viewports.map { "\($0.width)x\($0.height)@\($0.scale)" }.joined(separator: " ")
                 + (settings.originalURL == nil ? "" : " originals " + (settings.browserFormats ?? []).joined(separator: ","))
         }
+        // The release, not the build's version: a package built a commit later (0.5.0+1.g…)
+        // makes nothing again for it; what changes a file's bytes changes its content address.
         return StateIndex.ItemShape(
-            generator: "\(Manifest.Generator.current.version) libvips \(Manifest.Generator.current.libvips)", recipes: recipes)
+            generator: "\(ThumbframeVersion.release) libvips \(Manifest.Generator.current.libvips)", recipes: recipes)
     }
 
     /// Every file below SOURCE_DIR the rules let in, never entering OUT_DIR.

@@ -47,6 +47,12 @@ package enum ManifestFile {
         } catch .tooLarge(let size, let limit) {
             throw .invalidManifest(path: path, reason: "the top document is \(size) bytes, over the \(limit) a reader accepts")
         } catch {
+            // An OUT_DIR given where its manifest is meant: say which file to give.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                let inside = (path.hasSuffix("/") ? path : path + "/") + OutputDirectory.manifestName
+                throw .manifestUnreadable(path: path, reason: "a directory; give its manifest: \(inside)")
+            }
             throw .manifestUnreadable(path: path, reason: error.localizedDescription)
         }
     }

@@ -89,7 +89,12 @@ package enum ManifestQuery {
         if let failure = manifest.document.failures.first(where: { $0.path == path }) {
             throw .invalidOptions("'\(failure.path)' is no item: it failed (\(failure.stage)): \(failure.reason)")
         }
-        throw .invalidOptions("no item has the path '\(path ?? "")'")
+        // Paths are the manifest's: below SOURCE_DIR, without "./" or a leading "/".
+        let given = path ?? ""
+        var bare = Substring(given)
+        while bare.hasPrefix("./") || bare.hasPrefix("/") { bare = bare.drop { $0 == "." || $0 == "/" } }
+        let hint = bare != given && !bare.isEmpty ? " (paths are as the manifest gives them, below SOURCE_DIR: try '\(bare)')" : ""
+        throw .invalidOptions("no item has the path '\(given)'" + hint)
     }
 
     /// One item for people: where it sits, its image and file facts, thumbnails and layouts.

@@ -3,8 +3,26 @@ package import ThumbframeManifest
 
 /// The thumbframe version written into manifests.
 package enum ThumbframeVersion {
-    /// Semantic version of this build of thumbframe.
-    package static let current = "0.4.0"
+    /// The release this source is, or comes after (semantic versioning). scripts/install and
+    /// scripts/package count the commits since this line last changed.
+    package static let release = "0.4.0"
+
+    /// This build's version: `release`, or between releases `release+N.gHASH` (N commits after
+    /// it, at commit HASH), as scripts/install and scripts/package build it, so that every
+    /// package built later is an upgrade (dpkg orders 0.5.0 < 0.5.0+1.g… < 0.5.0+2.g… < 0.5.1).
+    package static var current: String { build(Decoders.buildVersion) }
+
+    /// `named` when it is `release` or `release+N.gHASH`; otherwise `release`.
+    package static func build(_ named: String?) -> String {
+        guard let named, named.hasPrefix(release) else { return release }
+        let rest = named.dropFirst(release.count)
+        if rest.isEmpty { return named }
+        let parts = rest.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
+        guard rest.first == "+", parts.count == 2, let count = Int(parts[0]), count > 0, parts[1].first == "g",
+            parts[1].count >= 5, parts[1].dropFirst().allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        else { return release }
+        return named
+    }
 }
 
 extension Manifest.Generator {
