@@ -139,4 +139,99 @@ struct RecipeTests {
             #expect(other.status == 1 && other.stdout.contains("changed broken.jpg"), "\(other.stdout)")
         }
     }
+
+    /// The workflow's job as a runner runs it: its steps in order, a step after a failed one only
+    /// when its `if:` says so, the cache actions against `store` (a key saved once, restored by
+    /// key or by the newest entry with a `restore-keys` prefix), the install step by `thumbframe`
+    /// on PATH (the package's /usr/bin), each `run:` with /bin/sh in the checkout.
+    static func runJob(
+        _ job: [String: Any], number: Int, checkout: String, store: inout [(key: String, folder: String)], root: String
+    ) async throws -> (status: Int32, stderr: String) {
+        let bin = root + "/bin"
+        if !FileManager.default.fileExists(atPath: bin) {
+            try Fixtures.makeDirectory(bin)
+            try FileManager.default.createSymbolicLink(atPath: bin + "/thumbframe", withDestinationPath: CLITests.executable)
+        }
+        func expand(_ text: String) -> String {
+            text.replacingOccurrences(of: "${{ runner.os }}", with: "Linux").replacingOccurrences(
+                of: "${{ github.run_id }}", with: "\(number)")
+        }
+        var failed = false
+        var stderr = ""
+        for step in job["steps"] as? [[String: Any]] ?? [] {
+            let condition = step["if"] as? String
+            guard !failed || condition == "${{ !cancelled() }}" || condition == "always()" else { continue }
+            let uses = step["uses"] as? String ?? ""
+            let with = step["with"] as? [String: String] ?? [:]
+            if let script = step["run"] as? String {
+                if script.contains("$THUMBFRAME_DEB") { continue }  // the install: thumbframe on PATH below
+                let run = try await Processes.run(
+                    "/usr/bin/env",
+                    ["-i", "PATH=\(bin):/usr/bin:/bin", "HOME=\(root)", "/bin/sh", "-c", "cd \"$0\" && " + script, checkout])
+                stderr += run.stderr
+                if run.status != 0 { failed = true }
+            } else if uses.hasPrefix("actions/cache/restore@") {
+                let key = expand(with["key"] ?? "")
+                let prefixes = (with["restore-keys"] ?? "").split(separator: "\n").map { expand(String($0)) }
+                let hit = store.first { $0.key == key } ?? store.last { entry in prefixes.contains { entry.key.hasPrefix($0) } }
+                if let hit { try FileManager.default.copyItem(atPath: hit.folder, toPath: checkout + "/" + (with["path"] ?? "")) }
+            } else if uses.hasPrefix("actions/cache/save@") {
+                let key = expand(with["key"] ?? "")
+                let path = checkout + "/" + (with["path"] ?? "")
+                guard !store.contains(where: { $0.key == key }), FileManager.default.fileExists(atPath: path) else { continue }
+                let folder = root + "/cache-\(store.count)"
+                try FileManager.default.copyItem(atPath: path, toPath: folder)
+                store.append((key, folder))
+            }
+        }
+        return (failed ? 1 : 0, stderr)
+    }
+
+    @Test(
+        "the CI workflow on a stock runner under save-on-success caching: a first run fails once naming the broken file, every later run passes until a new file fails"
+    )
+    func ciWorkflow() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let text = try Self.recipe("ci/github-actions.yml")
+            let parsed = try await Processes.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+                    Fixtures.packageRoot + "/examples/ci/github-actions.yml",
+                ])
+            #expect(parsed.status == 0, "\(parsed.stderr)")
+            let workflow = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Any])
+            let job = try #require((workflow["jobs"] as? [String: Any])?.values.first as? [String: Any])
+            // A stock runner: Debian 12's container, the package installed from THUMBFRAME_DEB.
+            #expect(job["container"] as? String == "debian:12")
+            #expect(((job["env"] as? [String: String])?["THUMBFRAME_DEB"] ?? "").hasSuffix(".deb"))
+            let steps = job["steps"] as? [[String: Any]] ?? []
+            #expect(
+                steps.contains {
+                    ($0["run"] as? String ?? "").contains("apt-get install") && ($0["run"] as? String ?? "").contains("$THUMBFRAME_DEB")
+                })
+            #expect(text.contains("--fail-on new"))
+            var store: [(key: String, folder: String)] = []
+            var number = 0
+            func push(broken: [String]) async throws -> (status: Int32, stderr: String) {
+                number += 1
+                let checkout = root + "/run-\(number)"
+                try Fixtures.makeLibrary(
+                    checkout + "/photos", [.photo("a.jpg", width: 64, height: 48)] + broken.map { .bytes($0, Array("not a JPEG".utf8)) })
+                return try await Self.runJob(job, number: number, checkout: checkout, store: &store, root: root)
+            }
+            let first = try await push(broken: ["broken.jpg"])
+            #expect(first.status == 1 && first.stderr.contains("new failure: broken.jpg"), "\(first.stderr)")
+            #expect(store.count == 1, "the first run's output is kept though it failed")
+            let second = try await push(broken: ["broken.jpg"])
+            #expect(second.status == 0 && second.stderr.isEmpty, "\(second.stderr)")
+            let third = try await push(broken: ["broken.jpg", "new.jpg"])
+            #expect(
+                third.status == 1 && third.stderr.contains("new failure: new.jpg") && !third.stderr.contains("broken.jpg"),
+                "\(third.stderr)")
+            let fourth = try await push(broken: ["broken.jpg", "new.jpg"])
+            #expect(fourth.status == 0 && fourth.stderr.isEmpty, "\(fourth.stderr)")
+            #expect(store.count == 4)
+        }
+    }
 }
