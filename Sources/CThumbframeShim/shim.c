@@ -1,4 +1,5 @@
 #include <time.h>
+#include <dlfcn.h>
 #include "tf_shim.h"
 #include "guard.h"
 #include "tf_kernels.h"
@@ -13,6 +14,22 @@
 
 #include <libexif/exif-utils.h>
 #include <lcms2.h>
+
+/* libssh (which Debian's libavformat links for sftp://) sets up libgcrypt's secure memory from
+ * its constructor, before main; where memory may not be locked (`ulimit -l 0`, an unprivileged
+ * service) libgcrypt then prints "Warning: using insecure memory!" on every start, which cron
+ * mails. An executable's preinit functions run before any library's constructor: the warning is
+ * turned off there (GCRYCTL_DISABLE_SECMEM_WARN, 27 in gcrypt.h; libgcrypt holds no secret of
+ * thumbframe's, which hashes with OpenSSL), through dlsym, so nothing links libgcrypt for it. */
+static void tf_quiet_gcrypt(int argc, char **argv, char **envp) {
+    (void) argc;
+    (void) argv;
+    (void) envp;
+    typedef unsigned int (*TFGcryControl)(int, ...);
+    TFGcryControl control = (TFGcryControl) dlsym(RTLD_DEFAULT, "gcry_control");
+    if (control) control(27, 0);
+}
+__attribute__((section(".preinit_array"), used)) static void (*const tf_preinit[])(int, char **, char **) = {tf_quiet_gcrypt};
 
 /* The define is a bare token sequence (no quotes to survive the shells between), made a string here. */
 #define TF_STRING_OF(x) #x

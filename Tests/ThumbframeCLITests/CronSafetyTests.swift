@@ -139,6 +139,31 @@ struct CronSafetyTests {
         }
     }
 
+    @Test(
+        "a user that may lock no memory (ulimit -l 0, as a service runs): no library's warning on stderr, a quiet no-op night prints nothing"
+    )
+    func quietWithoutLockedMemory() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try Fixtures.makeLibrary(root + "/src", Fixtures.photos(2, in: ["a"], width: 100, height: 80))
+            try Fixtures.makeDirectory(root + "/out")
+            // As nobody when root (root may lock memory whatever the limit), who reads the library
+            // and writes only the output directory.
+            chmod(root, 0o755)
+            chmod(root + "/out", 0o777)
+            let user = getuid() == 0 ? "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
+            func run(_ arguments: String) async throws -> Processes.Output {
+                try await Processes.run("/bin/sh", ["-c", "ulimit -l 0 && exec \(user)\(CLITests.executable) " + arguments])
+            }
+            let version = try await run("--version")
+            #expect(version.status == 0 && version.stderr.isEmpty, "\(version.stderr)")
+            let night = "build \(root)/src --out \(root)/out -q --fail-on new"
+            let first = try await run(night)
+            #expect(first.status == 0 && first.stderr.isEmpty, "\(first.stderr)")
+            let second = try await run(night)
+            #expect(second.status == 0 && second.stdout.isEmpty && second.stderr.isEmpty, "\(second.stdout)\(second.stderr)")
+        }
+    }
+
     @Test("SIGKILL at 24 random moments: the manifest stays valid, then one run finishes the rest")
     func killLoop() async throws {
         try await Fixtures.withTemporaryDirectory { root in
