@@ -5,7 +5,7 @@ package import ThumbframeManifest
 package enum ThumbframeVersion {
     /// The release this source is, or comes after (semantic versioning). scripts/install and
     /// scripts/package count the commits since this line last changed.
-    package static let release = "0.4.0"
+    package static let release = "0.5.0"
 
     /// This build's version: `release`, or between releases `release+N.gHASH` (N commits after
     /// it, at commit HASH), as scripts/install and scripts/package build it, so that every
@@ -35,6 +35,6 @@ extension Manifest.Generator {
 }
 
 extension ThumbframeVersion {
-    /// `--version`: `0.4.0 (libvips 8.14.1)`.
+    /// `--version`: `0.5.0 (libvips 8.14.1)`, or between releases `0.5.0+3.gabc1234 (libvips 8.14.1)`.
     package static var withLibraries: String { "\(Manifest.Generator.current.version) (libvips \(Manifest.Generator.current.libvips))" }
 }
