@@ -157,7 +157,7 @@ struct DocsTests {
                     "/usr/bin/unshare",
                     [
                         "--mount", "--net", "--propagation", "private", "/bin/sh", "-c",
-                        "mount --bind -o ro \"$0\" \"$0\" && mount -t tmpfs -o ro tmpfs /tmp && mount -t tmpfs -o ro tmpfs /root && "
+                        "mount --bind -o ro \"$0\" \"$0\" && mount --bind -o ro /tmp /tmp && mount --bind -o ro /root /root && "
                             + command, root, "scripts/" + script,
                     ])
                 : try await Processes.run("/bin/sh", ["-c", command, root, "scripts/" + script])

@@ -47,26 +47,40 @@ struct ServingTests {
             #expect(dotFiles.contains(".thumbframe-state.sqlite") && dotFiles.contains(".thumbframe.lock"), "\(dotFiles)")
             let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
 
-            let port = try Processes.freePort()
             let site = try Self.documented("caddyfile")
             #expect(site.contains("/srv/www/photos") && site.contains("photos.example.org"))
-            let config =
-                "{\n\tadmin off\n\tauto_https off\n}\n"
-                + site.replacingOccurrences(of: "photos.example.org", with: "http://127.0.0.1:\(port)")
-                .replacingOccurrences(of: "/srv/www/photos", with: out)
-            try Fixtures.write(Array(config.utf8), to: root + "/Caddyfile")
-            let server = Process()
-            server.executableURL = URL(fileURLWithPath: try #require(Processes.tool("caddy")))
-            server.arguments = ["run", "--config", root + "/Caddyfile", "--adapter", "caddyfile"]
-            server.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
-            server.standardOutput = FileHandle.nullDevice
-            server.standardError = FileHandle.nullDevice
-            try server.run()
+            // Started on a free port; again on another when it exits first (a port another test
+            // took meanwhile), its stderr kept for the failure's message.
+            var started: (server: Process, port: Int)?
+            var logs: [String] = []
+            for attempt in 0..<3 where started == nil {
+                let port = try Processes.freePort()
+                let config =
+                    "{\n\tadmin off\n\tauto_https off\n}\n"
+                    + site.replacingOccurrences(of: "photos.example.org", with: "http://127.0.0.1:\(port)")
+                    .replacingOccurrences(of: "/srv/www/photos", with: out)
+                try Fixtures.write(Array(config.utf8), to: root + "/Caddyfile")
+                let server = Process()
+                server.executableURL = URL(fileURLWithPath: try #require(Processes.tool("caddy")))
+                server.arguments = ["run", "--config", root + "/Caddyfile", "--adapter", "caddyfile"]
+                server.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
+                server.standardOutput = FileHandle.nullDevice
+                FileManager.default.createFile(atPath: root + "/caddy-\(attempt).log", contents: nil)
+                server.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/caddy-\(attempt).log"))
+                try server.run()
+                if try await Processes.waitForPort(port, seconds: 120, while: { server.isRunning }) {
+                    started = (server, port)
+                } else {
+                    let log = (try? String(contentsOfFile: root + "/caddy-\(attempt).log", encoding: .utf8)) ?? ""
+                    logs.append("port \(port): \(log.suffix(600))")
+                    if server.isRunning { server.terminate() }
+                }
+            }
+            let (server, port) = try #require(started, "caddy did not serve: \(logs)")
             defer {
                 server.terminate()
                 server.waitUntilExit()
             }
-            try await Processes.waitForPort(port)
 
             let base = "http://127.0.0.1:\(port)/"
             let published = ["manifest.json", "index.html", "pages/" + page]

@@ -94,10 +94,10 @@ public enum Processes {
     }
 
     /// Waits until something accepts connections on 127.0.0.1:`port` (a server starting), up to
-    /// `seconds`.
-    public static func waitForPort(_ port: Int, seconds: Double = 30) async throws {
+    /// `seconds`, and while `alive` says the server is still there: whether it does.
+    public static func waitForPort(_ port: Int, seconds: Double = 30, while alive: () -> Bool = { true }) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        while Date() < deadline, alive() {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -107,10 +107,10 @@ public enum Processes {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
             }
             close(fd)
-            if connected { return }
+            if connected { return true }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
-        throw POSIXError(.ETIMEDOUT)
+        return false
     }
 
     /// The path of a tool in the usual places, or nil.
