@@ -466,9 +466,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     for (const section of manifest.sections) {
       const element = document.createElement("section");
       element.className = "tf-section";
-      const title = document.createElement("h2");
-      title.textContent = section.title;
-      element.append(title);
+      // The library's own name is the page's heading already: its section is not named twice.
+      if (section.title !== $("tf-title").textContent) {
+        const title = document.createElement("h2");
+        title.textContent = section.title;
+        element.append(title);
+      }
       for (const page of section.pages) {
         const block = document.createElement("div");
         block.className = "tf-page";
@@ -687,6 +690,8 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
       player.dataset.index = current;
       player.load();
     }
+    // A video's own controls are along its bottom: its caption bar goes to the top.
+    box.dataset.kind = item.kind;
     live.hidden = !motionURL(item);
     // A RAW + JPEG pair: the RAW is offered as the original to download, where originals are served.
     const raw = item.rawFile ? originalURL(item.rawFile.original) : null;
@@ -696,9 +701,12 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     const section = sectionOf(current);
     const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
       : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
-    const stacked = item.stack ? ` · stack (${item.stack.reason})` : "";
+    const stacked = item.stack ? ` · ${stackWords[item.stack.reason] || "a stack"}` : "";
     const where = item.place ? ` · ${placeLabel(item.place)}` : "";
-    $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}${where}${stacked}`;
+    const position = `${current - section.start + 1} / ${section.count}`;
+    $("tf-caption").textContent = `${section.title} · ${position} · ${item.path}${kind}${where}${stacked}`;
+    // What a screen reader says as the photo changes (the dialog keeps its focus on Close).
+    $("tf-announce").textContent = `${describe(item)}, ${current - section.start + 1} of ${section.count} in ${section.title}`;
     showStrip(item);
     resetDrag();
     if (location.hash !== linkOf(item)) {
@@ -741,6 +749,9 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
         }
       }
   }
+  // A stack's reason (`Stack.Reason`) in a person's words.
+  const stackWords = { burst: "one burst of a stack", "time+similar": "a stack taken seconds apart, alike",
+    duplicate: "a stack of copies of one picture" };
   // What a cell or the lightbox's image says to a screen reader: the file, its kind and date
   // (a cell's `captured`, an item's `exif.capturedAt`), and a stack's count.
   function describe(item) {
@@ -832,8 +843,18 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   let historyEntry = false;
   // Leaving a photo's entry must not scroll the grid back to where it was when the entry was made.
   history.scrollRestoration = "manual";
+  // While the lightbox is open the page under it is out of reach: no focus, nothing read out.
+  function coverPage(covered) {
+    for (const element of [document.querySelector("body > header"), $("tf-grid")]) {
+      if (!element) continue;
+      element.inert = covered;
+      if (covered) element.setAttribute("aria-hidden", "true");
+      else element.removeAttribute("aria-hidden");
+    }
+  }
   async function open(index) {
     box.hidden = false;
+    coverPage(true);
     document.body.style.overflow = "hidden";
     await show(index);
     $("tf-close").focus();
@@ -854,6 +875,8 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
     player.load();  // stops fetching what it played
     stopMotion(content);
     box.hidden = true;
+    coverPage(false);
+    $("tf-announce").textContent = "";
     document.body.style.overflow = "";
     const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
     if (cell) cell.focus();
@@ -990,7 +1013,10 @@ else (function ({ thumbHashToRGBA, layoutFor }) {
   live.addEventListener("click", () => { stopMotion(content); playMotion(content, items[current], true); placeMotion(); });
   document.addEventListener("keydown", (event) => {
     if (box.hidden) return;
-    if (event.key === "ArrowRight") page(1);
+    // Zoomed in, the arrows move about the photo (as PhotoSwipe's do); fitted, they page.
+    if (zoom > 1 && (event.key === "ArrowRight" || event.key === "ArrowLeft"))
+      scroller.scrollBy({ left: (event.key === "ArrowRight" ? 1 : -1) * Math.max(40, innerWidth * 0.1), behavior: "instant" });
+    else if (event.key === "ArrowRight") page(1);
     else if (event.key === "ArrowLeft") page(-1);
     else if (event.key === "Escape") close();
     else if (event.key === "+" || event.key === "=") stepZoom(true);

@@ -119,6 +119,13 @@ struct ViewerTests {
             for view in ["phone", "desktop"] {
                 #expect(run.stdout.contains("ok   \(view): axe-core finds nothing on the grid"), "\(run.stdout)")
                 #expect(run.stdout.contains("ok   \(view): axe-core finds nothing on the lightbox"), "\(run.stdout)")
+                // Hands and screen readers (issue 55).
+                for check in [
+                    "no heading twice", "the grid and header are inert", "Previous, Next and Close are at least 44 px",
+                    "Previous and Next at the sides", "the new photo is announced", "zoomed in, ArrowRight pans",
+                ] {
+                    #expect(run.stdout.contains("ok   \(view): \(check)"), "\(check): \(run.stdout)")
+                }
             }
             // The same build on a touch screen and a keyboard, and turned.
             let touch = try await Processes.run(
@@ -227,7 +234,7 @@ struct ViewerTests {
             options.viewer = true
             let (_, manifest) = try await Fixtures.build(options)
             #expect(manifest.items.filter { $0.stack != nil }.count == 3)
-            try await Self.browserChecks(root + "/out", "--stacks", passing: 7)
+            try await Self.browserChecks(root + "/out", "--stacks", passing: 8)
         }
     }
 

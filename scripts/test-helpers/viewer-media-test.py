@@ -12,7 +12,8 @@ at 390x844 and checks:
     else the thumbnail its zoom ladder names for the fitted photo (a TIFF);
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its sources the original where this browser plays it and the
-    rendition where there is one, and plays (currentTime advances, no media error); a seek
+    rendition where there is one, nothing over its bottom (its controls), and plays (currentTime
+    advances, no media error); a seek
     shows its scrub sprite's tile for that time, gone when the seek ends;
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
     gone when it leaves; in the lightbox, the LIVE button plays it over the photo.
@@ -124,6 +125,10 @@ try:
         expected = [frame["x"], frame["y"], frame["width"], frame["height"]]
         check(f"lightbox: {item['path']} in a <video> at the manifest's frame",
               not state[4] and state[5] and all(abs(a - b) <= 1 for a, b in zip(state[:4], expected)), f"{state[:6]} vs {expected}")
+        # Its controls are reachable: nothing (the caption bar) lies over the bottom of the video.
+        top = driver.execute_script("""const v = document.getElementById('tf-video'), r = v.getBoundingClientRect();
+            const e = document.elementFromPoint(r.x + r.width / 2, Math.min(innerHeight, r.bottom) - 8); return e && (e.id || e.tagName)""")
+        check(f"lightbox: {item['path']}'s timeline is not under the caption bar", top == "tf-video", f"{top}")
         poster = item["thumbnails"][manifest["settings"]["display"]]["path"]
         # The <source> list: the original where this browser plays it, the rendition where it
         # has one (first when the original is only to be remuxed).
@@ -174,7 +179,7 @@ try:
                                 return v && v.currentTime > 0.1 && v.currentTime""", 8)
         check(f"grid: {item['path']}'s motion plays under the pointer", bool(time), f"currentTime {time}")
         driver.save_screenshot(os.path.join(artifacts, f"media-motion-{index}.png"))
-        webdriver.ActionChains(driver).move_to_element(driver.find_element("css selector", "h2")).perform()
+        webdriver.ActionChains(driver).move_to_element(driver.find_element("id", "tf-title")).perform()
         gone = wait(driver, f"""return !document.querySelector('.tf-cell[data-index="{index}"] .tf-motion')""", 3)
         check(f"grid: {item['path']}'s motion stops when the pointer leaves", gone)
         driver.execute_script(f"return thumbframeViewer.open({index})")

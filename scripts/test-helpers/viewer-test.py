@@ -9,6 +9,10 @@ and checks:
   - for every item, the lightbox image's on-screen rect equals the manifest's frame for that
     viewport to 1 px;
   - a long image starts at the top and scrolls;
+  - hands and screen readers: no heading twice; the grid and header inert and hidden while the
+    lightbox is open; Previous and Next at the sides half-way down and Close in the top corner,
+    each at least 44 px; paging announces the new photo (aria-live); zoomed in, ArrowRight pans
+    instead of paging;
   - from file://, the page reads thumbframe-viewer-data.js and shows the same items.
 With --lazy (a library of several pages): at 390x844 only the pages near the screen are fetched
 and rendered, scrolling renders more, and the lightbox opens an item whose page was not loaded.
@@ -24,8 +28,8 @@ SDR `small`, an HDR screen shows the gain-map preview.
 With --stacks (a build where some photos are stacks): at 390x844 the grid shows each stack as one
 cell, its cover's, with the member count, and no cell for the other members; opening it shows a
 strip of every member, the cover current; a tap on the strip shows that member; ArrowRight from
-the cover goes to the next cell, past the stack's other members; axe-core finds nothing with the
-strip open.
+the cover goes to the next cell, past the stack's other members; the caption says why in words;
+axe-core finds nothing with the strip open.
 With --places (a build with --locations): the list of places shows each of summary.places with
 its count; a place opens a photo of it, its caption naming the place; every resource the page
 loads comes from its own server (no map tiles); axe-core finds nothing with the list open.
@@ -383,11 +387,37 @@ for name, (width, height) in ([] if lazy or tiles or stacks or places else [("ph
         driver.execute_script("return thumbframeViewer.open(0)")
         found = [(v["id"], len(v["nodes"])) for v in audit.run()["violations"]]
         check(f"{name}: axe-core finds nothing on the lightbox", not found, f"{found}")
-        # Paging across sections with the keyboard, and Escape closes.
+        # Hands and screen readers: the library's name is one heading; while the lightbox is open
+        # the page under it is inert and hidden; Previous and Next at the sides half-way down and
+        # Close in the top corner, each at least 44 px; paging announces the new photo.
+        driver.execute_script("thumbframeViewer.close()")
+        headings = driver.execute_script("return [...document.querySelectorAll('h1, h2')].map((h) => h.textContent)")
+        check(f"{name}: no heading twice (the library's name once)", len(headings) == len(set(headings)), f"{headings}")
         driver.execute_script("return thumbframeViewer.open(0)")
+        state = driver.execute_script("""const m = document.getElementById('tf-grid'), h = document.querySelector('body > header');
+            const r = (id) => { const b = document.getElementById(id).getBoundingClientRect(); return [b.left, b.top, b.width, b.height]; };
+            return { covered: [m.inert, m.getAttribute('aria-hidden'), h.inert], prev: r('tf-prev'), next: r('tf-next'),
+                     close: r('tf-close'), w: innerWidth, h: innerHeight }""")
+        check(f"{name}: the grid and header are inert and hidden while the lightbox is open",
+              state["covered"] == [True, "true", True], f"{state['covered']}")
+        prev, nxt, shut, w, h = state["prev"], state["next"], state["close"], state["w"], state["h"]
+        check(f"{name}: Previous, Next and Close are at least 44 px",
+              all(r[2] >= 44 and r[3] >= 44 for r in (prev, nxt, shut)), f"{prev} {nxt} {shut}")
+        check(f"{name}: Previous and Next at the sides half-way down, Close in the top corner",
+              prev[0] < w / 4 and nxt[0] + nxt[2] > w * 3 / 4 and all(abs(r[1] + r[3] / 2 - h / 2) < h * 0.1 for r in (prev, nxt))
+              and shut[1] < 80 and shut[0] > w * 3 / 4, f"{prev} {nxt} {shut} in {w}x{h}")
+        # Paging across sections with the keyboard, and Escape closes.
         webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
         caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(items[1]['path'])}) && c", 5)
         check(f"{name}: ArrowRight pages to the next section's first item", items[1]["path"] in caption, caption)
+        said = driver.execute_script("const a = document.getElementById('tf-announce'); return [a.getAttribute('aria-live'), a.textContent]")
+        check(f"{name}: the new photo is announced", said[0] == "polite" and items[1]["path"] in said[1], f"{said}")
+        # Zoomed in, the arrows move about the photo instead of paging.
+        driver.execute_script("thumbframeViewer.zoomTo(3, innerWidth / 2, innerHeight / 2)")
+        before = driver.execute_script("return [document.getElementById('tf-scroll').scrollLeft, document.getElementById('tf-caption').textContent]")
+        webdriver.ActionChains(driver).send_keys("\ue014").perform()  # ArrowRight
+        after = wait(driver, f"const s = document.getElementById('tf-scroll'); return s.scrollLeft > {before[0]} && [s.scrollLeft, document.getElementById('tf-caption').textContent]", 3)
+        check(f"{name}: zoomed in, ArrowRight pans and stays on the photo", bool(after) and after[1] == before[1], f"{before} -> {after}")
         webdriver.ActionChains(driver).send_keys("\ue00c").perform()  # Escape
         check(f"{name}: Escape closes", driver.execute_script("return document.getElementById('tf-lightbox').hidden"))
         # From file://, without a server.
@@ -436,6 +466,8 @@ def stacks_checks():
         caption = wait(driver, f"const c = document.getElementById('tf-caption').textContent; return c.includes({json.dumps(target['path'])}) && c", 5)
         again = wait(driver, f"const b = document.querySelector('#tf-strip [aria-current=true]'); return b && [...b.parentNode.children].indexOf(b) === {other}", 5)
         check("stacks: a tap on the strip shows that member, the strip still there", bool(caption) and bool(again), f"{caption}")
+        check("stacks: the caption says why in words, not the manifest's code",
+              "stack" in caption and f"({cover['stack']['reason']})" not in caption and "stack (" not in caption, f"{caption}")
         found = violations(driver)
         check("stacks: axe-core finds nothing with the strip open", not found, f"{found}")
         # Paging goes through the grid's cells: from the cover, past its folded members.

@@ -22,15 +22,16 @@ enum ViewerAssets {
           <div id="tf-mask"></div>
           <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video><div id="tf-scrub" aria-hidden="true" hidden></div></div></div>
           <p id="tf-note" role="status" hidden></p>
+          <p id="tf-announce" class="tf-sr" aria-live="polite"></p>
           <nav id="tf-strip" aria-label="Photos of this stack" hidden></nav>
           <div id="tf-bar">
-            <button id="tf-prev" type="button" aria-label="Previous">‹</button>
             <span id="tf-caption"></span>
             <button id="tf-live" type="button" aria-label="Play the motion" hidden>LIVE</button>
             <a id="tf-raw" download aria-label="Download the RAW file" hidden>RAW</a>
-            <button id="tf-next" type="button" aria-label="Next">›</button>
-            <button id="tf-close" type="button" aria-label="Close">✕</button>
           </div>
+          <button id="tf-prev" class="tf-side" type="button" aria-label="Previous">‹</button>
+          <button id="tf-next" class="tf-side" type="button" aria-label="Next">›</button>
+          <button id="tf-close" type="button" aria-label="Close">✕</button>
         </div>
         <script src="thumbframe-viewer.js"></script>
         </body>
@@ -507,9 +508,12 @@ enum ViewerAssets {
             for (const section of manifest.sections) {
               const element = document.createElement("section");
               element.className = "tf-section";
-              const title = document.createElement("h2");
-              title.textContent = section.title;
-              element.append(title);
+              // The library's own name is the page's heading already: its section is not named twice.
+              if (section.title !== $("tf-title").textContent) {
+                const title = document.createElement("h2");
+                title.textContent = section.title;
+                element.append(title);
+              }
               for (const page of section.pages) {
                 const block = document.createElement("div");
                 block.className = "tf-page";
@@ -728,6 +732,8 @@ enum ViewerAssets {
               player.dataset.index = current;
               player.load();
             }
+            // A video's own controls are along its bottom: its caption bar goes to the top.
+            box.dataset.kind = item.kind;
             live.hidden = !motionURL(item);
             // A RAW + JPEG pair: the RAW is offered as the original to download, where originals are served.
             const raw = item.rawFile ? originalURL(item.rawFile.original) : null;
@@ -737,9 +743,12 @@ enum ViewerAssets {
             const section = sectionOf(current);
             const kind = item.kind === "video" && item.video ? ` · ${clock(item.video.duration)}${video ? "" : " (video not published)"}`
               : item.rawFile ? ` · RAW + ${item.image.format.toUpperCase()}` : "";
-            const stacked = item.stack ? ` · stack (${item.stack.reason})` : "";
+            const stacked = item.stack ? ` · ${stackWords[item.stack.reason] || "a stack"}` : "";
             const where = item.place ? ` · ${placeLabel(item.place)}` : "";
-            $("tf-caption").textContent = `${section.title} · ${current - section.start + 1} / ${section.count} · ${item.path}${kind}${where}${stacked}`;
+            const position = `${current - section.start + 1} / ${section.count}`;
+            $("tf-caption").textContent = `${section.title} · ${position} · ${item.path}${kind}${where}${stacked}`;
+            // What a screen reader says as the photo changes (the dialog keeps its focus on Close).
+            $("tf-announce").textContent = `${describe(item)}, ${current - section.start + 1} of ${section.count} in ${section.title}`;
             showStrip(item);
             resetDrag();
             if (location.hash !== linkOf(item)) {
@@ -782,6 +791,9 @@ enum ViewerAssets {
                 }
               }
           }
+          // A stack's reason (`Stack.Reason`) in a person's words.
+          const stackWords = { burst: "one burst of a stack", "time+similar": "a stack taken seconds apart, alike",
+            duplicate: "a stack of copies of one picture" };
           // What a cell or the lightbox's image says to a screen reader: the file, its kind and date
           // (a cell's `captured`, an item's `exif.capturedAt`), and a stack's count.
           function describe(item) {
@@ -873,8 +885,18 @@ enum ViewerAssets {
           let historyEntry = false;
           // Leaving a photo's entry must not scroll the grid back to where it was when the entry was made.
           history.scrollRestoration = "manual";
+          // While the lightbox is open the page under it is out of reach: no focus, nothing read out.
+          function coverPage(covered) {
+            for (const element of [document.querySelector("body > header"), $("tf-grid")]) {
+              if (!element) continue;
+              element.inert = covered;
+              if (covered) element.setAttribute("aria-hidden", "true");
+              else element.removeAttribute("aria-hidden");
+            }
+          }
           async function open(index) {
             box.hidden = false;
+            coverPage(true);
             document.body.style.overflow = "hidden";
             await show(index);
             $("tf-close").focus();
@@ -895,6 +917,8 @@ enum ViewerAssets {
             player.load();  // stops fetching what it played
             stopMotion(content);
             box.hidden = true;
+            coverPage(false);
+            $("tf-announce").textContent = "";
             document.body.style.overflow = "";
             const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
             if (cell) cell.focus();
@@ -1031,7 +1055,10 @@ enum ViewerAssets {
           live.addEventListener("click", () => { stopMotion(content); playMotion(content, items[current], true); placeMotion(); });
           document.addEventListener("keydown", (event) => {
             if (box.hidden) return;
-            if (event.key === "ArrowRight") page(1);
+            // Zoomed in, the arrows move about the photo (as PhotoSwipe's do); fitted, they page.
+            if (zoom > 1 && (event.key === "ArrowRight" || event.key === "ArrowLeft"))
+              scroller.scrollBy({ left: (event.key === "ArrowRight" ? 1 : -1) * Math.max(40, innerWidth * 0.1), behavior: "instant" });
+            else if (event.key === "ArrowRight") page(1);
             else if (event.key === "ArrowLeft") page(-1);
             else if (event.key === "Escape") close();
             else if (event.key === "+" || event.key === "=") stepZoom(true);
@@ -1146,6 +1173,21 @@ enum ViewerAssets {
         #tf-bar button, #tf-raw { background: rgba(255,255,255,.15); color: #fff; border: 0; border-radius: 4px; padding: 6px 10px;
           font: inherit; cursor: pointer; text-decoration: none; }
         #tf-raw[hidden] { display: none; }
+        /* A video's controls (its timeline) are along its bottom: its caption bar is at the top, clear of Close. */
+        #tf-lightbox[data-kind="video"] #tf-bar { top: 0; bottom: auto; padding-right: 72px; }
+        /* Previous and Next at the sides, half-way down, and Close in the top corner: where a thumb or a
+         * pointer looks for them, each at least 48 px (WCAG 2.5.5's 44). */
+        .tf-side, #tf-close { position: absolute; z-index: 1; display: grid; place-items: center; min-width: 48px; min-height: 48px;
+          padding: 0; border: 0; border-radius: 24px; background: rgba(0,0,0,.5); color: #fff; font: 28px/1 system-ui, sans-serif;
+          cursor: pointer; }
+        .tf-side { top: 50%; transform: translateY(-50%); width: 48px; height: 64px; }
+        #tf-prev { left: max(8px, env(safe-area-inset-left)); }
+        #tf-next { right: max(8px, env(safe-area-inset-right)); }
+        #tf-close { top: max(8px, env(safe-area-inset-top)); right: max(8px, env(safe-area-inset-right)); width: 48px; height: 48px;
+          font-size: 22px; }
+        .tf-side:focus-visible, #tf-close:focus-visible { outline: 2px solid #6af; }
+        /* Said to screen readers, not shown. */
+        .tf-sr { position: absolute; width: 1px; height: 1px; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
         #tf-caption { flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
         #tf-error { padding: 24px; color: #f88; }
         #tf-note { position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); max-width: min(80vw, 420px); margin: 0;
