@@ -159,6 +159,14 @@ struct ViewerTests {
                     ] + (originals ? ["--originals", root + "/lib"] : []))
                 #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
                 #expect(run.stdout.contains(" 0 failed") && !run.stdout.contains("FAIL"), "\(run.stdout)")
+                // Reachable and described (issue 55): audited on the grid and the open lightbox.
+                for view in ["phone", "desktop"] {
+                    for check in [
+                        "axe-core finds nothing on the grid", "Tab reaches the first cell", "axe-core finds nothing on the open lightbox",
+                    ] {
+                        #expect(run.stdout.contains("ok   \(view): \(check)"), "\(check): \(run.stdout)")
+                    }
+                }
             }
         }
     }

@@ -136,3 +136,11 @@ def manifest_items(out_dir):
         for page in section["pages"]:
             items.extend(json.load(open(os.path.join(out_dir, page["path"])))["items"])
     return manifest, items
+
+
+def violations(driver):
+    """What axe-core (the copy axe-selenium-python ships) finds on the page: (rule, nodes)."""
+    from axe_selenium_python import Axe
+    audit = Axe(driver)
+    audit.inject()
+    return [(v["id"], len(v["nodes"]), [node["html"][:160] for node in v["nodes"]]) for v in audit.run()["violations"]]

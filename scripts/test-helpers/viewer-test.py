@@ -48,7 +48,7 @@ import os
 import sys
 
 from axe_selenium_python import Axe
-from browsertest import Checks, arguments, browser, manifest_items, serve, wait
+from browsertest import Checks, arguments, browser, manifest_items, serve, violations, wait
 from selenium import webdriver
 
 arguments(__doc__, 2)
@@ -427,13 +427,6 @@ for name, (width, height) in ([] if lazy or tiles or stacks or places else [("ph
         check(f"{name}: works from file://", ready == "true" and count == len(items), f"{ready}, {count} cells")
     finally:
         driver.quit()
-
-def violations(driver):
-    """What axe-core (the copy axe-selenium-python ships) finds on the page: (rule, nodes)."""
-    audit = Axe(driver)
-    audit.inject()
-    return [(v["id"], len(v["nodes"])) for v in audit.run()["violations"]]
-
 
 def stacks_checks():
     covers = [item for item in items if item.get("stack", {}).get("members")]
