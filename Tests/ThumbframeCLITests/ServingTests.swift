@@ -90,4 +90,53 @@ struct ServingTests {
             for path in hidden { #expect(answers[path]?.hasPrefix("404") == true, "\(path): \(answers[path] ?? "no answer")") }
         }
     }
+
+    @Test(
+        "the documented nginx configuration serves the site and its .gz siblings, and refuses every dot file of OUT_DIR",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && getuid() == 0, "needs nginx, run as root"))
+    func nginx() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let lib = root + "/lib"
+            try Fixtures.makeLibrary(lib, Fixtures.photos(3, in: ["a"], width: 120, height: 90))
+            let out = root + "/out"
+            #expect(try await CLITests.run(["build", lib, "--out", out, "--viewer"]).status == 0)
+            let dotFiles = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }
+            let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
+            var site = try Self.documented("nginx")
+            #expect(site.contains("root /srv/www/photos;") && site.contains("location ~ /\\. { return 404; }"))
+            // Debian's nginx-light has gzip_static, not the ngx_brotli module the comment names.
+            site = site.split(separator: "\n").map { $0.replacingOccurrences(of: " brotli_static on;", with: "") }
+                .joined(separator: "\n")
+            let port = try Processes.freePort()
+            let config = """
+                daemon off; user root; pid \(root)/nginx.pid; error_log \(root)/nginx.log;
+                events {}
+                http {
+                  include /etc/nginx/mime.types; access_log off; client_body_temp_path \(root)/body; proxy_temp_path \(root)/proxy;
+                  fastcgi_temp_path \(root)/fastcgi;
+                \(site.replacingOccurrences(of: "/srv/www/photos", with: out)
+                    .replacingOccurrences(of: "server {", with: "server {\n    listen 127.0.0.1:\(port);"))
+                }
+                """
+            try Fixtures.write(Array(config.utf8), to: root + "/nginx.conf")
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+            server.arguments = ["-p", root, "-c", root + "/nginx.conf", "-e", root + "/nginx.log"]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            defer {
+                server.terminate()
+                server.waitUntilExit()
+            }
+            let serving = try await Processes.waitForPort(port, seconds: 120, while: { server.isRunning })
+            let log = (try? String(contentsOfFile: root + "/nginx.log", encoding: .utf8)) ?? ""
+            try #require(serving, "nginx did not serve: \(log.suffix(600))")
+            let published = ["manifest.json", "index.html", "pages/" + page]
+            let hidden = dotFiles + dotFiles.map { "pages/../" + $0 }
+            let answers = try await Self.ask("http://127.0.0.1:\(port)/", published + hidden)
+            for path in published { #expect(answers[path] == "200 gzip", "\(path): \(answers[path] ?? "no answer")") }
+            for path in hidden { #expect(answers[path]?.hasPrefix("404") == true, "\(path): \(answers[path] ?? "no answer")") }
+        }
+    }
 }
