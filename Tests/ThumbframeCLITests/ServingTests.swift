@@ -65,7 +65,7 @@ struct ServingTests {
                 server.arguments = ["run", "--config", root + "/Caddyfile", "--adapter", "caddyfile"]
                 server.environment = ["HOME": root, "PATH": "/usr/bin:/bin"]
                 server.standardOutput = FileHandle.nullDevice
-                FileManager.default.createFile(atPath: root + "/caddy-\(attempt).log", contents: nil)
+                _ = FileManager.default.createFile(atPath: root + "/caddy-\(attempt).log", contents: nil)
                 server.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/caddy-\(attempt).log"))
                 try server.run()
                 if try await Processes.waitForPort(port, seconds: 120, while: { server.isRunning }) {
