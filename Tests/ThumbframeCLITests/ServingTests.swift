@@ -14,6 +14,19 @@ struct ServingTests {
         return String(text[start.upperBound..<end.lowerBound])
     }
 
+    /// A --viewer build of three photos in `root/out`: OUT_DIR, one of its pages, and its dot files
+    /// (the state index and the lock among them).
+    static func built(_ root: String) async throws -> (out: String, page: String, dotFiles: [String]) {
+        let lib = root + "/lib"
+        try Fixtures.makeLibrary(lib, Fixtures.photos(3, in: ["a"], width: 120, height: 90))
+        let out = root + "/out"
+        #expect(try await CLITests.run(["build", lib, "--out", out, "--viewer"]).status == 0)
+        let dotFiles = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }
+        #expect(dotFiles.contains(".thumbframe-state.sqlite") && dotFiles.contains(".thumbframe.lock"), "\(dotFiles)")
+        let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
+        return (out, "pages/" + page, dotFiles)
+    }
+
     /// Each path's HTTP status and Content-Encoding, asked with `Accept-Encoding: br, gzip`.
     static func ask(_ base: String, _ paths: [String]) async throws -> [String: String] {
         let script = """
@@ -39,13 +52,7 @@ struct ServingTests {
     @Test("the documented Caddy configuration serves the site and its .br siblings, and refuses every dot file of OUT_DIR")
     func caddy() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let lib = root + "/lib"
-            try Fixtures.makeLibrary(lib, Fixtures.photos(3, in: ["a"], width: 120, height: 90))
-            let out = root + "/out"
-            #expect(try await CLITests.run(["build", lib, "--out", out, "--viewer"]).status == 0)
-            let dotFiles = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }
-            #expect(dotFiles.contains(".thumbframe-state.sqlite") && dotFiles.contains(".thumbframe.lock"), "\(dotFiles)")
-            let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
+            let (out, page, dotFiles) = try await Self.built(root)
 
             let site = try Self.documented("caddyfile")
             #expect(site.contains("/srv/www/photos") && site.contains("photos.example.org"))
@@ -83,7 +90,7 @@ struct ServingTests {
             }
 
             let base = "http://127.0.0.1:\(port)/"
-            let published = ["manifest.json", "index.html", "pages/" + page]
+            let published = ["manifest.json", "index.html", page]
             let hidden = dotFiles + dotFiles.map { "pages/../" + $0 }
             let answers = try await Self.ask(base, published + hidden)
             for path in published { #expect(answers[path] == "200 br", "\(path): \(answers[path] ?? "no answer")") }
@@ -96,12 +103,7 @@ struct ServingTests {
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && getuid() == 0, "needs nginx, run as root"))
     func nginx() async throws {
         try await Fixtures.withTemporaryDirectory { root in
-            let lib = root + "/lib"
-            try Fixtures.makeLibrary(lib, Fixtures.photos(3, in: ["a"], width: 120, height: 90))
-            let out = root + "/out"
-            #expect(try await CLITests.run(["build", lib, "--out", out, "--viewer"]).status == 0)
-            let dotFiles = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }
-            let page = try #require(FileManager.default.subpaths(atPath: out + "/pages")?.first { $0.hasSuffix(".json") })
+            let (out, page, dotFiles) = try await Self.built(root)
             var site = try Self.documented("nginx")
             #expect(site.contains("root /srv/www/photos;") && site.contains("location ~ /\\. { return 404; }"))
             // Debian's nginx-light has gzip_static, not the ngx_brotli module the comment names.
@@ -132,7 +134,7 @@ struct ServingTests {
             let serving = try await Processes.waitForPort(port, seconds: 120, while: { server.isRunning })
             let log = (try? String(contentsOfFile: root + "/nginx.log", encoding: .utf8)) ?? ""
             try #require(serving, "nginx did not serve: \(log.suffix(600))")
-            let published = ["manifest.json", "index.html", "pages/" + page]
+            let published = ["manifest.json", "index.html", page]
             let hidden = dotFiles + dotFiles.map { "pages/../" + $0 }
             let answers = try await Self.ask("http://127.0.0.1:\(port)/", published + hidden)
             for path in published { #expect(answers[path] == "200 gzip", "\(path): \(answers[path] ?? "no answer")") }
