@@ -1,4 +1,3 @@
-import ArgumentParser
 import CThumbframeShim
 import Foundation
 import Testing
@@ -6,7 +5,10 @@ import ThumbframeCore
 import ThumbframeManifest
 import ThumbframeTestSupport
 
-@testable import thumbframe
+#if CommandLine
+    import ArgumentParser
+    @testable import thumbframe
+#endif
 
 /// The executable, run as a user runs it: one test per exit code.
 @Suite("Command line")
@@ -38,28 +40,31 @@ struct CLITests {
         return source
     }
 
-    @Test("parses build options in-process")
-    func parsesBuildOptions() throws {
-        let command = try #require(
-            try Thumbframe.parseAsRoot([
-                "build", "src", "--out", "out", "--thumb", "g=64x64:cover:webp:q60", "--thumb", "p=512x512",
-                "--jobs", "3", "--max-pixels", "1000",
-            ]) as? BuildCommand)
-        let options = try command.options()
-        #expect(options.source == "src" && options.output == "out")
-        #expect(options.thumbnails.map(\.name) == ["g", "p"])
-        #expect(options.thumbnails[0] == ThumbnailRecipe(name: "g", width: 64, height: 64, fit: .cover, format: .webp, quality: 60))
-        #expect(options.jobs == 3 && options.maxPixels == 1000)
-        let defaults = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out"]) as? BuildCommand)
-        #expect(try defaults.options().thumbnails == ThumbnailRecipe.defaults)
-        let sharded = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out", "--shard", "1/3"]) as? BuildCommand)
-        #expect(try sharded.options().shard == Shard(index: 1, count: 3))
-        #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--shard", "3/3"]) }
-        #expect(throws: (any Error).self) {
-            try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--thumb", "g=1x1", "--thumb", "g=2x2"])
+    // Parsed in-process: with the CommandLine trait only (the others run the built command).
+    #if CommandLine
+        @Test("parses build options in-process")
+        func parsesBuildOptions() throws {
+            let command = try #require(
+                try Thumbframe.parseAsRoot([
+                    "build", "src", "--out", "out", "--thumb", "g=64x64:cover:webp:q60", "--thumb", "p=512x512",
+                    "--jobs", "3", "--max-pixels", "1000",
+                ]) as? BuildCommand)
+            let options = try command.options()
+            #expect(options.source == "src" && options.output == "out")
+            #expect(options.thumbnails.map(\.name) == ["g", "p"])
+            #expect(options.thumbnails[0] == ThumbnailRecipe(name: "g", width: 64, height: 64, fit: .cover, format: .webp, quality: 60))
+            #expect(options.jobs == 3 && options.maxPixels == 1000)
+            let defaults = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out"]) as? BuildCommand)
+            #expect(try defaults.options().thumbnails == ThumbnailRecipe.defaults)
+            let sharded = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "out", "--shard", "1/3"]) as? BuildCommand)
+            #expect(try sharded.options().shard == Shard(index: 1, count: 3))
+            #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--shard", "3/3"]) }
+            #expect(throws: (any Error).self) {
+                try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--thumb", "g=1x1", "--thumb", "g=2x2"])
+            }
+            #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--jobs", "0"]) }
         }
-        #expect(throws: (any Error).self) { try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "--jobs", "0"]) }
-    }
+    #endif
 
     @Test("exit 0: everything built; stdout is the manifest path only")
     func exitSuccess() async throws {

@@ -1,11 +1,13 @@
-import ArgumentParser
 import Foundation
 import Testing
 import ThumbframeCore
 import ThumbframeManifest
 import ThumbframeTestSupport
 
-@testable import thumbframe
+#if CommandLine
+    import ArgumentParser
+    @testable import thumbframe
+#endif
 
 /// The command line's conventions: short flags, --version, errors that say why (also as JSON),
 /// --config, --exclude and --fail-on.
@@ -19,16 +21,19 @@ struct ConventionTests {
         try ManifestFile.open(manifest).loadAll().items.map(\.path)
     }
 
-    @Test("--version names libvips; -q and -j are --quiet and --jobs")
-    func versionAndShortFlags() async throws {
-        let version = try await CLITests.run(["--version"])
-        #expect(
-            version.status == 0 && version.stdout.contains(ThumbframeVersion.current) && version.stdout.contains("libvips 8."),
-            "\(version.stdout)")
-        let command = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "-j", "3", "-q"]) as? BuildCommand)
-        #expect(try command.options().jobs == 3 && command.quiet)
-        #expect(try (Thumbframe.parseAsRoot(["merge", "--out", "o", "--shards", "2", "-q"]) as? MergeCommand)?.quiet == true)
-    }
+    // Parsed in-process: with the CommandLine trait only (the others run the built command).
+    #if CommandLine
+        @Test("--version names libvips; -q and -j are --quiet and --jobs")
+        func versionAndShortFlags() async throws {
+            let version = try await CLITests.run(["--version"])
+            #expect(
+                version.status == 0 && version.stdout.contains(ThumbframeVersion.current) && version.stdout.contains("libvips 8."),
+                "\(version.stdout)")
+            let command = try #require(try Thumbframe.parseAsRoot(["build", "src", "--out", "o", "-j", "3", "-q"]) as? BuildCommand)
+            #expect(try command.options().jobs == 3 && command.quiet)
+            #expect(try (Thumbframe.parseAsRoot(["merge", "--out", "o", "--shards", "2", "-q"]) as? MergeCommand)?.quiet == true)
+        }
+    #endif
 
     @Test("a value that does not parse says why, in the style of every error; with --log-format json a usage error is one JSON line")
     func usageErrors() async throws {
@@ -116,18 +121,20 @@ struct ConventionTests {
         }
     }
 
-    @Test("every option of build --help can be given in --config")
-    func configKnowsEveryOption() throws {
-        let help = BuildCommand.helpMessage(columns: 1000)
-        let found = Set(help.matches(of: /--([a-z][a-z-]+)/).map { String($0.output.1) })
-        // `--progress/--no-progress` is one option.
-        let names = found.filter { !($0.hasPrefix("no-") && found.contains(String($0.dropFirst(3)))) }
-        #expect(names.count > 20, "\(names)")
-        for name in names.subtracting(["help", "config", "version"]) {
-            #expect(ConfigFile.buildOptions[name] != nil, "--\(name) is missing from ConfigFile.buildOptions")
+    #if CommandLine
+        @Test("every option of build --help can be given in --config")
+        func configKnowsEveryOption() throws {
+            let help = BuildCommand.helpMessage(columns: 1000)
+            let found = Set(help.matches(of: /--([a-z][a-z-]+)/).map { String($0.output.1) })
+            // `--progress/--no-progress` is one option.
+            let names = found.filter { !($0.hasPrefix("no-") && found.contains(String($0.dropFirst(3)))) }
+            #expect(names.count > 20, "\(names)")
+            for name in names.subtracting(["help", "config", "version"]) {
+                #expect(ConfigFile.buildOptions[name] != nil, "--\(name) is missing from ConfigFile.buildOptions")
+            }
+            for name in ConfigFile.buildOptions.keys { #expect(names.contains(name), "--\(name) is not an option of build") }
         }
-        for name in ConfigFile.buildOptions.keys { #expect(names.contains(name), "--\(name) is not an option of build") }
-    }
+    #endif
 
     @Test("--exclude: names anywhere, paths from SOURCE_DIR; excluding more later drops those items")
     func exclude() async throws {

@@ -92,6 +92,48 @@ struct StructureTests {
         #expect(end - start <= 80, "Builder.run is \(end - start) lines")
     }
 
+    @Test("swift-argument-parser is used only under the CommandLine trait, so the tree builds with it off")
+    func argumentParserBehindTrait() throws {
+        // The package resolves swift-argument-parser only with the trait (Package.swift): a file that
+        // imports it, or parses in-process, outside `#if CommandLine` breaks
+        // `swift build --disable-default-traits`.
+        let root = Fixtures.packageRoot
+        let files = ["Sources/thumbframe", "Tests/ThumbframeCLITests"].flatMap { folder in
+            ((FileManager.default.enumerator(atPath: root + "/" + folder)?.allObjects as? [String]) ?? [])
+                .filter { $0.hasSuffix(".swift") }.map { folder + "/" + $0 }
+        }
+        #expect(files.count > 20)
+        // The command's own types (declared in Sources/thumbframe), which exist only with the trait.
+        var commandTypes: Set<String> = []
+        for file in files where file.hasPrefix("Sources/") {
+            let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+            for match in text.matches(of: /(?:struct|enum|class)\s+([A-Z]\w+)/) { commandTypes.insert(String(match.output.1)) }
+        }
+        commandTypes.remove("Thumbframe")  // also the stub's name
+        #expect(commandTypes.isSuperset(of: ["BuildCommand", "ConfigFile", "ByteCount"]), "\(commandTypes)")
+        var stubs = 0
+        for file in files {
+            var depth = 0
+            var guarded = 0
+            for line in try String(contentsOfFile: root + "/" + file, encoding: .utf8).split(separator: "\n") {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                if code.hasPrefix("#if") {
+                    depth += 1
+                    if code == "#if CommandLine" { guarded = depth }
+                } else if code.hasPrefix("#endif") {
+                    if guarded == depth { guarded = 0 }
+                    depth -= 1
+                } else if code.hasSuffix("import ArgumentParser") || code.contains(".parseAsRoot(")
+                    || code.matches(of: /\b([A-Z]\w+)\b/).contains(where: { commandTypes.contains(String($0.output.1)) })
+                {
+                    #expect(guarded > 0, "\(file): \(code) outside #if CommandLine")
+                }
+                if code == "#if !CommandLine" { stubs += 1 }
+            }
+        }
+        #expect(stubs == 1, "one stub entry point for a build without the trait")
+    }
+
     @Test("ThumbframeCore is no product: nothing in it is public (package access for the CLI and the tests)")
     func coreIsNotPublic() throws {
         let root = Self.sources + "/ThumbframeCore"
