@@ -134,6 +134,19 @@ struct StructureTests {
         #expect(stubs == 1, "one stub entry point for a build without the trait")
     }
 
+    @Test("the viewer's modules import one way, none over 300 lines, no function over 60 (scripts/shape viewer/src)")
+    func viewerModules() async throws {
+        let shape = try await Processes.run(
+            "/usr/bin/env", ["python3", Fixtures.packageRoot + "/scripts/shape", Fixtures.packageRoot + "/viewer/src"])
+        #expect(shape.status == 0, "\(shape.stderr)")
+        #expect(shape.stdout.contains("modules in a cycle: 0"), "\(shape.stdout)")
+        #expect(shape.stdout.contains("lightbox -> data"), "the script found no imports: \(shape.stdout)")
+        let report = shape.stdout.components(separatedBy: "files over 300 lines:")
+        #expect(report.count == 2 && report[1].hasPrefix("\n  longest functions:"), "\(shape.stdout)")
+        let longest = report.last?.split(separator: "\n").dropFirst().compactMap { Int($0.split(separator: " ").first ?? "") } ?? []
+        #expect(!longest.isEmpty && longest.allSatisfy { $0 <= 60 }, "\(shape.stdout)")
+    }
+
     @Test("ThumbframeCore is no product: nothing in it is public (package access for the CLI and the tests)")
     func coreIsNotPublic() throws {
         let root = Self.sources + "/ThumbframeCore"

@@ -13,14 +13,24 @@ struct ViewerFilesTests {
         try String(contentsOfFile: ViewerTests.packageRoot + "/viewer/" + name, encoding: .utf8)
     }
 
-    @Test("the embedded viewer is viewer/'s files (run scripts/embed-viewer after editing them)")
-    func embeddedCopyIsCurrent() throws {
+    @Test("the embedded viewer is viewer/'s files, its modules bundled (run scripts/embed-viewer after editing them)")
+    func embeddedCopyIsCurrent() async throws {
         #expect(ViewerAssets.indexHTML + "\n" == (try Self.file("index.html")))
-        #expect(ViewerAssets.script + "\n" == (try Self.file("thumbframe-viewer.js")))
         #expect(ViewerAssets.styleSheet + "\n" == (try Self.file("thumbframe-viewer.css")))
+        let bundle = try await Processes.run(ViewerTests.packageRoot + "/scripts/embed-viewer", ["--bundle"])
+        #expect(bundle.status == 0, "\(bundle.stderr)")
+        #expect(ViewerAssets.script + "\n" == bundle.stdout)
+        // Every module is in it, each in its own scope, once.
+        let modules = try FileManager.default.contentsOfDirectory(atPath: ViewerTests.packageRoot + "/viewer/src")
+            .filter { $0.hasSuffix(".js") }
+        #expect(modules.count >= 6)
+        for module in modules {
+            let name = String(module.dropLast(3))
+            #expect(ViewerAssets.script.components(separatedBy: "const viewer_\(name) = (() => {").count == 2, "\(module)")
+        }
     }
 
-    @Test("the viewer's fallback layout is the LayoutEngine's at window sizes no viewport has, for every preset (node --test)")
+    @Test("the viewer's modules pass their tests, its fallback layout the LayoutEngine's at every preset and window (node --test)")
     func fallbackLayoutMatchesSwift() async throws {
         guard let node = Processes.tool("node") else {
             print("skipped: node is not installed (scripts/bootstrap --test installs nodejs)")
@@ -52,7 +62,14 @@ struct ViewerFilesTests {
             let run = try await Processes.run(
                 "/usr/bin/env", ["THUMBFRAME_LAYOUT_CASES=" + path, node, "--test", ViewerTests.packageRoot + "/viewer/test/"])
             #expect(run.status == 0, "\(run.stdout.suffix(2000)) \(run.stderr.suffix(500))")
-            #expect(run.stdout.contains("# pass 1"), "\(run.stdout.suffix(300))")
+            #expect(run.stdout.contains("\n# fail 0"), "\(run.stdout.suffix(300))")
+            // Every module has its test file, and each ran (the layout engine's cases among them).
+            let tests = try FileManager.default.contentsOfDirectory(atPath: ViewerTests.packageRoot + "/viewer/test")
+            for module in try FileManager.default.contentsOfDirectory(atPath: ViewerTests.packageRoot + "/viewer/src")
+            where module.hasSuffix(".js") && !["main.js", "thumbhash.js"].contains(module) {
+                #expect(tests.contains(module.replacingOccurrences(of: ".js", with: ".test.js")), "\(module) has no tests")
+            }
+            #expect(run.stdout.contains("- the fallback layout is the LayoutEngine's for every case given\n"))
         }
     }
 }

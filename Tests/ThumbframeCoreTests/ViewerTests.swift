@@ -361,6 +361,9 @@ struct ViewerTests {
             for video in ["phone.mov", "clip.webm", "portrait.mp4", "old.avi"] {
                 #expect(run.stdout.contains("ok   lightbox: \(video) plays"), "\(video): \(run.stdout)")
                 #expect(run.stdout.contains("ok   lightbox: \(video) scrubbed to"), "\(video): \(run.stdout)")
+                #expect(
+                    run.stdout.contains("ok   lightbox: \(video)'s timeline under the pointer previews its time"), "\(video): \(run.stdout)"
+                )
             }
             let videos = manifest.items.compactMap { item in item.video.map { (item.path, $0) } }
             #expect(videos.filter { $0.1.rendition != nil }.map(\.0) == videos.filter { $0.1.delivery != .original }.map(\.0))

@@ -13,8 +13,8 @@ at 390x844 and checks:
   - every video opens in a native <video> at the manifest's frame (to 1 px), its poster the
     display thumbnail and its sources the original where this browser plays it and the
     rendition where there is one, nothing over its bottom (its controls), and plays (currentTime
-    advances, no media error); a seek
-    shows its scrub sprite's tile for that time, gone when the seek ends;
+    advances, no media error); a seek shows its scrub sprite's tile for that time, gone when the
+    seek ends; a mouse over its timeline previews the time under it, the tile following it;
   - a Live Photo's and a Motion Photo's motion plays while the pointer is on its cell and is
     gone when it leaves; in the lightbox, the LIVE button plays it over the photo.
 Saves screenshots into ARTIFACT_DIR. Prints one line per check and `N passed, M failed`; exits 1
@@ -166,6 +166,28 @@ try:
             driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}-scrub.png"))
             gone = wait(driver, "return document.getElementById('tf-scrub').hidden", 3)
             check(f"lightbox: {item['path']}'s scrub preview goes when the seek ends", gone)
+            # Hovering the timeline (the band along the video's bottom where its controls are)
+            # previews the time under the pointer, the tile following it; above the band, none.
+            player = driver.find_element("id", "tf-video")
+            box = driver.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                        "return [r.x, r.y, r.width, r.height, arguments[0].duration]", player)
+            duration = box[4] if box[4] and box[4] > 0 else video["duration"]
+            margin = min(16, box[2] / 10)
+            tiles = []
+            for fraction in (0.2, 0.8):
+                x = box[0] + margin + fraction * (box[2] - 2 * margin)
+                y = min(box[1] + box[3], 844) - 20
+                webdriver.ActionChains(driver).move_to_element_with_offset(
+                    player, int(x - (box[0] + box[2] / 2)), int(y - (box[1] + box[3] / 2))).perform()
+                expected = min(sheet["count"] - 1, int(duration * fraction // sheet["interval"]))
+                shown = wait(driver, f"""const s = document.getElementById('tf-scrub');
+                    return !s.hidden && Math.abs(s.dataset.tile - {expected}) <= 1 && [s.dataset.tile, s.getBoundingClientRect().x];""", 3)
+                tiles.append(shown)
+            check(f"lightbox: {item['path']}'s timeline under the pointer previews its time, the tile following the pointer",
+                  all(tiles) and int(tiles[0][0]) < int(tiles[1][0]) and tiles[0][1] < tiles[1][1], f"{tiles}")
+            webdriver.ActionChains(driver).move_to_element_with_offset(player, 0, -int(box[3] / 4)).perform()
+            gone = wait(driver, "return document.getElementById('tf-scrub').hidden", 3)
+            check(f"lightbox: {item['path']}'s hover preview goes above the timeline", gone)
         driver.save_screenshot(os.path.join(artifacts, f"media-video-{index}.png"))
     driver.execute_script("thumbframeViewer.close()")
 

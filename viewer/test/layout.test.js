@@ -3,11 +3,10 @@
 // "the viewer's fallback layout is the LayoutEngine's …" writes (random images and window sizes
 // for every preset); without it, the worked examples of the specification.
 //   node --test viewer/test/
-"use strict";
-const test = require("node:test");
-const assert = require("node:assert");
-const fs = require("node:fs");
-const { layoutFor } = require("../thumbframe-viewer.js");
+import test from "node:test";
+import assert from "node:assert";
+import fs from "node:fs";
+import { layoutFor, justify, estimatedHeight, shownCells, cellSizes, tileLevel, tilesInView } from "../src/layout.js";
 
 const examples = [
   // w, h, window W×H@s, jx3 frame, jx3 maxOffset.y, native (SPEC §5)
@@ -59,3 +58,61 @@ if (file) {
     }
   });
 }
+
+test("justified rows fill the width exactly, the last keeps the target height, in order", () => {
+  const cells = [[4000, 3000], [3000, 4000], [1920, 1080], [1000, 1000], [800, 6000], [6000, 800], [3000, 2000]]
+    .map(([width, height], item) => ({ width, height, item }));
+  const rows = justify(cells, 390, 110, 4);
+  assert.deepStrictEqual(rows.flatMap((row) => row.cells.map((cell) => cell.item)), [0, 1, 2, 3, 4, 5, 6]);
+  for (const [k, row] of rows.entries()) {
+    const filled = row.widths.reduce((a, b) => a + b, 0) + 4 * (row.cells.length - 1);
+    row.cells.forEach((cell, j) => near(row.widths[j] / row.height, cell.width / cell.height, 1e-9, `row ${k} cell ${j} aspect`));
+    if (k < rows.length - 1) {
+      near(filled, 390, 1e-6, `row ${k} width`);
+      assert.ok(row.height <= 110 + 1e-9, `row ${k} is no taller than the target: ${row.height}`);
+    } else assert.ok(row.height <= 110 && filled <= 390 + 1e-6, `the last row: ${row.height} high, ${filled} wide`);
+  }
+  // A row closes as soon as its cells at the target height reach the width: not one cell later.
+  for (const row of rows.slice(0, -1)) {
+    const short = row.cells.slice(0, -1).reduce((sum, cell) => sum + cell.width / cell.height, 0);
+    assert.ok(short * 110 + 4 * (row.cells.length - 2) < 390, "a row holds no cell past the one that filled it");
+  }
+  assert.deepStrictEqual(justify([], 390, 110, 4), []);
+});
+
+test("a stack is one cell (its cover's); estimates and sizes follow the stretch", () => {
+  const cells = [{ item: 0 }, { item: 1, stack: { cover: 1 } }, { item: 2, stack: { cover: 1 } }, { item: 3 }];
+  assert.deepStrictEqual(shownCells(cells).map((cell) => cell.item), [0, 1, 3]);
+  // 1 000 photos in a 382 px column at 110 px: 2.67 a row, 375 rows of 114 px.
+  assert.strictEqual(estimatedHeight(1000, 382, 110), Math.ceil(1000 / (382 / 143)) * 114);
+  assert.strictEqual(estimatedHeight(3, 50, 110), 3 * 114, "at least one a row");
+  assert.strictEqual(cellSizes(160), "128px");
+  assert.strictEqual(cellSizes(161), "129px");
+});
+
+test("a deep-zoom level is the smallest within the stretch of the device's pixels", () => {
+  // 8 000 px wide, 14 levels (0 … 13): level 13 is 8 000, 12 is 4 000, 11 is 2 000, 10 is 1 000.
+  assert.strictEqual(tileLevel(8000, 14, 8000), 13);
+  assert.strictEqual(tileLevel(8000, 14, 5000), 12, "4 000 × 1.25 = 5 000 covers it");
+  assert.strictEqual(tileLevel(8000, 14, 5100), 13, "4 000 × 1.25 < 5 100: the full size");
+  assert.strictEqual(tileLevel(8000, 14, 4900), 12);
+  assert.strictEqual(tileLevel(8000, 14, 2500), 11);
+  assert.strictEqual(tileLevel(8000, 14, 2600), 12, "2 000 × 1.25 = 2 500 < 2 600: the next level up");
+  assert.strictEqual(tileLevel(8000, 14, 1), 0);
+  for (let device = 1; device < 12000; device += 37) {
+    const level = tileLevel(8000, 14, device), width = Math.ceil(8000 / 2 ** (13 - level));
+    assert.ok(level === 13 || width * 1.25 >= device - 0.5, `level ${level} stretches past 1.25 for ${device}`);
+    assert.ok(level === 0 || Math.ceil(8000 / 2 ** (14 - level)) * 1.25 < device - 0.5, `level ${level} is not the smallest for ${device}`);
+  }
+});
+
+test("the tiles in view cover it, overlap their neighbours, and are bounded", () => {
+  const tiles = tilesInView(1000, 700, 254, 1, { x0: 300, y0: 10, x1: 700, y1: 400 });
+  assert.deepStrictEqual(tiles.map((t) => t.name), ["1_0", "1_1", "2_0", "2_1"]);
+  const first = tiles[0];
+  assert.deepStrictEqual([first.x, first.y, first.width, first.height], [253, 0, 256, 255]);
+  const edge = tilesInView(1000, 700, 254, 1, { x0: 990, y0: 690, x1: 5000, y1: 5000 });
+  assert.deepStrictEqual(edge.map((t) => [t.name, t.x + t.width, t.y + t.height]), [["3_2", 1000, 700]]);
+  const hostile = tilesInView(1e9, 1e9, 16, 0, { x0: 0, y0: 0, x1: 1e9, y1: 1e9 });
+  assert.strictEqual(hostile.length, 65 * 65);
+});

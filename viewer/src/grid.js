@@ -1,0 +1,187 @@
+// The grid: each section a title and one block per manifest page, sized by an estimate until the
+// page comes near the screen; then its grid page (the cells: path, shape, placeholder,
+// thumbnails) is fetched and laid out in justified rows (rows break at page boundaries). A
+// library of a million photos loads what is looked at. Placeholders first, then the screen's
+// images before the margin's; and the list of places.
+import { $, url, library, options, itemAt, loadCells, findCell, describe, placeLabel, paintPlaceholder, cellAt } from "./data.js";
+import { justify, estimatedHeight, shownCells, cellSizes } from "./layout.js";
+import { badge, playMotion, stopMotion } from "./video.js";
+import { open } from "./lightbox.js";
+
+export const rowTarget = (width) => (width < 600 ? 110 : 200);
+const gridWidth = () => $("tf-grid").clientWidth - 8;
+const GAP = 4;
+
+// A cell's srcset: the thumbnails of the srcset family it has, each with its width.
+export const srcsetOf = (item, family) =>
+  family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
+
+// The screen's images first: a cell in the margin below it waits until every cell on screen
+// has its image (or none has come for 3 s: a stalled one), so they do not share the network
+// with them.
+let onScreen = 0, marginTimer = 0;
+const margin = [];
+function flushMargin() {
+  clearTimeout(marginTimer);
+  while (margin.length) margin.shift()();
+}
+function loadCellImage(img, start, shown) {
+  if (!shown) {
+    if (!onScreen) start();
+    else margin.push(start);
+    return;
+  }
+  onScreen++;
+  const settled = () => {
+    if (--onScreen === 0) return flushMargin();
+    clearTimeout(marginTimer);
+    marginTimer = setTimeout(flushMargin, 3000);
+  };
+  img.addEventListener("load", settled, { once: true });
+  img.addEventListener("error", settled, { once: true });
+  img.fetchPriority = "high";
+  start();
+  clearTimeout(marginTimer);
+  marginTimer = setTimeout(flushMargin, 3000);
+}
+
+// A cell near the screen: its placeholder at once, its image (the smallest rendition that covers
+// its device pixels: `cellSizes`) when its turn comes.
+function cellNear(cell, box) {
+  const item = cellAt(+cell.dataset.index), settings = options();
+  paintPlaceholder(cell, item);
+  const img = cell.querySelector("img");
+  const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
+  // (An image starts loading as its srcset is set: all of it at once, when its turn comes.)
+  const start = () => {
+    if (family.length) {
+      img.srcset = srcsetOf(item, family);
+      img.sizes = cellSizes(parseFloat(cell.style.width));
+    }
+    img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
+  };
+  loadCellImage(img, start, box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth);
+}
+let cellObserver = null, pageObserver = null;
+
+function makeCell(item, width, height) {
+  const cell = Object.assign(document.createElement("button"), { className: "tf-cell", type: "button" });
+  Object.assign(cell.dataset, { index: item.flat, path: item.path });
+  Object.assign(cell.style, { width: `${width.toFixed(2)}px`, height: `${height.toFixed(2)}px` });
+  cell.setAttribute("aria-label", describe(item));
+  const img = Object.assign(document.createElement("img"), { alt: "", decoding: "async" });
+  img.addEventListener("load", () => img.classList.add("tf-loaded"));
+  cell.append(img);
+  const label = (className, text) => cell.append(Object.assign(document.createElement("span"), { className, textContent: text }));
+  if (item.stack) {
+    label("tf-stack", `${item.stack.members.length}`);
+    cell.dataset.stack = item.stack.members.length;
+  }
+  const mark = badge(item);
+  if (mark) {
+    label("tf-badge", mark);
+    cell.dataset.kind = item.motion ? "motion" : item.kind;
+  }
+  if (item.motion) {
+    // The motion's file is in the full page: read when the pointer first comes.
+    cell.addEventListener("pointerenter", () => {
+      cell.tfHovered = true;
+      itemAt(item.flat).then((full) => { if (cell.tfHovered) playMotion(cell, full, false); });
+    });
+    cell.addEventListener("pointerleave", () => { cell.tfHovered = false; stopMotion(cell); });
+  }
+  cell.addEventListener("click", () => open(item.flat));
+  return cell;
+}
+
+function renderPage(block, pageCells) {
+  block.tfCells = pageCells;
+  const width = gridWidth();
+  for (const row of justify(shownCells(pageCells), width, rowTarget(innerWidth), GAP)) {
+    const rowElement = Object.assign(document.createElement("div"), { className: "tf-row" });
+    row.cells.forEach((item, k) => {
+      const cell = makeCell(item, row.widths[k], row.height);
+      rowElement.append(cell);
+      cellObserver.observe(cell);
+    });
+    block.append(rowElement);
+  }
+  block.style.minHeight = "";
+  block.dataset.rendered = "true";
+}
+
+export function renderSections() {
+  const width = gridWidth(), target = rowTarget(innerWidth);
+  for (const section of library().sections) {
+    const element = Object.assign(document.createElement("section"), { className: "tf-section" });
+    // The library's own name is the page's heading already: its section is not named twice.
+    if (section.title !== $("tf-title").textContent)
+      element.append(Object.assign(document.createElement("h2"), { textContent: section.title }));
+    for (const page of section.pages) {
+      const block = Object.assign(document.createElement("div"), { className: "tf-page" });
+      block.tfPage = { section, page };
+      block.style.minHeight = `${estimatedHeight(page.count, width, target)}px`;
+      element.append(block);
+      pageObserver.observe(block);
+    }
+    $("tf-grid").append(element);
+  }
+}
+
+// With --locations, a list of the places photos were taken (no map tiles: no third-party
+// server learns what is looked at), most photos first; a place opens its first photo, found in
+// the grid pages in order.
+export function renderPlaces() {
+  const counts = library().summary && library().summary.places;
+  if (!counts) return;
+  const list = $("tf-places").querySelector("ul");
+  const sorted = Object.entries(counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 200);
+  for (const [label, count] of sorted) {
+    const button = Object.assign(document.createElement("button"), { type: "button", textContent: `${label} (${count})` });
+    button.addEventListener("click", async () => {
+      const found = await findCell((cell) => cell.place && placeLabel(cell.place) === label);
+      if (found) open(found.flat);
+    });
+    const entry = document.createElement("li");
+    entry.append(button);
+    list.append(entry);
+  }
+  $("tf-places").hidden = false;
+}
+
+// A rotated phone or a resized window: the rows are laid out again for the new width (the
+// pages not yet rendered get new estimates).
+let laidOutWidth = 0;
+function relayout() {
+  if (!library() || gridWidth() === laidOutWidth) return;
+  laidOutWidth = gridWidth();
+  for (const block of document.querySelectorAll(".tf-page")) {
+    if (!block.tfCells) {
+      block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
+      continue;
+    }
+    for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
+    block.replaceChildren();
+    renderPage(block, block.tfCells);
+  }
+}
+
+export function installGrid() {
+  cellObserver = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      cellObserver.unobserve(entry.target);
+      cellNear(entry.target, entry.boundingClientRect);
+    }
+  }, { rootMargin: "400px" });
+  pageObserver = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      pageObserver.unobserve(entry.target);
+      const { section, page } = entry.target.tfPage;
+      loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells));
+    }
+  }, { rootMargin: "1200px 0px" });
+  laidOutWidth = gridWidth();
+  addEventListener("resize", relayout);
+}

@@ -1,0 +1,19 @@
+// The grid module: a cell's row height and srcset (its layout is layout.js's, tested there).
+//   node --test viewer/test/
+import test from "node:test";
+import assert from "node:assert";
+import { configure } from "../src/data.js";
+import { rowTarget, srcsetOf } from "../src/grid.js";
+
+test("a phone's rows are lower than a desktop's", () => {
+  assert.strictEqual(rowTarget(390), 110);
+  assert.strictEqual(rowTarget(599), 110);
+  assert.strictEqual(rowTarget(600), 200);
+});
+
+test("a cell's srcset lists the family it has, with widths, below the page's address", () => {
+  configure({ settings: {}, sections: [] }, "https://example.org/album/", async () => ({ items: [] }));
+  const item = { thumbnails: { small: { path: "thumbs/a/s.jpg", width: 512 }, preview: { path: "thumbs/b/p.jpg", width: 1280 } } };
+  assert.strictEqual(srcsetOf(item, ["small", "preview"]),
+    "https://example.org/album/thumbs/a/s.jpg 512w, https://example.org/album/thumbs/b/p.jpg 1280w");
+});

@@ -1,0 +1,42 @@
+// The zoom module: the rendition ladder a photo climbs as it zooms, and the zoom's range.
+//   node --test viewer/test/
+import test from "node:test";
+import assert from "node:assert";
+import { rungsOf, rungFor, clampZoom } from "../src/zoom.js";
+
+const settings = { viewports: [{ name: "phone", width: 390, height: 844, scale: 3 }], srcset: ["small", "preview"],
+  ladder: { renditions: [{ name: "zoom2560" }, { name: "zoom4096" }] } };
+const photo = { kind: "photo", thumbnails: { small: { width: 512 }, preview: { width: 1280 }, zoom2560: { width: 2560 },
+  zoom4096: { width: 4096, headroom: 3 }, tiles: { width: 8000 } } };
+const fitted = (width) => ({ frame: { width }, zoom: { min: 1, max: 4 } });
+
+test("without a matching viewport the rungs are the thumbnails' widths over the frame's device pixels", () => {
+  const rungs = rungsOf(photo, fitted(1000), settings, 2, false, false);
+  assert.deepStrictEqual(rungs.map((r) => [r.name, r.native]),
+    [["small", 0.256], ["preview", 0.64], ["zoom2560", 1.28], ["zoom4096", 2.048], ["tiles", 4]]);
+  assert.strictEqual(rungFor(rungs, 1).name, "zoom2560");
+  assert.strictEqual(rungFor(rungs, 1.28).name, "zoom2560");
+  assert.strictEqual(rungFor(rungs, 1.3).name, "zoom4096");
+  assert.strictEqual(rungFor(rungs, 9).name, "tiles", "past the largest: the largest");
+});
+
+test("a matching viewport's ladder is scaled to this screen, and an HDR screen keeps its gain maps", () => {
+  const L = { ...fitted(390), viewport: "phone", zoom: { min: 0.5, max: 4 }, ladder: [{ name: "zoom2560", native: 1 }] };
+  assert.deepStrictEqual(rungsOf(photo, L, settings, 2, false, false), [{ name: "zoom2560", native: 3 }]);
+  const hdr = rungsOf(photo, fitted(1000), settings, 2, true, false);
+  assert.deepStrictEqual(hdr.map((r) => r.name), ["zoom4096"]);
+});
+
+test("no rungs for an original, a video, or a library without a ladder or tiles", () => {
+  assert.strictEqual(rungsOf(photo, fitted(1000), settings, 2, false, true), null);
+  assert.strictEqual(rungsOf({ ...photo, kind: "video" }, fitted(1000), settings, 2, false, false), null);
+  const plain = { ...photo, thumbnails: { small: { width: 512 }, preview: { width: 1280 } } };
+  assert.strictEqual(rungsOf(plain, fitted(1000), { ...settings, ladder: undefined }, 2, false, false), null);
+});
+
+test("zoom stays between the fit and the layout's maximum", () => {
+  const photoswipe = { zoom: { min: 0.25, max: 1 } };
+  assert.strictEqual(clampZoom(10, photoswipe), 4);
+  assert.strictEqual(clampZoom(0.5, photoswipe), 1);
+  assert.strictEqual(clampZoom(2, { zoom: { min: 1, max: 0.5 } }), 1, "a maximum below the fit: the fit");
+});
