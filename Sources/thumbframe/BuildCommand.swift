@@ -119,7 +119,7 @@
 
         @Flag(
             help:
-                "Also write a web viewer into OUT_DIR: index.html, thumbframe-viewer.js and .css with their .gz and .br, and for libraries up to 20 000 photos thumbframe-viewer-data.js (so it works from file://; any static server serves it). A viewer file there that thumbframe did not write stops the build (exit 73), even with -q."
+                "Also write a web viewer into OUT_DIR: index.html (its script, style sheet and first screen inline) with its .gz and .br, and for libraries up to 20 000 photos thumbframe-viewer-data.js (so it works from file://; any static server serves it). A viewer file there that thumbframe did not write stops the build (exit 73), even with -q."
         )
         var viewer = false
 

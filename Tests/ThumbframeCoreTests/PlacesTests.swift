@@ -20,6 +20,13 @@ struct PlacesTests {
         } + ["48 deg", "48°", "N 48"]
     }
 
+    /// The first screen's JSON in a viewer's index.html (the manifest and the first cells).
+    static func firstScreen(_ page: Data) -> Data {
+        let text = String(decoding: page, as: UTF8.self)
+        let json = text.components(separatedBy: "id=\"tf-first\">").dropFirst().first?.components(separatedBy: "</script>").first
+        return Data((json ?? "").utf8)
+    }
+
     /// Words no text file (JSON, the state index, the viewer) may hold without the option.
     static let words = ["GPS", "Paris", "Ivry", "Erding", "latitude", "longitude", "\"place\""]
 
@@ -98,11 +105,18 @@ struct PlacesTests {
             #expect(manifest.items.count == 2 && manifest.items.allSatisfy { $0.place == nil } && manifest.settings.locations == nil)
             let written = try Self.files(out)
             #expect(written.contains { $0.0 == ".thumbframe-state.sqlite" } && written.contains { $0.0.hasSuffix(".json.br") })
+            #expect(written.contains { $0.0 == "index.html" })
             for (name, bytes) in written {
-                // (The viewer's script reads a place's `latitude` when there is one; images are binary.)
-                let text = !name.hasPrefix("thumbs/") && !name.hasPrefix("thumbframe-viewer.js")
-                for trace in Self.traces(decimals: 2...5) + (text ? Self.words : []) {
+                // Images are binary. The viewer's script, inline in index.html, reads a place's
+                // `latitude` when there is one: of the page, its first screen's data is read for words.
+                let text = !name.hasPrefix("thumbs/")
+                let read = name.hasPrefix("index.html") ? Self.firstScreen(bytes) : bytes
+                #expect(!read.isEmpty, "\(name)")
+                for trace in Self.traces(decimals: 2...5) {
                     #expect(bytes.range(of: Data(trace.utf8)) == nil, "\(name) holds \(trace)")
+                }
+                for word in text ? Self.words : [] {
+                    #expect(read.range(of: Data(word.utf8)) == nil, "\(name) holds \(word)")
                 }
             }
 

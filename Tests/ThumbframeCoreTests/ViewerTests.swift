@@ -31,7 +31,7 @@ struct ViewerTests {
             var options = BuildOptions(source: root + "/lib", output: root + "/out")
             options.viewer = true
             _ = try await Builder(options: options).run()
-            let names = ["index.html", "thumbframe-viewer.js", "thumbframe-viewer.css", "thumbframe-viewer-data.js"]
+            let names = ["index.html", "index.html.br", "index.html.gz", "thumbframe-viewer-data.js"]
             var stamps: [String: Date] = [:]
             for name in names {
                 let attributes = try FileManager.default.attributesOfItem(atPath: root + "/out/" + name)
@@ -53,14 +53,14 @@ struct ViewerTests {
             // validate checks the viewer against what thumbframe writes for the manifest: as
             // written, nothing; a viewer file changed behind its back (its marker kept), named.
             #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json") == [])
-            let script = root + "/out/thumbframe-viewer.js"
-            let original = try Data(contentsOf: URL(fileURLWithPath: script))
-            try (original + Data("\nfetch('https://evil.example/');\n".utf8)).write(to: URL(fileURLWithPath: script))
+            let page = root + "/out/index.html"
+            let original = try Data(contentsOf: URL(fileURLWithPath: page))
+            try (original + Data("\n<script>fetch('https://evil.example/');</script>\n".utf8)).write(to: URL(fileURLWithPath: page))
             #expect(
                 try ViewerCheck.problems(beside: root + "/out/manifest.json") == [
-                    "thumbframe-viewer.js is not the viewer thumbframe writes for this manifest"
+                    "index.html is not the viewer thumbframe writes for this manifest"
                 ])
-            try original.write(to: URL(fileURLWithPath: script))
+            try original.write(to: URL(fileURLWithPath: page))
 
             // Someone's own index.html in OUT_DIR (small, large, or a link): kept as it is, the
             // viewer not written, the build stopped naming it.
@@ -93,6 +93,50 @@ struct ViewerTests {
                 #expect(stopped.contains("index.html: not thumbframe's viewer"), "\(plant): \(stopped)")
                 #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json").contains("index.html is not thumbframe's viewer"))
             }
+        }
+    }
+
+    @Test(
+        "index.html carries its script, style sheet and first screen (manifest.json and the first 60 cells) inline, no name can end its script, and an older viewer's files are removed but someone's kept"
+    )
+    func firstScreenInline() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            // One folder, `a<`: its files' paths begin `a</`, and one of them goes on to end a
+            // script element and start an image that runs a script, were it written as it is.
+            try Fixtures.makeLibrary(
+                root + "/lib/a<", (0..<61).map { .photo(String(format: "x%02d.jpg", $0), width: 40 + $0, height: 30) })
+            try Fixtures.writeImage(to: root + "/lib/a</script><img src=x onerror=alert(1)>.jpg", width: 30, height: 40)
+            // What 0.5.0 wrote beside index.html, and someone's file of one of those names.
+            try Fixtures.write(Array("// thumbframe viewer: the old script\n".utf8), to: root + "/out/thumbframe-viewer.js")
+            let gzip = try await Processes.run("/bin/sh", ["-c", "gzip -kn \"$1\"", "sh", root + "/out/thumbframe-viewer.js"])
+            #expect(gzip.status == 0)
+            try Fixtures.write(Array("body { color: red }\n".utf8), to: root + "/out/thumbframe-viewer.css")
+            var options = BuildOptions(source: root + "/lib", output: root + "/out")
+            options.viewer = true
+            _ = try await Builder(options: options).run()
+            let html = try String(contentsOfFile: root + "/out/index.html", encoding: .utf8)
+            let manifest = try ManifestFile.open(root + "/out/manifest.json").document
+            // One response holds what the first screen needs: nothing to fetch before it paints.
+            #expect(html.contains(ViewerAssets.script) && html.contains(ViewerAssets.styleSheet))
+            #expect(!html.contains("rel=\"preload\"") && !html.contains("src=\"thumbframe-viewer.js\""))
+            #expect(html.contains("<title>a&lt; · 62 items</title>") && html.contains("<h1 id=\"tf-title\">a&lt;</h1>"))
+            #expect(!html.contains("</script><img"), "a file name ended the script element")
+            let open = "<script type=\"application/json\" id=\"tf-first\">"
+            let json = try #require(html.components(separatedBy: open).last?.components(separatedBy: "</script>").first)
+            #expect(json.contains("a\\u003c/script>\\u003cimg src=x onerror=alert(1)>.jpg") && !json.contains("<"))
+            let first = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            let carried = try #require(first["manifest"] as? [String: Any])
+            #expect(carried["itemCount"] as? Int == 62)
+            let reference = try #require(manifest.sections.first?.pages?.first)
+            #expect(first["grid"] as? String == reference.grid && first["complete"] as? Bool == (reference.count <= 60))
+            let cells = try #require((first["cells"] as? [String: Any])?["items"] as? [[String: Any]])
+            #expect(cells.count == min(60, reference.count) && cells.first?["item"] as? Int == 0)
+            #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
+            #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json") == [])
+            // The old script and its sibling are gone; someone's style sheet is not.
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/thumbframe-viewer.js"))
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/thumbframe-viewer.js.gz"))
+            #expect(try String(contentsOfFile: root + "/out/thumbframe-viewer.css", encoding: .utf8) == "body { color: red }\n")
         }
     }
 
@@ -214,7 +258,7 @@ struct ViewerTests {
             options.stacks = .none
             let report = try await Builder(options: options).run()
             #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
-            try await Self.browserChecks(root + "/out", "--lazy", passing: 9)
+            try await Self.browserChecks(root + "/out", "--lazy", passing: 11)
         }
     }
 

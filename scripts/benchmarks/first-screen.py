@@ -3,8 +3,9 @@
 Chromium as a 390x844 phone (scale 3), its network throttled by CDP
 Network.emulateNetworkConditions as DevTools' presets (slow 4G: 562.5 ms, 1.44 Mb/s down; fast
 4G: 165 ms, 8.1 Mb/s), cache off, each site served from its own static server: Caddy (Debian's
-caddy) over HTTPS and HTTP/2 with `precompressed br gzip`, as a static host serves (every
-request of a screen in one connection); without caddy, Python's HTTP/1.1 server sending .gz
+caddy) over HTTPS and HTTP/2 with `precompressed br gzip` and, for a file without a sibling,
+`encode gzip zstd` (both sides compressed, as a static host serves them; every request of a
+screen in one connection); without caddy, Python's HTTP/1.1 server sending .gz
 siblings (six connections: a screen of 30 images takes five round trips, whoever serves it).
 
 Usage: python3 first-screen.py [--runs N] LABEL=DIR:PAGE ...
@@ -105,6 +106,9 @@ def caddy(directory):
 https://127.0.0.1:{port} {{
     tls internal
     root * {directory}
+    # What has no pre-compressed sibling (sigal's pages, thumbframe's thumbnails) is compressed
+    # as it is sent where that helps, as every static host does; JPEGs are left alone.
+    encode gzip zstd
     file_server {{
         precompressed br gzip
     }}
@@ -155,6 +159,16 @@ def measure(base, page, network):
         driver.quit()
 
 
+def attempt(base, page, network):
+    """measure, once more when the browser stops answering (a page of 500 images on a busy
+    machine can hold chromedriver past its 120 s)."""
+    try:
+        return measure(base, page, network)
+    except Exception as error:  # selenium's and urllib3's timeouts alike
+        print(f"(again: {type(error).__name__})", file=sys.stderr, flush=True)
+        return measure(base, page, network)
+
+
 start = caddy if shutil.which("caddy") else python_server
 servers = {label: start(directory) for label, directory, _ in sites}
 served = "Caddy, HTTPS, HTTP/2" if start is caddy else "Python's server, HTTP/1.1 (no caddy)"
@@ -163,7 +177,7 @@ print(f"{'':10} {'site':12} {'requests':>8} {'KB':>8} {'FCP s':>7} {'LCP s':>7} 
 for network in NETWORKS:
     for label, directory, page in sites:
         base, _ = servers[label]
-        results = [measure(base, page, network) for _ in range(runs)]
+        results = [attempt(base, page, network) for _ in range(runs)]
         median = {key: statistics.median(r[key] for r in results) for key in results[0]}
         print(f"{network:10} {label:12} {median['requests']:8.0f} {median['bytes'] / 1000:8.1f} {median['fcp'] / 1000:7.2f} "
               f"{median['lcp'] / 1000:7.2f} {median['done'] / 1000:9.2f} {median['images']:8.0f}", flush=True)

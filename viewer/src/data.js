@@ -44,14 +44,38 @@ function dataScript() {
   });
 }
 
+// The first screen the build wrote into index.html (`ViewerWriter.indexHTML`): the manifest and
+// the first grid page's first cells (all of them when `complete`), read before anything is fetched.
+let first = null;
+function inlined() {
+  const element = typeof document === "object" && document.getElementById("tf-first");
+  try {
+    return element ? JSON.parse(element.textContent) : null;
+  } catch {
+    return null;
+  }
+}
+// The cells index.html carries for a page (`{items, complete}`), or null: each given its flat index.
+export function firstCells(section, page) {
+  if (!first || !first.cells || first.grid !== page.grid || section !== manifest.sections[0]) return null;
+  for (const cell of first.cells.items) {
+    cell.flat = section.start + cell.item;
+    cells[cell.flat] = cell;
+  }
+  return { items: first.cells.items, complete: first.complete === true };
+}
+
 export async function load() {
   const baseURL = new URL("./", location.href).href;
   const data = await dataScript();
   if (data) return configure(data.manifest, baseURL, async (path) => data.pages[path]);
+  const fetchJSON = async (path) => (await fetch(new URL(path, baseURL))).json();
+  first = inlined();
+  if (first && first.manifest) return configure(first.manifest, baseURL, fetchJSON);
   // index.html asked for manifest.json as it was parsed (a preload): this fetch takes that response.
   const response = await fetch(new URL("manifest.json", baseURL));
   if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);
-  configure(await response.json(), baseURL, async (path) => (await fetch(new URL(path, baseURL))).json());
+  configure(await response.json(), baseURL, fetchJSON);
 }
 
 export const url = (path) => new URL(path, base).href;

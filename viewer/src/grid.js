@@ -3,7 +3,8 @@
 // thumbnails) is fetched and laid out in justified rows (rows break at page boundaries). A
 // library of a million photos loads what is looked at. Placeholders first, then the screen's
 // images before the margin's; and the list of places.
-import { $, url, library, options, itemAt, loadCells, findCell, describe, placeLabel, paintPlaceholder, cellAt } from "./data.js";
+import { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder,
+  cellAt } from "./data.js";
 import { justify, estimatedHeight, shownCells, cellSizes } from "./layout.js";
 import { badge, playMotion, stopMotion } from "./video.js";
 import { open } from "./lightbox.js";
@@ -11,6 +12,10 @@ import { open } from "./lightbox.js";
 export const rowTarget = (width) => (width < 600 ? 110 : 200);
 const gridWidth = () => $("tf-grid").clientWidth - 8;
 const GAP = 4;
+
+// Entries (each with its boundingClientRect), the largest first; equal ones in their order.
+export const byArea = (entries) => entries.map((entry, order) => ({ entry, order, area: entry.boundingClientRect.width *
+  entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
 
 // A cell's srcset: the thumbnails of the srcset family it has, each with its width.
 export const srcsetOf = (item, family) =>
@@ -60,8 +65,9 @@ function cellNear(cell, box) {
     }
     img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
   };
-  loadCellImage(img, start, box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth);
+  loadCellImage(img, start, onScreenNow(box));
 }
+const onScreenNow = (box) => box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth;
 let cellObserver = null, pageObserver = null;
 
 function makeCell(item, width, height) {
@@ -94,17 +100,39 @@ function makeCell(item, width, height) {
   return cell;
 }
 
-function renderPage(block, pageCells) {
-  block.tfCells = pageCells;
-  const width = gridWidth();
-  for (const row of justify(shownCells(pageCells), width, rowTarget(innerWidth), GAP)) {
+// Lays out a page's cells in `block`: all of them, or (`partial`) the rows of the first cells that
+// no later cell can change (all but the last). Rows already in the block stay as they are when
+// the new layout begins with them (the first screen, drawn from index.html, is not drawn again
+// when its page arrives); anything else is laid out anew.
+function renderPage(block, pageCells, partial) {
+  const width = gridWidth(), target = rowTarget(innerWidth);
+  let rows = justify(shownCells(pageCells), width, target, GAP);
+  if (partial) rows = rows.slice(0, -1);
+  const keys = rows.map((row) => row.cells.map((cell) => cell.flat).join(" "));
+  const drawn = block.tfRows || [];
+  const kept = block.tfWidth === width && drawn.every((key, k) => keys[k] === key) ? drawn.length : 0;
+  if (!kept) {
+    for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
+    block.replaceChildren();
+  }
+  for (const row of rows.slice(kept)) {
     const rowElement = Object.assign(document.createElement("div"), { className: "tf-row" });
     row.cells.forEach((item, k) => {
       const cell = makeCell(item, row.widths[k], row.height);
+      // The first screen's cells show their placeholders in the first frame painted.
+      if (partial) paintPlaceholder(cell, item);
       rowElement.append(cell);
       cellObserver.observe(cell);
     });
     block.append(rowElement);
+  }
+  Object.assign(block, { tfRows: keys, tfWidth: width, tfShown: { cells: pageCells, partial } });
+  if (partial) {
+    // The rest of the page, estimated below the rows drawn, until it arrives.
+    const height = rows.reduce((sum, row) => sum + row.height + GAP, 0);
+    const left = block.tfPage.page.count - rows.reduce((sum, row) => sum + row.cells.length, 0);
+    block.style.minHeight = `${Math.ceil(height + estimatedHeight(left, width, target))}px`;
+    return;
   }
   block.style.minHeight = "";
   block.dataset.rendered = "true";
@@ -122,7 +150,9 @@ export function renderSections() {
       block.tfPage = { section, page };
       block.style.minHeight = `${estimatedHeight(page.count, width, target)}px`;
       element.append(block);
-      pageObserver.observe(block);
+      const first = firstCells(section, page);
+      if (first) renderPage(block, first.items, !first.complete);
+      if (!first || !first.complete) pageObserver.observe(block);
     }
     $("tf-grid").append(element);
   }
@@ -156,20 +186,17 @@ function relayout() {
   if (!library() || gridWidth() === laidOutWidth) return;
   laidOutWidth = gridWidth();
   for (const block of document.querySelectorAll(".tf-page")) {
-    if (!block.tfCells) {
-      block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
-      continue;
-    }
-    for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
-    block.replaceChildren();
-    renderPage(block, block.tfCells);
+    if (block.tfShown) renderPage(block, block.tfShown.cells, block.tfShown.partial);
+    else block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
   }
 }
 
 export function installGrid() {
+  // The largest cells first: their images are asked for first, and the screen's largest picture
+  // (what a browser counts as its largest contentful paint) arrives first.
   cellObserver = new IntersectionObserver((entries) => {
-    for (const entry of entries) {
-      if (!entry.isIntersecting) continue;
+    const near = entries.filter((e) => e.isIntersecting), shown = near.filter((e) => onScreenNow(e.boundingClientRect));
+    for (const entry of [...byArea(shown), ...near.filter((e) => !shown.includes(e))]) {
       cellObserver.unobserve(entry.target);
       cellNear(entry.target, entry.boundingClientRect);
     }
@@ -179,7 +206,7 @@ export function installGrid() {
       if (!entry.isIntersecting) continue;
       pageObserver.unobserve(entry.target);
       const { section, page } = entry.target.tfPage;
-      loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells));
+      loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells, false));
     }
   }, { rootMargin: "1200px 0px" });
   laidOutWidth = gridWidth();

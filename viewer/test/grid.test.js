@@ -3,7 +3,7 @@
 import test from "node:test";
 import assert from "node:assert";
 import { configure } from "../src/data.js";
-import { rowTarget, srcsetOf } from "../src/grid.js";
+import { rowTarget, srcsetOf, byArea } from "../src/grid.js";
 
 test("a phone's rows are lower than a desktop's", () => {
   assert.strictEqual(rowTarget(390), 110);
@@ -16,4 +16,10 @@ test("a cell's srcset lists the family it has, with widths, below the page's add
   const item = { thumbnails: { small: { path: "thumbs/a/s.jpg", width: 512 }, preview: { path: "thumbs/b/p.jpg", width: 1280 } } };
   assert.strictEqual(srcsetOf(item, ["small", "preview"]),
     "https://example.org/album/thumbs/a/s.jpg 512w, https://example.org/album/thumbs/b/p.jpg 1280w");
+});
+
+test("the cells coming into view are taken largest first, equal ones in order", () => {
+  const entry = (name, width, height) => ({ name, boundingClientRect: { width, height } });
+  const sorted = byArea([entry("a", 100, 110), entry("b", 300, 110), entry("c", 100, 110), entry("d", 150, 110)]);
+  assert.deepStrictEqual(sorted.map((e) => e.name), ["b", "d", "a", "c"]);
 });

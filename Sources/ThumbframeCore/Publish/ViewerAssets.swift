@@ -6,13 +6,14 @@ enum ViewerAssets {
     /// `index.html`.
     static let indexHTML = ##"""
         <!doctype html>
-        <!-- thumbframe viewer: written by `thumbframe build --viewer`, rewritten by every such build. -->
+        <!-- thumbframe viewer: written by `thumbframe build --viewer`, rewritten by every such build with
+             its style sheet, its script and its first screen (the manifest and the first cells) inline. -->
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
         <title>Photos</title>
-        <link rel="stylesheet" href="thumbframe-viewer.css">
+        <style>/* thumbframe-viewer.css */</style>
         <link rel="preload" href="manifest.json" as="fetch" crossorigin="anonymous">
         </head>
         <body>
@@ -33,7 +34,8 @@ enum ViewerAssets {
           <button id="tf-next" class="tf-side" type="button" aria-label="Next">›</button>
           <button id="tf-close" type="button" aria-label="Close">✕</button>
         </div>
-        <script src="thumbframe-viewer.js"></script>
+        <!-- the first screen -->
+        <script>/* thumbframe-viewer.js */</script>
         </body>
         </html>
         """##
@@ -133,13 +135,33 @@ enum ViewerAssets {
             document.head.append(script);
           });
         }
+        let first = null;
+        function inlined() {
+          const element = typeof document === "object" && document.getElementById("tf-first");
+          try {
+            return element ? JSON.parse(element.textContent) : null;
+          } catch {
+            return null;
+          }
+        }
+        function firstCells(section, page) {
+          if (!first || !first.cells || first.grid !== page.grid || section !== manifest.sections[0]) return null;
+          for (const cell of first.cells.items) {
+            cell.flat = section.start + cell.item;
+            cells[cell.flat] = cell;
+          }
+          return { items: first.cells.items, complete: first.complete === true };
+        }
         async function load() {
           const baseURL = new URL("./", location.href).href;
           const data = await dataScript();
           if (data) return configure(data.manifest, baseURL, async (path) => data.pages[path]);
+          const fetchJSON = async (path) => (await fetch(new URL(path, baseURL))).json();
+          first = inlined();
+          if (first && first.manifest) return configure(first.manifest, baseURL, fetchJSON);
           const response = await fetch(new URL("manifest.json", baseURL));
           if (!response.ok) throw new Error(`manifest.json: HTTP ${response.status}`);
-          configure(await response.json(), baseURL, async (path) => (await fetch(new URL(path, baseURL))).json());
+          configure(await response.json(), baseURL, fetchJSON);
         }
         const url = (path) => new URL(path, base).href;
         const originalURL = (path) =>
@@ -231,7 +253,7 @@ enum ViewerAssets {
           element.style.backgroundImage = `url("${placeholderURL(item)}")`;
           element.dataset.placeholder = "painted";
         }
-        return { $, library, options, cellAt, loadedItem, loadedCells, loadedItems, configure, load, url, originalURL, displayThumbnail, showsOriginal, loaded, loadCells, sectionOf, itemAt, findCell, libraryName, stackWords, describe, placeLabel, paintPlaceholder };
+        return { $, library, options, cellAt, loadedItem, loadedCells, loadedItems, configure, firstCells, load, url, originalURL, displayThumbnail, showsOriginal, loaded, loadCells, sectionOf, itemAt, findCell, libraryName, stackWords, describe, placeLabel, paintPlaceholder };
         })();
         // ---- viewer/src/video.js
         const viewer_video = (() => {
@@ -895,13 +917,15 @@ enum ViewerAssets {
         })();
         // ---- viewer/src/grid.js
         const viewer_grid = (() => {
-        const { $, url, library, options, itemAt, loadCells, findCell, describe, placeLabel, paintPlaceholder, cellAt } = viewer_data;
+        const { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, cellAt } = viewer_data;
         const { justify, estimatedHeight, shownCells, cellSizes } = viewer_layout;
         const { badge, playMotion, stopMotion } = viewer_video;
         const { open } = viewer_lightbox;
         const rowTarget = (width) => (width < 600 ? 110 : 200);
         const gridWidth = () => $("tf-grid").clientWidth - 8;
         const GAP = 4;
+        const byArea = (entries) => entries.map((entry, order) => ({ entry, order, area: entry.boundingClientRect.width *
+          entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
         const srcsetOf = (item, family) =>
           family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
         let onScreen = 0, marginTimer = 0;
@@ -941,8 +965,9 @@ enum ViewerAssets {
             }
             img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
           };
-          loadCellImage(img, start, box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth);
+          loadCellImage(img, start, onScreenNow(box));
         }
+        const onScreenNow = (box) => box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth;
         let cellObserver = null, pageObserver = null;
         function makeCell(item, width, height) {
           const cell = Object.assign(document.createElement("button"), { className: "tf-cell", type: "button" });
@@ -972,17 +997,33 @@ enum ViewerAssets {
           cell.addEventListener("click", () => open(item.flat));
           return cell;
         }
-        function renderPage(block, pageCells) {
-          block.tfCells = pageCells;
-          const width = gridWidth();
-          for (const row of justify(shownCells(pageCells), width, rowTarget(innerWidth), GAP)) {
+        function renderPage(block, pageCells, partial) {
+          const width = gridWidth(), target = rowTarget(innerWidth);
+          let rows = justify(shownCells(pageCells), width, target, GAP);
+          if (partial) rows = rows.slice(0, -1);
+          const keys = rows.map((row) => row.cells.map((cell) => cell.flat).join(" "));
+          const drawn = block.tfRows || [];
+          const kept = block.tfWidth === width && drawn.every((key, k) => keys[k] === key) ? drawn.length : 0;
+          if (!kept) {
+            for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
+            block.replaceChildren();
+          }
+          for (const row of rows.slice(kept)) {
             const rowElement = Object.assign(document.createElement("div"), { className: "tf-row" });
             row.cells.forEach((item, k) => {
               const cell = makeCell(item, row.widths[k], row.height);
+              if (partial) paintPlaceholder(cell, item);
               rowElement.append(cell);
               cellObserver.observe(cell);
             });
             block.append(rowElement);
+          }
+          Object.assign(block, { tfRows: keys, tfWidth: width, tfShown: { cells: pageCells, partial } });
+          if (partial) {
+            const height = rows.reduce((sum, row) => sum + row.height + GAP, 0);
+            const left = block.tfPage.page.count - rows.reduce((sum, row) => sum + row.cells.length, 0);
+            block.style.minHeight = `${Math.ceil(height + estimatedHeight(left, width, target))}px`;
+            return;
           }
           block.style.minHeight = "";
           block.dataset.rendered = "true";
@@ -998,7 +1039,9 @@ enum ViewerAssets {
               block.tfPage = { section, page };
               block.style.minHeight = `${estimatedHeight(page.count, width, target)}px`;
               element.append(block);
-              pageObserver.observe(block);
+              const first = firstCells(section, page);
+              if (first) renderPage(block, first.items, !first.complete);
+              if (!first || !first.complete) pageObserver.observe(block);
             }
             $("tf-grid").append(element);
           }
@@ -1025,19 +1068,14 @@ enum ViewerAssets {
           if (!library() || gridWidth() === laidOutWidth) return;
           laidOutWidth = gridWidth();
           for (const block of document.querySelectorAll(".tf-page")) {
-            if (!block.tfCells) {
-              block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
-              continue;
-            }
-            for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
-            block.replaceChildren();
-            renderPage(block, block.tfCells);
+            if (block.tfShown) renderPage(block, block.tfShown.cells, block.tfShown.partial);
+            else block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
           }
         }
         function installGrid() {
           cellObserver = new IntersectionObserver((entries) => {
-            for (const entry of entries) {
-              if (!entry.isIntersecting) continue;
+            const near = entries.filter((e) => e.isIntersecting), shown = near.filter((e) => onScreenNow(e.boundingClientRect));
+            for (const entry of [...byArea(shown), ...near.filter((e) => !shown.includes(e))]) {
               cellObserver.unobserve(entry.target);
               cellNear(entry.target, entry.boundingClientRect);
             }
@@ -1047,13 +1085,13 @@ enum ViewerAssets {
               if (!entry.isIntersecting) continue;
               pageObserver.unobserve(entry.target);
               const { section, page } = entry.target.tfPage;
-              loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells));
+              loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells, false));
             }
           }, { rootMargin: "1200px 0px" });
           laidOutWidth = gridWidth();
           addEventListener("resize", relayout);
         }
-        return { rowTarget, srcsetOf, renderSections, renderPlaces, installGrid };
+        return { rowTarget, byArea, srcsetOf, renderSections, renderPlaces, installGrid };
         })();
         // ---- viewer/src/main.js
         const viewer_main = (() => {

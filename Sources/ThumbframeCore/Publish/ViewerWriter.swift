@@ -1,10 +1,12 @@
 import Foundation
 import ThumbframeManifest
 
-/// Writes the web viewer (`--viewer`) into OUT_DIR beside the manifest: `index.html`,
-/// `thumbframe-viewer.js`, `thumbframe-viewer.css` (each with its `.gz` and `.br` siblings), and `thumbframe-viewer-data.js` (the
-/// manifest and its pages as one script, so the page also works from `file://`, where browsers
-/// refuse `fetch`), for libraries of up to `maximumInlineItems` items.
+/// Writes the web viewer (`--viewer`) into OUT_DIR beside the manifest: `index.html` (with its
+/// `.gz` and `.br` siblings) — the page with its style sheet, its script and its first screen
+/// (the manifest and the first cells) inline, so a phone paints the first screen from the one
+/// response — and `thumbframe-viewer-data.js` (the manifest and its pages as one script, so the
+/// page also works from `file://`, where browsers refuse `fetch`), for libraries of up to
+/// `maximumInlineItems` items.
 ///
 /// Like everything else thumbframe writes, only its own files: a file of one of these names
 /// that does not carry the viewer's marker (someone's own `index.html`) is left alone, and the
@@ -14,15 +16,13 @@ struct ViewerWriter {
     static let dataName = "thumbframe-viewer-data.js"
     /// Above this many items the data script is not written (the page then needs a server).
     static let maximumInlineItems = 20_000
+    /// The files the viewer wrote before its script and style sheet were inlined into
+    /// index.html (0.5.0 and earlier): removed, with their siblings, where they are the viewer's.
+    static let retired = ["thumbframe-viewer.js", "thumbframe-viewer.css"]
 
     var output: OutputDirectory
 
-    static var assets: [(name: String, text: String)] {
-        [
-            ("index.html", ViewerAssets.indexHTML), ("thumbframe-viewer.js", ViewerAssets.script),
-            ("thumbframe-viewer.css", ViewerAssets.styleSheet),
-        ]
-    }
+    static var assets: [(name: String, text: String)] { [("index.html", ViewerAssets.indexHTML)] }
 
     /// The viewer's file names in OUT_DIR that are someone else's: anything at one of these names
     /// (of any size or kind: a link, a directory) that is not a plain file beginning with the
@@ -56,10 +56,28 @@ struct ViewerWriter {
         for (name, text) in Self.assets {
             try writeAsset(name, Array((name == "index.html" ? indexHTML(manifest) : text).utf8))
         }
+        removeRetired()
         if manifest.itemCount > Self.maximumInlineItems {
             _ = output.root.removeFile(Array(Self.dataName.utf8))
         } else if output.root.stat(Array(Self.dataName.utf8)) == nil {
             try replace(Self.dataName, with: try data(manifest))
+        }
+    }
+
+    /// Removes the script and style sheet an earlier viewer wrote beside index.html, and their
+    /// siblings — each only where it is the viewer's (its marker; a sibling that decompresses to
+    /// it): someone's file of that name is left alone.
+    private func removeRetired() {
+        for name in Self.retired {
+            for format in Precompressed.allCases where viewerSibling(name + format.suffix, format) != nil {
+                _ = output.root.removeFile(Array((name + format.suffix).utf8))
+            }
+            let path = Array(name.utf8)
+            if let stat = output.root.stat(path), stat.isRegularFile,
+                String(decoding: output.root.head(path, count: 512), as: UTF8.self).contains(Self.marker)
+            {
+                _ = output.root.removeFile(path)
+            }
         }
     }
 
@@ -148,32 +166,71 @@ struct ViewerWriter {
         try replace(name, with: bytes)
     }
 
-    /// Cells of the first screen whose thumbnails index.html preloads: a phone's first screen
-    /// holds 20 to 30 of a justified grid's cells, a desktop's about as many.
-    static let firstScreenCells = 30
+    /// The cells index.html carries for its first screen: a phone's first screen holds 20 to 30
+    /// of a justified grid's cells, a desktop's about as many; two screens' worth.
+    static let firstScreenCells = 60
+    /// The largest manifest.json index.html carries (a library of about 100 000 photos); past
+    /// it the page fetches the manifest (preloaded as the page is parsed).
+    static let maximumInlineManifestBytes = 256 << 10
 
-    /// index.html for `manifest`: the viewer's page with, after its preload of manifest.json,
-    /// preloads of what its first screen needs next — the first grid page and the smallest
-    /// `srcset` thumbnail of its first `firstScreenCells` cells — so the browser fetches them
-    /// beside the script instead of one round trip after another (page, script, manifest, grid
-    /// page, thumbnails). Written again with every manifest.
+    /// index.html for `manifest`: the viewer's page with its style sheet and script inline, the
+    /// library's name as its title and heading, and its first screen — manifest.json and the
+    /// first `firstScreenCells` cells of the first grid page — as JSON the script reads before
+    /// anything is fetched: the page, then the first screen's thumbnails, no round trip between.
+    /// Written again with every manifest.
     func indexHTML(_ manifest: ManifestDocument) -> String {
-        let anchor = "<link rel=\"preload\" href=\"manifest.json\" as=\"fetch\" crossorigin=\"anonymous\">\n"
-        guard let reference = manifest.sections.first?.pages?.first, let grid = reference.grid,
-            OutputName(grid)?.area == "pages",
-            let bytes = try? output.root.readFile(Array(grid.utf8), limit: ManifestReader.maximumPageBytes),
-            let page = try? ManifestGridPage.decode(from: Data(bytes)), ViewerAssets.indexHTML.contains(anchor)
-        else { return ViewerAssets.indexHTML }
-        let recipes = (manifest.settings.srcset ?? []) + [manifest.settings.display].compactMap { $0 }
-        var links = "<link rel=\"preload\" href=\"\(grid)\" as=\"fetch\" crossorigin=\"anonymous\">\n"
-        for cell in page.items.prefix(Self.firstScreenCells) {
-            // Content-addressed names (`thumbs/XX/<hex>.jpg`): nothing to escape, checked.
-            guard let thumbnail = recipes.lazy.compactMap({ cell.thumbnails[$0] }).first,
-                OutputName(thumbnail.path)?.area == "thumbs"
-            else { continue }
-            links += "<link rel=\"preload\" href=\"\(thumbnail.path)\" as=\"image\">\n"
+        let preload = "<link rel=\"preload\" href=\"manifest.json\" as=\"fetch\" crossorigin=\"anonymous\">\n"
+        var html = ViewerAssets.indexHTML
+            .replacingOccurrences(
+                of: "<style>/* thumbframe-viewer.css */</style>", with: "<style>\n" + ViewerAssets.styleSheet + "\n</style>"
+            )
+            .replacingOccurrences(
+                of: "<script>/* thumbframe-viewer.js */</script>", with: "<script>\n" + ViewerAssets.script + "\n</script>")
+        let name = Self.escapedHTML(Self.libraryName(manifest))
+        html = html.replacingOccurrences(
+            of: "<title>Photos</title>",
+            with: "<title>\(name) · \(manifest.itemCount) \(manifest.itemCount == 1 ? "item" : "items")</title>")
+        html = html.replacingOccurrences(of: "<h1 id=\"tf-title\">Photos</h1>", with: "<h1 id=\"tf-title\">\(name)</h1>")
+        guard let first = firstScreen(manifest) else {
+            return html.replacingOccurrences(of: "<!-- the first screen -->\n", with: "")
         }
-        return ViewerAssets.indexHTML.replacingOccurrences(of: anchor, with: anchor + links)
+        return html.replacingOccurrences(of: preload, with: "")
+            .replacingOccurrences(
+                of: "<!-- the first screen -->\n", with: "<script type=\"application/json\" id=\"tf-first\">\(first)</script>\n")
+    }
+
+    /// `{"manifest": …, "grid": PATH, "cells": GRID PAGE, "complete": BOOL}`: manifest.json as
+    /// written and the first grid page's first cells (all of them: `complete`), every `<` written
+    /// `\u003c` so that no name in them ends the script element. nil when the manifest is too
+    /// large to carry or a file cannot be read.
+    private func firstScreen(_ manifest: ManifestDocument) -> String? {
+        guard
+            let document = try? output.root.readFile(
+                Array(OutputDirectory.manifestName.utf8), limit: Self.maximumInlineManifestBytes + 1),
+            document.count <= Self.maximumInlineManifestBytes
+        else { return nil }
+        var json = "{\"manifest\": " + String(decoding: document, as: UTF8.self)
+        if let reference = manifest.sections.first?.pages?.first, let grid = reference.grid, OutputName(grid)?.area == "pages",
+            let bytes = try? output.root.readFile(Array(grid.utf8), limit: ManifestReader.maximumPageBytes),
+            let page = try? ManifestGridPage.decode(from: Data(bytes)),
+            let cells = try? ManifestGridPage(items: Array(page.items.prefix(Self.firstScreenCells))).encoded()
+        {
+            json += ", \"grid\": \"\(grid)\", \"cells\": " + String(decoding: cells, as: UTF8.self)
+            json += ", \"complete\": \(page.items.count <= Self.firstScreenCells)"
+        }
+        return (json + "}").replacingOccurrences(of: "<", with: "\\u003c")
+    }
+
+    /// The library's name, as the viewer shows it: the root folder's section title (the source
+    /// directory's name), the one section's, or "Photos".
+    static func libraryName(_ manifest: ManifestDocument) -> String {
+        if let root = manifest.sections.first(where: { $0.name == "." }) { return root.title }
+        return manifest.sections.count == 1 ? manifest.sections[0].title : "Photos"
+    }
+
+    static func escapedHTML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
     /// The viewer file a pre-compressed sibling holds, or nil when it is missing, not `format`,
