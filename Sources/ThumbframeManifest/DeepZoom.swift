@@ -194,17 +194,25 @@ extension Layout {
     /// tiles, and 1.25× upscaling is not seen on a 2× screen. The web viewer uses the same.
     public static let tileStretch = 1.25
 
+    /// The stretch the web viewer's lightbox allows a rendition or a DeepZoom level on a screen of
+    /// `scale` device pixels a point: up to a point a picture pixel, within 1.25 and 2 (1.25 at
+    /// 1×, 2 at 2× and 3×, as OpenSeadragon's default `minPixelRatio` 0.5). A picture pixel so
+    /// never covers more than a point, and what is fetched stays within 1.5 times the pixels
+    /// shown at any zoom on phones and laptops (a fixed 1.25 fetched up to 3 times). Pass it as
+    /// `stretch` to `tileLevel(forZoom:tiles:stretch:)` and `rendition(forZoom:stretch:)`.
+    public static func zoomStretch(scale: Double) -> Double { min(2, max(tileStretch, scale)) }
+
     /// The DeepZoom level an app loads at `zoom` (this layout's units) when it shows `tiles` (an
-    /// item's `thumbnails.tiles`): the smallest whose pixels cover the device's within
-    /// `tileStretch`, the full size past the `tiles` rung's `native`. nil when the layout has no
-    /// `tiles` rung.
-    public func tileLevel(forZoom zoom: Double, tiles: Manifest.Thumbnail) -> Int? {
+    /// item's `thumbnails.tiles`): the smallest whose pixels cover the device's within `stretch`
+    /// (`tileStretch` unless given; the web viewer's is `zoomStretch(scale:)`), the full size past
+    /// the `tiles` rung's `native`. nil when the layout has no `tiles` rung.
+    public func tileLevel(forZoom zoom: Double, tiles: Manifest.Thumbnail, stretch: Double = Layout.tileStretch) -> Int? {
         guard let pyramid = tiles.tiles, let native = ladder?.first(where: { $0.name == Manifest.tilesName })?.native,
             native > 0, zoom > 0
         else { return nil }
         // Level L has 2^(top - L) times fewer pixels across than the full size, sharp to native / 2^(top - L).
         let top = max(0, pyramid.levels - 1)
-        let halvings = floor(log2(native * Self.tileStretch / zoom) + 1e-9)
+        let halvings = floor(log2(native * max(1, stretch) / zoom) + 1e-9)
         guard halvings.isFinite else { return halvings > 0 ? 0 : top }
         return min(top, max(0, top - Int(min(64, max(0, halvings)))))
     }

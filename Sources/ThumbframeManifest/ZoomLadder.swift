@@ -144,11 +144,13 @@ extension Manifest.Settings {
 
 extension Layout {
     /// The rendition an app shows at `zoom` (in this layout's zoom units): the smallest whose
-    /// pixels still cover the device's at that zoom, else the largest there is; nil when the
-    /// layout has no ladder. Past the last rung's `native` the picture is as sharp as its pixels.
-    /// `tiles` names the item's deep-zoom tiles (`tileLevel(forZoom:tiles:)` gives the level).
-    public func rendition(forZoom zoom: Double) -> String? {
+    /// pixels still cover the device's at that zoom once stretched by `stretch` (1: none; the web
+    /// viewer's is `zoomStretch(scale:)`, as its deep-zoom levels'), else the largest there is;
+    /// nil when the layout has no ladder. Past the last rung's `native` the picture is as sharp
+    /// as its pixels. `tiles` names the item's deep-zoom tiles (`tileLevel(forZoom:tiles:)` gives
+    /// the level).
+    public func rendition(forZoom zoom: Double, stretch: Double = 1) -> String? {
         guard let ladder, let last = ladder.last else { return nil }
-        return (ladder.first { $0.native >= zoom - 0.0001 } ?? last).name
+        return (ladder.first { $0.native * max(1, stretch) >= zoom - 0.0001 } ?? last).name
     }
 }

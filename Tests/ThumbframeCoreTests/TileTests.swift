@@ -119,18 +119,25 @@ struct TileTests {
             let atMaximum = layout.rendition(forZoom: layout.zoom.max)
             if viewport.name == "phone" { #expect(atMaximum == "zoom-2560") }
             if viewport.name == "desktop" { #expect(atMaximum == "tiles") }
+            // The fixed stretch, and the web viewer's for this screen (2 at the phone's 3×).
+            #expect(Layout.zoomStretch(scale: viewport.scale) == min(2, max(1.25, viewport.scale)))
             for zoom in stride(from: 0.05, through: native * 1.5, by: native / 37) {
-                let level = try #require(layout.tileLevel(forZoom: zoom, tiles: tiles))
-                let width = Manifest.Tiles.size(level: level, levels: levels, width: 12_000, height: 8000).width
-                // Device pixels across the picture at this zoom, which the level's pixels cover
-                // within the stretch...
-                let needed = zoom * layout.frame.width / layout.zoom.min * viewport.scale
-                let stretch = Layout.tileStretch
-                #expect(Double(width) * stretch >= min(needed, 12_000) - 1, "\(viewport.name) zoom \(zoom): level \(level)")
-                // ...and the level below would not (or this is the smallest).
-                if level > 0 {
-                    let below = Manifest.Tiles.size(level: level - 1, levels: levels, width: 12_000, height: 8000).width
-                    #expect(Double(below) * stretch < needed + 1, "\(viewport.name) zoom \(zoom): level \(level) is more than needed")
+                for stretch in [Layout.tileStretch, Layout.zoomStretch(scale: viewport.scale)] {
+                    let level = try #require(layout.tileLevel(forZoom: zoom, tiles: tiles, stretch: stretch))
+                    let width = Manifest.Tiles.size(level: level, levels: levels, width: 12_000, height: 8000).width
+                    // Device pixels across the picture at this zoom, which the level's pixels cover
+                    // within the stretch...
+                    let needed = zoom * layout.frame.width / layout.zoom.min * viewport.scale
+                    // A rendition within the same stretch: its pixels cover the device's, or it is the largest.
+                    let shown = try #require(layout.rendition(forZoom: zoom, stretch: stretch))
+                    let rung = try #require(ladder.first { $0.name == shown })
+                    #expect(rung.native * stretch >= zoom - 0.0001 || shown == ladder.last?.name)
+                    #expect(Double(width) * stretch >= min(needed, 12_000) - 1, "\(viewport.name) zoom \(zoom): level \(level)")
+                    // ...and the level below would not (or this is the smallest).
+                    if level > 0 {
+                        let below = Manifest.Tiles.size(level: level - 1, levels: levels, width: 12_000, height: 8000).width
+                        #expect(Double(below) * stretch < needed + 1, "\(viewport.name) zoom \(zoom): level \(level) is more than needed")
+                    }
                 }
             }
         }

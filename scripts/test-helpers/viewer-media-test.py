@@ -69,10 +69,11 @@ try:
             continue
         original = item["image"]["format"] in manifest["settings"].get("browserFormats", [])
         # Not the original: the rendition the zoom ladder names for the fitted photo on this screen
-        # (the phone viewport's natives are for its scale 3; this browser's is 1), else the display one.
+        # (the phone viewport's natives are for its scale 3; this browser's is 1, where a rendition
+        # may stretch by 1.25), else the display one.
         ladder = item["layouts"]["phone"].get("ladder")
         zoom, scale = item["layouts"]["phone"]["zoom"], next(v["scale"] for v in manifest["settings"]["viewports"] if v["name"] == "phone")
-        rendition = (next((r["name"] for r in ladder if r["native"] / zoom["min"] * scale >= 1 - 1e-4), ladder[-1]["name"])
+        rendition = (next((r["name"] for r in ladder if r["native"] / zoom["min"] * scale * 1.25 >= 1 - 1e-4), ladder[-1]["name"])
                      if ladder else manifest["settings"]["display"])
         wanted = ("originals/" + item["path"]) if original else item["thumbnails"][rendition]["path"]
         state = driver.execute_script(f"""

@@ -1,10 +1,16 @@
 // The grid's and the lightbox's arithmetic, without a page: the manifest's layout engine for a
 // window no viewport matches, justified rows, and which deep-zoom level and tiles a view needs.
 
-// How far a thumbnail's or a deep-zoom level's pixels may stretch over the device's before the
-// next larger one is fetched (1.25: upscaling by it is not seen on a 2x screen, and the next
-// deep-zoom level has 4x the tiles).
+// How far a grid cell's thumbnail may stretch over the device's pixels before the next larger
+// one is fetched (1.25: upscaling by it is not seen on a 2x screen).
 export const TILE_STRETCH = 1.25;
+// How far the lightbox stretches a rendition's or a deep-zoom level's pixels over the device's
+// before it fetches the next (whose pixels are 2.5 to 4 times as many): up to a CSS pixel a
+// picture pixel, within 1.25 and 2 — 1.25 on a 1x screen, 2 at 2x and 3x (OpenSeadragon's
+// default, minPixelRatio 0.5, stretches up to 2 on every screen). A picture pixel never covers
+// more than a CSS pixel, and the pixels fetched stay within 1.5 times those shown at any zoom
+// on phones and laptops, where a fixed 1.25 fetched up to 3.1 times (viewer/test/layout.test.js).
+export const zoomStretch = (scale) => Math.min(2, Math.max(TILE_STRETCH, scale));
 
 // The manifest's layout engine (LayoutEngine in Swift), for a window no viewport matches.
 export function layoutFor(w, h, screenW, screenH, scale, preset) {
@@ -79,11 +85,11 @@ export function estimatedHeight(count, width, target) {
 export const cellSizes = (cellWidth) => `${Math.ceil(cellWidth / TILE_STRETCH)}px`;
 
 // A DeepZoom pyramid's level for a picture shown `device` pixels wide: the smallest level at
-// least as wide as that over TILE_STRETCH (the full size past it). Levels count from 0 (1x1).
-export function tileLevel(width, levels, device) {
+// least as wide as that over `stretch` (the full size past it). Levels count from 0 (1x1).
+export function tileLevel(width, levels, device, stretch = TILE_STRETCH) {
   const top = levels - 1;
   let level = top;
-  while (level > 0 && Math.ceil(width / 2 ** (top - level + 1)) * TILE_STRETCH >= device - 0.5) level--;
+  while (level > 0 && Math.ceil(width / 2 ** (top - level + 1)) * stretch >= device - 0.5) level--;
   return level;
 }
 

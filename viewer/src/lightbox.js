@@ -66,7 +66,7 @@ export async function show(index) {
   stopMotion(content);
   const videoShown = presentVideo(item);
   $("tf-video").dataset.index = current;
-  present(item, L, loaded(item).src);
+  present(item, L, loaded(item));
   scroller.scrollTop = 0;  // long images start at the top
   scroller.scrollLeft = 0;
   // A video's own controls are along its bottom: its caption bar goes to the top.

@@ -2,7 +2,7 @@
 // ladder, then deep-zoom tiles), pinch, ctrl+wheel and steps. Zoom counts from 1, the fitted
 // frame (PhotoSwipe's image pixels per CSS pixel are made relative to its `min`).
 import { $, url, options, displayThumbnail, showsOriginal } from "./data.js";
-import { tileLevel, tilesInView } from "./layout.js";
+import { tileLevel, tilesInView, zoomStretch } from "./layout.js";
 
 // The zoom ladder: a photo shown from its thumbnails (not its original) has renditions,
 // smallest first, each sharp up to a zoom (relative to the fitted frame). For a window a
@@ -27,10 +27,21 @@ export function rungsOf(item, L, settings, scale, hdr, original) {
   const mapped = (r) => r.name !== "tiles" && (item.thumbnails[r.name] || {}).headroom;
   return hdr && found.some(mapped) ? found.filter(mapped) : found;
 }
-// The rung for a zoom: the first sharp at it, else the largest.
-export const rungFor = (rungs, zoom) => rungs.find((r) => r.native >= zoom - 1e-4) || rungs[rungs.length - 1];
+// The rung for a zoom: the first sharp at it within `stretch` (as a deep-zoom level), else the largest.
+export const rungFor = (rungs, zoom, stretch = 1) =>
+  rungs.find((r) => r.native * stretch >= zoom - 1e-4) || rungs[rungs.length - 1];
 // A zoom target within the layout's range: from the fitted frame to its maximum.
 export const clampZoom = (target, L) => Math.min(Math.max(target, 1), Math.max(1, L.zoom.max / (L.zoom.min || 1)));
+// The layout's zoom range, its maximum brought down to what the files shown hold: the largest
+// rendition's pixels stretched by `stretch` (relative to the fit), never below the fit. A photo
+// shown from its original or with deep-zoom tiles keeps the layout's; `native`: the one file's
+// pixels per device pixel at the fit when it has no ladder.
+export function zoomRange(L, rungs, native, stretch) {
+  const sharpest = rungs ? (rungs[rungs.length - 1].name === "tiles" ? Infinity : rungs[rungs.length - 1].native) : native;
+  const min = L.zoom.min || 1;
+  const max = Math.max(min, Math.min(L.zoom.max, sharpest * stretch * min));
+  return { ...L.zoom, max, doubleTap: Math.min(L.zoom.doubleTap, max) };
+}
 
 // The screen shows HDR (CSS `dynamic-range: high`): the one thing the viewer does otherwise
 // for gain-map renditions, which are plain images every browser shows right by itself.
@@ -41,19 +52,23 @@ let zoom = 1, L = null, item = null, rungs = null, rung = null, tileShown = -1, 
 export const zoomLevel = () => zoom;
 const relative = (value) => value / (L.zoom.min || 1);
 
-// Shows `shown` at the layout `layout`, fitted, its first rendition loading (`src`: the file when
-// it has no ladder).
-export function present(shown, layout, src) {
+// Shows `shown` at the layout `layout`, fitted, its first rendition loading (`file`: the one file
+// it shows when it has no ladder, its `src` and pixel `width`; the zoom stops where that file's
+// pixels would stretch past `zoomStretch`).
+export function present(shown, layout, file) {
   item = shown;
-  L = layout;
   zoom = 1;
+  const scale = devicePixelRatio || 1, original = showsOriginal(item);
+  rungs = rungsOf(item, layout, options(), scale, hdrScreen(), original);
+  // A photo shown from one file (no ladder, not its original) zooms as far as that file holds.
+  const capped = !original && item.kind === "photo";
+  L = capped ? { ...layout, zoom: zoomRange(layout, rungs, file.width / (layout.frame.width * scale), zoomStretch(scale)) } : layout;
   place();
-  rungs = rungsOf(item, L, options(), devicePixelRatio || 1, hdrScreen(), showsOriginal(item));
   rung = null;
   delete image.dataset.rendition;
   drawTiles();
   if (rungs) sharpen(true);
-  else image.src = src;
+  else image.src = file.src;
 }
 
 export function place() {
@@ -77,7 +92,7 @@ export function place() {
 // sharper one. Past the largest rendition a photo with deep-zoom tiles draws them over it.
 function sharpen(first) {
   if (!rungs) return;
-  const wanted = rungFor(rungs, zoom);
+  const wanted = rungFor(rungs, zoom, zoomStretch(devicePixelRatio || 1));
   if (rung && rungs.indexOf(wanted) <= rungs.indexOf(rung)) return;
   rung = wanted;
   if (wanted.name === "tiles") {
@@ -120,7 +135,7 @@ function drawTiles() {
   }
   if (!tileLayer.isConnected) content.append(tileLayer);
   const t = entry.tiles, left = parseFloat(image.style.left), top = parseFloat(image.style.top), shown = parseFloat(image.style.width);
-  const level = tileLevel(entry.width, t.levels, shown * (devicePixelRatio || 1));
+  const level = tileLevel(entry.width, t.levels, shown * (devicePixelRatio || 1), zoomStretch(devicePixelRatio || 1));
   const width = Math.ceil(entry.width / 2 ** (t.levels - 1 - level)), height = Math.ceil(entry.height / 2 ** (t.levels - 1 - level));
   const scale = shown / width;
   if (level !== tileShown) {

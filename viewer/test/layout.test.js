@@ -6,7 +6,8 @@
 import test from "node:test";
 import assert from "node:assert";
 import fs from "node:fs";
-import { layoutFor, justify, estimatedHeight, shownCells, cellSizes, tileLevel, tilesInView } from "../src/layout.js";
+import { layoutFor, justify, estimatedHeight, shownCells, cellSizes, tileLevel, tilesInView, zoomStretch, TILE_STRETCH }
+  from "../src/layout.js";
 
 const examples = [
   // w, h, window W×H@s, jx3 frame, jx3 maxOffset.y, native (SPEC §5)
@@ -115,4 +116,42 @@ test("the tiles in view cover it, overlap their neighbours, and are bounded", ()
   assert.deepStrictEqual(edge.map((t) => [t.name, t.x + t.width, t.y + t.height]), [["3_2", 1000, 700]]);
   const hostile = tilesInView(1e9, 1e9, 16, 0, { x0: 0, y0: 0, x1: 1e9, y1: 1e9 });
   assert.strictEqual(hostile.length, 65 * 65);
+});
+
+// What deep zoom fetches against what it shows, as the viewer picks levels and tiles: photos of
+// 20, 45, 60 and 100 MP (a DeepZoom pyramid of 254-px tiles, overlap 1) fitted on a phone
+// (390x844 at 3x) and a laptop (1440x900 at 2x), at every zoom from where tiles take over from
+// the 4 096-px rendition to twice the full size, the view at four places.
+function deepZoomCost(W, H, [sw, sh, dpr], stretch) {
+  const levels = Math.ceil(Math.log2(Math.max(W, H))) + 1, top = levels - 1;
+  const fit = Math.min(sw / W, sh / H), fw = W * fit, fh = H * fit;
+  let worst = 0;
+  for (let zoom = Math.max(1, 4096 / (fw * dpr) * stretch); zoom <= (2 * W) / (fw * dpr); zoom *= 1.01) {
+    const shownW = fw * zoom, shownH = fh * zoom;
+    const level = tileLevel(W, levels, shownW * dpr, stretch);
+    const lw = Math.ceil(W / 2 ** (top - level)), lh = Math.ceil(H / 2 ** (top - level)), scale = shownW / lw;
+    for (const [fx, fy] of [[0, 0], [0.5, 0.5], [0.37, 0.61], [1, 1]]) {
+      const left = Math.max(0, (shownW - sw) * fx), y = Math.max(0, (shownH - sh) * fy);
+      const view = { x0: left / scale, y0: y / scale, x1: (left + sw) / scale, y1: (y + sh) / scale };
+      const fetched = tilesInView(lw, lh, 254, 1, view).reduce((sum, t) => sum + t.width * t.height, 0);
+      worst = Math.max(worst, fetched / (Math.min(sw, shownW) * Math.min(sh, shownH) * dpr * dpr));
+      // Sharp: a level pixel covers at most `stretch` device pixels (the full size past it).
+      assert.ok(level === top || (lw * stretch) >= shownW * dpr - 0.5, `${W}x${H} level ${level} at zoom ${zoom}`);
+    }
+  }
+  return worst;
+}
+
+test("deep zoom fetches at most 1.5 times the pixels it shows, at any zoom, on a phone and a laptop", () => {
+  const sizes = { "20 MP": [5472, 3648], "45 MP": [8256, 5504], "60 MP": [9504, 6336], "100 MP": [11648, 8736] };
+  const screens = { phone: [390, 844, 3], laptop: [1440, 900, 2] };
+  let before = 0;
+  for (const [label, [W, H]] of Object.entries(sizes))
+    for (const [name, screen] of Object.entries(screens)) {
+      const worst = deepZoomCost(W, H, screen, zoomStretch(screen[2]));
+      assert.ok(worst <= 1.5, `${label} on the ${name}: ${worst.toFixed(2)} times`);
+      before = Math.max(before, deepZoomCost(W, H, screen, TILE_STRETCH));
+    }
+  assert.ok(before > 2, `a fixed 1.25 fetched up to ${before.toFixed(2)} times (the rule this replaced)`);
+  assert.deepStrictEqual([1, 1.5, 2, 3].map(zoomStretch), [1.25, 1.5, 2, 2]);
 });

@@ -402,6 +402,7 @@ enum ViewerAssets {
         // ---- viewer/src/layout.js
         const viewer_layout = (() => {
         const TILE_STRETCH = 1.25;
+        const zoomStretch = (scale) => Math.min(2, Math.max(TILE_STRETCH, scale));
         function layoutFor(w, h, screenW, screenH, scale, preset) {
           const fitted = (k) => {
             const width = w * k, height = h * k;
@@ -459,10 +460,10 @@ enum ViewerAssets {
           return Math.ceil(count / perRow) * (target + 4);
         }
         const cellSizes = (cellWidth) => `${Math.ceil(cellWidth / TILE_STRETCH)}px`;
-        function tileLevel(width, levels, device) {
+        function tileLevel(width, levels, device, stretch = TILE_STRETCH) {
           const top = levels - 1;
           let level = top;
-          while (level > 0 && Math.ceil(width / 2 ** (top - level + 1)) * TILE_STRETCH >= device - 0.5) level--;
+          while (level > 0 && Math.ceil(width / 2 ** (top - level + 1)) * stretch >= device - 0.5) level--;
           return level;
         }
         function tilesInView(width, height, size, overlap, view) {
@@ -479,12 +480,12 @@ enum ViewerAssets {
           }
           return tiles;
         }
-        return { TILE_STRETCH, layoutFor, shownCells, justify, estimatedHeight, cellSizes, tileLevel, tilesInView };
+        return { TILE_STRETCH, zoomStretch, layoutFor, shownCells, justify, estimatedHeight, cellSizes, tileLevel, tilesInView };
         })();
         // ---- viewer/src/zoom.js
         const viewer_zoom = (() => {
         const { $, url, options, displayThumbnail, showsOriginal } = viewer_data;
-        const { tileLevel, tilesInView } = viewer_layout;
+        const { tileLevel, tilesInView, zoomStretch } = viewer_layout;
         function rungsOf(item, L, settings, scale, hdr, original) {
           if (original || item.kind !== "photo") return null;
           const min = L.zoom.min || 1;
@@ -502,24 +503,33 @@ enum ViewerAssets {
           const mapped = (r) => r.name !== "tiles" && (item.thumbnails[r.name] || {}).headroom;
           return hdr && found.some(mapped) ? found.filter(mapped) : found;
         }
-        const rungFor = (rungs, zoom) => rungs.find((r) => r.native >= zoom - 1e-4) || rungs[rungs.length - 1];
+        const rungFor = (rungs, zoom, stretch = 1) =>
+          rungs.find((r) => r.native * stretch >= zoom - 1e-4) || rungs[rungs.length - 1];
         const clampZoom = (target, L) => Math.min(Math.max(target, 1), Math.max(1, L.zoom.max / (L.zoom.min || 1)));
+        function zoomRange(L, rungs, native, stretch) {
+          const sharpest = rungs ? (rungs[rungs.length - 1].name === "tiles" ? Infinity : rungs[rungs.length - 1].native) : native;
+          const min = L.zoom.min || 1;
+          const max = Math.max(min, Math.min(L.zoom.max, sharpest * stretch * min));
+          return { ...L.zoom, max, doubleTap: Math.min(L.zoom.doubleTap, max) };
+        }
         const hdrScreen = () => typeof matchMedia === "function" && matchMedia("(dynamic-range: high)").matches;
         let image, player, content, scroller, tileLayer;
         let zoom = 1, L = null, item = null, rungs = null, rung = null, tileShown = -1, tilesHeld = false, tilesQueued = false;
         const zoomLevel = () => zoom;
         const relative = (value) => value / (L.zoom.min || 1);
-        function present(shown, layout, src) {
+        function present(shown, layout, file) {
           item = shown;
-          L = layout;
           zoom = 1;
+          const scale = devicePixelRatio || 1, original = showsOriginal(item);
+          rungs = rungsOf(item, layout, options(), scale, hdrScreen(), original);
+          const capped = !original && item.kind === "photo";
+          L = capped ? { ...layout, zoom: zoomRange(layout, rungs, file.width / (layout.frame.width * scale), zoomStretch(scale)) } : layout;
           place();
-          rungs = rungsOf(item, L, options(), devicePixelRatio || 1, hdrScreen(), showsOriginal(item));
           rung = null;
           delete image.dataset.rendition;
           drawTiles();
           if (rungs) sharpen(true);
-          else image.src = src;
+          else image.src = file.src;
         }
         function place() {
           const w = L.frame.width * zoom, h = L.frame.height * zoom;
@@ -535,7 +545,7 @@ enum ViewerAssets {
         }
         function sharpen(first) {
           if (!rungs) return;
-          const wanted = rungFor(rungs, zoom);
+          const wanted = rungFor(rungs, zoom, zoomStretch(devicePixelRatio || 1));
           if (rung && rungs.indexOf(wanted) <= rungs.indexOf(rung)) return;
           rung = wanted;
           if (wanted.name === "tiles") {
@@ -572,7 +582,7 @@ enum ViewerAssets {
           }
           if (!tileLayer.isConnected) content.append(tileLayer);
           const t = entry.tiles, left = parseFloat(image.style.left), top = parseFloat(image.style.top), shown = parseFloat(image.style.width);
-          const level = tileLevel(entry.width, t.levels, shown * (devicePixelRatio || 1));
+          const level = tileLevel(entry.width, t.levels, shown * (devicePixelRatio || 1), zoomStretch(devicePixelRatio || 1));
           const width = Math.ceil(entry.width / 2 ** (t.levels - 1 - level)), height = Math.ceil(entry.height / 2 ** (t.levels - 1 - level));
           const scale = shown / width;
           if (level !== tileShown) {
@@ -665,7 +675,7 @@ enum ViewerAssets {
           scroller.addEventListener("pointerup", lift);
           scroller.addEventListener("pointercancel", lift);
         }
-        return { rungsOf, rungFor, clampZoom, zoomLevel, present, place, zoomTo, toggleZoom, stepZoom, pointerCount, installZoom };
+        return { rungsOf, rungFor, clampZoom, zoomRange, zoomLevel, present, place, zoomTo, toggleZoom, stepZoom, pointerCount, installZoom };
         })();
         // ---- viewer/src/lightbox.js
         const viewer_lightbox = (() => {
@@ -721,7 +731,7 @@ enum ViewerAssets {
           stopMotion(content);
           const videoShown = presentVideo(item);
           $("tf-video").dataset.index = current;
-          present(item, L, loaded(item).src);
+          present(item, L, loaded(item));
           scroller.scrollTop = 0;  // long images start at the top
           scroller.scrollLeft = 0;
           box.dataset.kind = item.kind;
