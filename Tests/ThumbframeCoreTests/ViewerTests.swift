@@ -137,6 +137,15 @@ struct ViewerTests {
             #expect(!FileManager.default.fileExists(atPath: root + "/out/thumbframe-viewer.js"))
             #expect(!FileManager.default.fileExists(atPath: root + "/out/thumbframe-viewer.js.gz"))
             #expect(try String(contentsOfFile: root + "/out/thumbframe-viewer.css", encoding: .utf8) == "body { color: red }\n")
+            // A later build without --viewer that writes a new manifest keeps index.html's first
+            // screen current, and an earlier viewer's script goes then too.
+            try Fixtures.write(Array("// thumbframe viewer: the old script\n".utf8), to: root + "/out/thumbframe-viewer.js")
+            try Fixtures.writeImage(to: root + "/lib/a</y.jpg", width: 30, height: 30)
+            options.viewer = false
+            _ = try await Builder(options: options).run()
+            #expect(try String(contentsOfFile: root + "/out/index.html", encoding: .utf8).contains("<title>a&lt; · 63 items</title>"))
+            #expect(!FileManager.default.fileExists(atPath: root + "/out/thumbframe-viewer.js"))
+            #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json") == [])
         }
     }
 

@@ -14,8 +14,10 @@ and checks:
     each at least 44 px; paging announces the new photo (aria-live); zoomed in, ArrowRight pans
     instead of paging;
   - from file://, the page reads thumbframe-viewer-data.js and shows the same items.
-With --lazy (a library of several pages): at 390x844 only the pages near the screen are fetched
-and rendered, scrolling renders more, and the lightbox opens an item whose page was not loaded.
+With --lazy (a library of several pages): at 390x844 the first cells are drawn from index.html
+before any JSON is asked for (no manifest.json request), only the pages near the screen are
+fetched and rendered, each file once, scrolling renders more, and the lightbox opens an item
+whose page was not loaded.
 With --tiles (a build where some photo has deep-zoom tiles): at 1440x900 zoomed to the maximum
 (tile budgets: the level within 1.25 device px a pixel, the window's tiles at most 1.5 times its
 device pixels, no tile asked for and not shown),

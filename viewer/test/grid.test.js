@@ -3,7 +3,7 @@
 import test from "node:test";
 import assert from "node:assert";
 import { configure } from "../src/data.js";
-import { rowTarget, srcsetOf, byArea } from "../src/grid.js";
+import { rowTarget, srcsetOf, byArea, pictureQueue } from "../src/grid.js";
 
 test("a phone's rows are lower than a desktop's", () => {
   assert.strictEqual(rowTarget(390), 110);
@@ -22,4 +22,43 @@ test("the cells coming into view are taken largest first, equal ones in order", 
   const entry = (name, width, height) => ({ name, boundingClientRect: { width, height } });
   const sorted = byArea([entry("a", 100, 110), entry("b", 300, 110), entry("c", 100, 110), entry("d", 150, 110)]);
   assert.deepStrictEqual(sorted.map((e) => e.name), ["b", "d", "a", "c"]);
+});
+
+test("the screen's largest picture first, alone; then the rest of the screen's; the margin's last", async () => {
+  const queue = pictureQueue(40, 80);
+  const started = [], ends = {};
+  const task = (name) => (done) => { started.push(name); ends[name] = done; };
+  queue.push(task("largest"), true);
+  queue.push(task("second"), true);
+  queue.push(task("margin"), false);
+  queue.push(task("third"), true);
+  assert.deepStrictEqual(started, ["largest"], "alone");
+  ends.largest();
+  ends.largest();  // twice: counted once
+  assert.deepStrictEqual(started, ["largest", "second", "third"], "then the rest of the screen's, at once");
+  ends.second();
+  assert.deepStrictEqual(started.length, 3, "the margin's wait for the whole screen");
+  ends.third();
+  assert.deepStrictEqual(started, ["largest", "second", "third", "margin"]);
+  queue.push(task("scrolled to"), true);
+  assert.strictEqual(started.at(-1), "scrolled to", "later pictures on screen start at once");
+  // A first picture that never comes holds the others back `head` ms; a screen that stalls
+  // holds the margin's `stall` ms.
+  const slow = pictureQueue(30, 60), order = [];
+  slow.push(() => order.push("stalled"), true);
+  slow.push(() => order.push("next"), true);
+  slow.push(() => order.push("margin"), false);
+  assert.deepStrictEqual(order, ["stalled"]);
+  await new Promise((resolve) => setTimeout(resolve, 45));
+  assert.deepStrictEqual(order, ["stalled", "next"]);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.deepStrictEqual(order, ["stalled", "next", "margin"]);
+  assert.strictEqual(slow.waiting(), 0);
+});
+
+test("the margin's pictures do not wait for each other", () => {
+  const queue = pictureQueue(40, 80), started = [];
+  for (const name of ["m1", "m2", "m3"]) queue.push(() => started.push(name), false);
+  assert.deepStrictEqual(started, ["m1", "m2", "m3"]);
+  assert.strictEqual(queue.running(), 0);
 });

@@ -938,30 +938,56 @@ enum ViewerAssets {
           entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
         const srcsetOf = (item, family) =>
           family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
-        let onScreen = 0, marginTimer = 0;
-        const margin = [];
-        function flushMargin() {
-          clearTimeout(marginTimer);
-          while (margin.length) margin.shift()();
-        }
-        function loadCellImage(img, start, shown) {
-          if (!shown) {
-            if (!onScreen) start();
-            else margin.push(start);
-            return;
-          }
-          onScreen++;
-          const settled = () => {
-            if (--onScreen === 0) return flushMargin();
-            clearTimeout(marginTimer);
-            marginTimer = setTimeout(flushMargin, 3000);
+        function pictureQueue(head = 1200, stall = 10000) {
+          const screen = [], margin = [];
+          let phase = "first", running = 0, headTimer = 0, stallTimer = 0;
+          const start = (task) => {
+            running++;
+            let ended = false;
+            task(() => {
+              if (ended) return;
+              ended = true;
+              running--;
+              if (phase === "first") open();
+              pump();
+            });
           };
-          img.addEventListener("load", settled, { once: true });
-          img.addEventListener("error", settled, { once: true });
-          img.fetchPriority = "high";
-          start();
-          clearTimeout(marginTimer);
-          marginTimer = setTimeout(flushMargin, 3000);
+          const release = () => {
+            while (margin.length) margin.shift()(() => {});
+          };
+          const open = () => {
+            clearTimeout(headTimer);
+            phase = "screen";
+          };
+          const pump = () => {
+            if (phase === "first" && screen.length && !running) start(screen.shift());
+            if (phase !== "first") while (screen.length) start(screen.shift());
+            clearTimeout(stallTimer);
+            if (!margin.length) return;
+            if (!running && !screen.length) release();
+            else stallTimer = setTimeout(() => { open(); release(); }, stall);
+          };
+          return {
+            push(task, onScreen) {
+              if (!onScreen) margin.push(task);
+              else {
+                screen.push(task);
+                if (phase === "first" && !headTimer) headTimer = setTimeout(() => { open(); pump(); }, head);
+              }
+              pump();
+            },
+            running: () => running,
+            waiting: () => screen.length + margin.length,
+          };
+        }
+        const pictures = pictureQueue();
+        function loadCellImage(img, start, shown) {
+          pictures.push((done) => {
+            img.addEventListener("load", done, { once: true });
+            img.addEventListener("error", done, { once: true });
+            if (shown) img.fetchPriority = "high";
+            start();
+          }, shown);
         }
         function cellNear(cell, box) {
           const item = cellAt(+cell.dataset.index), settings = options();
@@ -1101,7 +1127,7 @@ enum ViewerAssets {
           laidOutWidth = gridWidth();
           addEventListener("resize", relayout);
         }
-        return { rowTarget, byArea, srcsetOf, renderSections, renderPlaces, installGrid };
+        return { rowTarget, byArea, srcsetOf, pictureQueue, renderSections, renderPlaces, installGrid };
         })();
         // ---- viewer/src/main.js
         const viewer_main = (() => {

@@ -110,12 +110,14 @@ struct ViewerWriter {
     /// removes it past `maximumInlineItems`), with or without `--viewer`, so a viewer left in
     /// OUT_DIR never shows a library that is gone. Only a data script of the viewer's own is touched.
     func refreshData(manifest: ManifestDocument) throws(ThumbframeError) {
-        // index.html names the first screen's files: the viewer's own is kept current too.
+        // index.html carries the manifest and the first screen: the viewer's own is kept current
+        // too (and, now that it carries them, an earlier viewer's script and style sheet go).
         let index = Array("index.html".utf8)
         if let stat = output.root.stat(index), stat.isRegularFile,
             String(decoding: output.root.head(index, count: 512), as: UTF8.self).contains(Self.marker)
         {
             try writeAsset("index.html", Array(indexHTML(manifest).utf8))
+            removeRetired()
         }
         let name = Array(Self.dataName.utf8)
         guard let stat = output.root.stat(name), stat.isRegularFile,
