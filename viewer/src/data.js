@@ -48,7 +48,7 @@ function dataScript() {
 // the first grid page's first cells (all of them when `complete`), read before anything is fetched.
 let first = null;
 function inlined() {
-  const element = typeof document === "object" && document.getElementById("tf-first");
+  const element = $("tf-first");
   try {
     return element ? JSON.parse(element.textContent) : null;
   } catch {

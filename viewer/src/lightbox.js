@@ -27,8 +27,8 @@ export function caption(item, section, index, videoShown) {
   const where = item.place ? ` · ${placeLabel(item.place)}` : "";
   return `${section.title} · ${index - section.start + 1} / ${section.count} · ${item.path}${kind}${where}${stacked}`;
 }
-// What a press that ends at `end` was: a pull down to close, a swipe to page (+1 or -1), a tap,
-// or nothing (`drag`: its movement from a fitted photo's top; `tap`: whether it barely moved).
+// What a press was when it ends: a pull down to close, a swipe to the next or previous photo, a
+// tap, or nothing (`drag`: its movement on a fitted photo; `tap`: set while it barely moved).
 export function gesture(drag, tap) {
   if (drag && drag.dy > 40 && drag.vy >= 0 && Math.abs(drag.dy) > Math.abs(drag.dx) && drag.top === 0) return "close";
   if (drag && Math.abs(drag.dx) > 50 && Math.abs(drag.dx) > Math.abs(drag.dy)) return drag.dx < 0 ? "next" : "previous";

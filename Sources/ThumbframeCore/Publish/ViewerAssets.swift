@@ -137,7 +137,7 @@ enum ViewerAssets {
         }
         let first = null;
         function inlined() {
-          const element = typeof document === "object" && document.getElementById("tf-first");
+          const element = $("tf-first");
           try {
             return element ? JSON.parse(element.textContent) : null;
           } catch {

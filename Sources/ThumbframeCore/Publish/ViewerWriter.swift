@@ -29,10 +29,9 @@ struct ViewerWriter {
     /// viewer's marker, and a pre-compressed sibling that is not a viewer file compressed.
     func foreignFiles() -> [String] {
         var foreign: [String] = []
-        for name in Self.assets.map(\.name) + [Self.dataName] {
-            guard let stat = output.root.stat(Array(name.utf8)) else { continue }
-            let head = stat.isRegularFile ? output.root.head(Array(name.utf8), count: 512) : []
-            if !String(decoding: head, as: UTF8.self).contains(Self.marker) { foreign.append(name) }
+        for name in Self.assets.map(\.name) + [Self.dataName]
+        where output.root.stat(Array(name.utf8)) != nil && !isViewerFile(name) {
+            foreign.append(name)
         }
         for (name, _) in Self.assets {
             for format in Precompressed.allCases where output.root.stat(Array((name + format.suffix).utf8)) != nil {
@@ -72,13 +71,14 @@ struct ViewerWriter {
             for format in Precompressed.allCases where viewerSibling(name + format.suffix, format) != nil {
                 _ = output.root.removeFile(Array((name + format.suffix).utf8))
             }
-            let path = Array(name.utf8)
-            if let stat = output.root.stat(path), stat.isRegularFile,
-                String(decoding: output.root.head(path, count: 512), as: UTF8.self).contains(Self.marker)
-            {
-                _ = output.root.removeFile(path)
-            }
+            if isViewerFile(name) { _ = output.root.removeFile(Array(name.utf8)) }
         }
+    }
+
+    /// Whether OUT_DIR's `name` is a plain file of the viewer's: its marker in its first 512 bytes.
+    private func isViewerFile(_ name: String) -> Bool {
+        guard let stat = output.root.stat(Array(name.utf8)), stat.isRegularFile else { return false }
+        return String(decoding: output.root.head(Array(name.utf8), count: 512), as: UTF8.self).contains(Self.marker)
     }
 
     /// What `validate` finds wrong with the viewer's files in OUT_DIR: one not thumbframe's, one
@@ -112,19 +112,13 @@ struct ViewerWriter {
     func refreshData(manifest: ManifestDocument) throws(ThumbframeError) {
         // index.html carries the manifest and the first screen: the viewer's own is kept current
         // too (and, now that it carries them, an earlier viewer's script and style sheet go).
-        let index = Array("index.html".utf8)
-        if let stat = output.root.stat(index), stat.isRegularFile,
-            String(decoding: output.root.head(index, count: 512), as: UTF8.self).contains(Self.marker)
-        {
+        if isViewerFile("index.html") {
             try writeAsset("index.html", Array(indexHTML(manifest).utf8))
             removeRetired()
         }
-        let name = Array(Self.dataName.utf8)
-        guard let stat = output.root.stat(name), stat.isRegularFile,
-            String(decoding: output.root.head(name, count: 512), as: UTF8.self).contains(Self.marker)
-        else { return }
+        guard isViewerFile(Self.dataName) else { return }
         if manifest.itemCount > Self.maximumInlineItems {
-            _ = output.root.removeFile(name)
+            _ = output.root.removeFile(Array(Self.dataName.utf8))
         } else {
             try replace(Self.dataName, with: try data(manifest))
         }
@@ -212,13 +206,15 @@ struct ViewerWriter {
             document.count <= Self.maximumInlineManifestBytes
         else { return nil }
         var json = "{\"manifest\": " + String(decoding: document, as: UTF8.self)
+        // The first cells alone (a grid page is written a cell a line), as a frontend reads a screen.
         if let reference = manifest.sections.first?.pages?.first, let grid = reference.grid, OutputName(grid)?.area == "pages",
             let bytes = try? output.root.readFile(Array(grid.utf8), limit: ManifestReader.maximumPageBytes),
-            let page = try? ManifestGridPage.decode(from: Data(bytes)),
-            let cells = try? ManifestGridPage(items: Array(page.items.prefix(Self.firstScreenCells))).encoded()
+            let first = ManifestGridPage.cells(
+                at: 0..<min(reference.count, Self.firstScreenCells), from: Data(bytes), expected: reference.count),
+            let cells = try? ManifestGridPage(items: first).encoded()
         {
             json += ", \"grid\": \"\(grid)\", \"cells\": " + String(decoding: cells, as: UTF8.self)
-            json += ", \"complete\": \(page.items.count <= Self.firstScreenCells)"
+            json += ", \"complete\": \(reference.count <= Self.firstScreenCells)"
         }
         return (json + "}").replacingOccurrences(of: "<", with: "\\u003c")
     }
