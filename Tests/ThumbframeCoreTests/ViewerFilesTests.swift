@@ -30,7 +30,9 @@ struct ViewerFilesTests {
         }
     }
 
-    @Test("the viewer's modules pass their tests, its fallback layout the LayoutEngine's at every preset and window (node --test)")
+    @Test(
+        "the viewer's modules pass their tests, its fallback layout the LayoutEngine's at every preset and window, its justified rows JustifiedRows' (node --test)"
+    )
     func fallbackLayoutMatchesSwift() async throws {
         guard let node = Processes.tool("node") else {
             print("skipped: node is not installed (scripts/bootstrap --test installs nodejs)")
@@ -56,11 +58,33 @@ struct ViewerFilesTests {
                 ])
             }
         }
+        // Justified rows as the build lays out a phone's first screen (`JustifiedRows`): random
+        // cells across random widths, at both row targets.
+        var grids: [[String: Any]] = []
+        for _ in 0..<200 {
+            let aspects = (0..<Int.random(in: 0...60, using: &random)).map { _ in
+                Double(Int.random(in: 1...9000, using: &random)) / Double(Int.random(in: 1...9000, using: &random))
+            }
+            let window = Double(Int.random(in: 240...2560, using: &random))
+            let width = JustifiedRows.gridWidth(forWindowWidth: window)
+            let target = JustifiedRows.target(forWindowWidth: window)
+            let rows = JustifiedRows.rows(aspects: aspects, width: width, target: target)
+            grids.append([
+                "aspects": aspects, "width": width, "target": target,
+                "rows": rows.map { ["count": $0.cells.count, "widths": $0.widths, "height": $0.height] as [String: Any] },
+            ])
+        }
         try await Fixtures.withTemporaryDirectory { root in
             let path = root + "/cases.json"
+            let justified = root + "/rows.json"
             try JSONSerialization.data(withJSONObject: cases).write(to: URL(fileURLWithPath: path))
+            try JSONSerialization.data(withJSONObject: grids).write(to: URL(fileURLWithPath: justified))
             let run = try await Processes.run(
-                "/usr/bin/env", ["THUMBFRAME_LAYOUT_CASES=" + path, node, "--test", ViewerTests.packageRoot + "/viewer/test/"])
+                "/usr/bin/env",
+                [
+                    "THUMBFRAME_LAYOUT_CASES=" + path, "THUMBFRAME_JUSTIFY_CASES=" + justified, node, "--test",
+                    ViewerTests.packageRoot + "/viewer/test/",
+                ])
             #expect(run.status == 0, "\(run.stdout.suffix(2000)) \(run.stderr.suffix(500))")
             #expect(run.stdout.contains("\n# fail 0"), "\(run.stdout.suffix(300))")
             // Every module has its test file, and each ran (the layout engine's cases among them).
@@ -70,6 +94,7 @@ struct ViewerFilesTests {
                 #expect(tests.contains(module.replacingOccurrences(of: ".js", with: ".test.js")), "\(module) has no tests")
             }
             #expect(run.stdout.contains("- the fallback layout is the LayoutEngine's for every case given\n"))
+            #expect(run.stdout.contains("- justified rows are JustifiedRows' for every case given\n"))
         }
     }
 }

@@ -131,6 +131,18 @@ struct ViewerTests {
             #expect(first["grid"] as? String == reference.grid && first["complete"] as? Bool == (reference.count <= 60))
             let cells = try #require((first["cells"] as? [String: Any])?["items"] as? [[String: Any]])
             #expect(cells.count == min(60, reference.count) && cells.first?["item"] as? Int == 0)
+            // The phone's largest picture of its first screen rides along, its thumbnail's bytes
+            // as a data: URL (which one the browser tests check: it is the largest contentful paint).
+            let picture = try #require(first["picture"] as? [String: Any])
+            let cell = try #require(cells.first { $0["item"] as? Int == picture["item"] as? Int })
+            let path = try #require(picture["path"] as? String)
+            let srcset = (cell["thumbnails"] as? [String: [String: Any]] ?? [:])
+                .filter { manifest.settings.srcset?.contains($0.key) == true }
+            #expect(srcset.values.contains { $0["path"] as? String == path }, "\(path) is not a srcset thumbnail of the cell")
+            let src = try #require(picture["src"] as? String)
+            #expect(src.hasPrefix("data:image/jpeg;base64,"))
+            let bytes = Data(base64Encoded: String(src.dropFirst("data:image/jpeg;base64,".count)))
+            #expect(bytes != nil && bytes == FileManager.default.contents(atPath: root + "/out/" + path))
             #expect(try ManifestValidator.problems(at: root + "/out/manifest.json") == [])
             #expect(try ViewerCheck.problems(beside: root + "/out/manifest.json") == [])
             // The old script and its sibling are gone; someone's style sheet is not.

@@ -5,7 +5,9 @@ Usage: python3 viewer-test.py OUT_DIR ARTIFACT_DIR [--lazy | --tiles | --stacks 
 OUT_DIR holds a build made with --viewer. Serves it on 127.0.0.1 (thumbnails answered after a
 delay, so the page is seen before any image arrives), loads index.html at 390x844 and 1440x900,
 and checks:
-  - every grid cell in view is painted from its placeholder before its image has loaded;
+  - the picture index.html carries is shown at once and never fetched; at 390x844 it is the
+    largest picture on the first screen and the browser's largest contentful paint;
+  - every other grid cell in view is painted from its placeholder before its image has loaded;
   - for every item, the lightbox image's on-screen rect equals the manifest's frame for that
     viewport to 1 px;
   - a long image starts at the top and scrolls;
@@ -217,6 +219,12 @@ def hdr_checks(index):
         driver.quit()
 
 
+def first_screen():
+    """The first screen index.html carries (`ViewerWriter.indexHTML`)."""
+    html = open(os.path.join(out_dir, "index.html")).read()
+    return json.loads(html.split('id="tf-first">', 1)[1].split("</script>", 1)[0])
+
+
 def lazy_checks():
     driver = browser(390, 844)
     try:
@@ -291,11 +299,35 @@ for name, (width, height) in ([] if lazy or tiles or stacks or places else [("ph
     assert viewports[name]["width"] == width and viewports[name]["height"] == height
     driver = browser(width, height)
     try:
+        asked = len(server.requests)
         driver.get(base + "index.html")
         check(f"{name}: page ready", wait(driver, "return document.body.dataset.ready") == "true")
+        # The picture index.html carries: on the phone the largest on its first screen (what a
+        # browser counts as the largest contentful paint), painted with the page, never fetched.
+        picture = first_screen()["picture"]
+        inline = wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].map((c) => {
+              const r = c.getBoundingClientRect(), img = c.querySelector('img');
+              const seen = Math.max(0, Math.min(r.bottom, innerHeight) - Math.max(r.top, 0)) *
+                Math.max(0, Math.min(r.right, innerWidth) - Math.max(r.left, 0));
+              return { index: +c.dataset.index, seen, inline: img.classList.contains('tf-inline'),
+                painted: img.complete && img.naturalWidth > 0 && img.src.startsWith('data:image/') };
+            });
+            const largest = cells.reduce((a, b) => (b.seen > a.seen ? b : a), { seen: 0 });
+            return cells.length && { inline: cells.filter((c) => c.inline), largest };""", 5)
+        carried = inline and inline["inline"]
+        check(f"{name}: one cell shows the picture index.html carries, painted at once",
+              bool(carried) and len(carried) == 1 and carried[0]["painted"] and carried[0]["index"] == picture["item"], str(inline))
+        if name == "phone":
+            check("phone: it is the largest picture on the first screen", bool(carried) and inline["largest"]["index"] == picture["item"],
+                  str(inline))
+            lcp = driver.execute_async_script("""const done = arguments[0];
+                new PerformanceObserver((list) => { const e = list.getEntries().pop();
+                  done(e.element ? e.element.className : e.url); }).observe({ type: 'largest-contentful-paint', buffered: true });""")
+            check("phone: the browser counts it as the largest contentful paint", "tf-inline" in str(lcp), str(lcp))
         # Placeholders first: cells in view are painted while their thumbnails are still delayed.
         state = wait(driver, """
-            const cells = [...document.querySelectorAll('.tf-cell')].filter(c => c.getBoundingClientRect().top < innerHeight);
+            const cells = [...document.querySelectorAll('.tf-cell')].filter(c => c.getBoundingClientRect().top < innerHeight &&
+              !c.querySelector('img.tf-inline'));
             return cells.length && cells.every(c => c.dataset.placeholder === 'painted') &&
               cells.map(c => [c.dataset.placeholder, c.querySelector('img').complete && c.querySelector('img').naturalWidth > 0,
                               getComputedStyle(c).backgroundImage.startsWith('url("data:image/png')]);""", 5)
@@ -317,8 +349,12 @@ for name, (width, height) in ([] if lazy or tiles or stacks or places else [("ph
             fits = sorted((item["thumbnails"][n] for n in srcset), key=lambda t: t["width"])
             size = next((t for t in fits if t["width"] * 1.25 >= width - 1 and t["height"] * 1.25 >= height - 1), fits[-1])
             return [t["path"] for t in fits if (t["width"], t["height"]) == (size["width"], size["height"])]
+        # (The picture index.html carries is its thumbnail's bytes.)
+        loaded = loaded and [[i, picture["path"] if src.startswith("data:") else src, w, h] for i, src, w, h in loaded]
         check(f"{name}: every cell in view loads the smallest rendition that covers it within 1.25",
               bool(loaded) and all(any(src.endswith(p) for p in covering(items[i], w, h)) for i, src, w, h in loaded), str(loaded))
+        check(f"{name}: the picture index.html carries is not fetched", not any(path == "/" + picture["path"] for path, _ in server.requests[asked:]),
+              picture["path"])
         # The lightbox image where the manifest says, for every item.
         for index, item in enumerate(items):
             frame = item["layouts"][name]["frame"]

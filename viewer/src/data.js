@@ -64,6 +64,13 @@ export function firstCells(section, page) {
   }
   return { items: first.cells.items, complete: first.complete === true };
 }
+// The picture index.html carries for a cell (`{path, src}`: the thumbnail's path and a data:
+// URL of its bytes), or null: the phone's largest picture of its first screen, painted with the
+// page, no round trip after it.
+export function inlinePicture(item) {
+  const picture = first && first.picture;
+  return picture && first.cells && item.flat === manifest.sections[0].start + picture.item ? picture : null;
+}
 
 export async function load() {
   const baseURL = new URL("./", location.href).href;

@@ -4,8 +4,8 @@
 // library of a million photos loads what is looked at. Placeholders first, then the screen's
 // images before the margin's; and the list of places.
 import { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder,
-  cellAt } from "./data.js";
-import { justify, estimatedHeight, shownCells, cellSizes } from "./layout.js";
+  cellAt, inlinePicture } from "./data.js";
+import { justify, estimatedHeight, shownCells, cellSizes, srcsetChoice } from "./layout.js";
 import { badge, playMotion, stopMotion } from "./video.js";
 import { open } from "./lightbox.js";
 
@@ -89,6 +89,10 @@ function cellNear(cell, box) {
   paintPlaceholder(cell, item);
   const img = cell.querySelector("img");
   const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
+  // A picture index.html carried is not fetched again where it is what the srcset would take.
+  const inline = inlinePicture(item);
+  const chosen = srcsetChoice(family.map((name) => item.thumbnails[name]), parseFloat(cell.style.width), devicePixelRatio);
+  if (inline && chosen && chosen.path === inline.path) return;
   // (An image starts loading as its srcset is set: all of it at once, when its turn comes.)
   const start = () => {
     if (family.length) {
@@ -109,6 +113,9 @@ function makeCell(item, width, height) {
   cell.setAttribute("aria-label", describe(item));
   const img = Object.assign(document.createElement("img"), { alt: "", decoding: "async" });
   img.addEventListener("load", () => img.classList.add("tf-loaded"));
+  const inline = inlinePicture(item);
+  // (Shown at once, without the fade: it is on the screen with the page.)
+  if (inline) Object.assign(img, { src: inline.src, className: "tf-loaded tf-inline" });
   cell.append(img);
   const label = (className, text) => cell.append(Object.assign(document.createElement("span"), { className, textContent: text }));
   if (item.stack) {
@@ -237,8 +244,11 @@ export function installGrid() {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       pageObserver.unobserve(entry.target);
-      const { section, page } = entry.target.tfPage;
-      loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells, false));
+      const { section, page } = entry.target.tfPage, block = entry.target;
+      const render = () => loadCells(section, page).then((pageCells) => renderPage(block, pageCells, false));
+      // The rest of the first screen's page comes after the screen's pictures, not among them.
+      if (block.tfShown && block.tfShown.partial) pictures.push((done) => { done(); render(); }, false);
+      else render();
     }
   }, { rootMargin: "1200px 0px" });
   laidOutWidth = gridWidth();

@@ -83,6 +83,13 @@ export function estimatedHeight(count, width, target) {
 // pixels cover the cell's device pixels within the stretch is taken (a 16:9 cell of a phone's row
 // takes the 512-px rendition stretched by 1.15, not the 1 280-px one, five times its bytes).
 export const cellSizes = (cellWidth) => `${Math.ceil(cellWidth / TILE_STRETCH)}px`;
+// The rendition a browser takes from a cell's srcset (`renditions`, each with its width, narrowest
+// first) at `scale`: the narrowest covering the cell's device pixels over TILE_STRETCH, else the
+// widest; null when there are none. ViewerWriter.inlinePicture chooses as this does.
+export function srcsetChoice(renditions, cellWidth, scale) {
+  const need = Math.ceil(cellWidth / TILE_STRETCH) * scale;
+  return renditions.find((rendition) => rendition.width >= need) || renditions[renditions.length - 1] || null;
+}
 
 // A DeepZoom pyramid's level for a picture shown `device` pixels wide: the smallest level at
 // least as wide as that over `stretch` (the full size past it). Levels count from 0 (1x1).

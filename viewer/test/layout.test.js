@@ -6,7 +6,8 @@
 import test from "node:test";
 import assert from "node:assert";
 import fs from "node:fs";
-import { layoutFor, justify, estimatedHeight, shownCells, cellSizes, tileLevel, tilesInView, zoomStretch, TILE_STRETCH }
+import { layoutFor, justify, estimatedHeight, shownCells, cellSizes, srcsetChoice, tileLevel, tilesInView, zoomStretch,
+  TILE_STRETCH }
   from "../src/layout.js";
 
 const examples = [
@@ -32,6 +33,24 @@ function compare(actual, expected, what) {
     // The manifest rounds to 4 decimals; relative for the large zoom factors of tiny images.
     near(actual.zoom[key], expected.zoom[key], Math.max(1e-3, Math.abs(expected.zoom[key]) * 1e-6), `${what} zoom.${key}`);
   }
+}
+
+const rowCases = process.env.THUMBFRAME_JUSTIFY_CASES;
+if (rowCases) {
+  // The build lays out a phone's first screen with JustifiedRows to choose the picture index.html
+  // carries: the same rows, to the last bit of every height and width.
+  test("justified rows are JustifiedRows' for every case given", () => {
+    const cases = JSON.parse(fs.readFileSync(rowCases, "utf8"));
+    assert.ok(cases.length > 0, "no cases");
+    for (const c of cases) {
+      const rows = justify(c.aspects.map((aspect) => ({ width: aspect, height: 1 })), c.width, c.target, 4);
+      const where = `${c.aspects.length} cells across ${c.width}`;
+      assert.deepStrictEqual(rows.map((row) => row.cells.length), c.rows.map((row) => row.count), where);
+      const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+      rows.forEach((row, k) => assert.ok(near(row.height, c.rows[k].height) && row.widths.every((w, i) => near(w, c.rows[k].widths[i])),
+        `${where}: row ${k}`));
+    }
+  });
 }
 
 const file = process.env.THUMBFRAME_LAYOUT_CASES;
@@ -89,6 +108,12 @@ test("a stack is one cell (its cover's); estimates and sizes follow the stretch"
   assert.strictEqual(estimatedHeight(3, 50, 110), 3 * 114, "at least one a row");
   assert.strictEqual(cellSizes(160), "128px");
   assert.strictEqual(cellSizes(161), "129px");
+  // The srcset's choice: the narrowest covering the cell's device pixels over the stretch.
+  const renditions = [{ width: 512 }, { width: 1280 }];
+  assert.strictEqual(srcsetChoice(renditions, 196, 3), renditions[0]);
+  assert.strictEqual(srcsetChoice(renditions, 214, 3), renditions[1]);
+  assert.strictEqual(srcsetChoice(renditions, 800, 3), renditions[1]);
+  assert.strictEqual(srcsetChoice([], 100, 1), null);
 });
 
 test("a deep-zoom level is the smallest within the stretch of the device's pixels", () => {

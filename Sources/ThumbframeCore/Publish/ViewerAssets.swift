@@ -152,6 +152,10 @@ enum ViewerAssets {
           }
           return { items: first.cells.items, complete: first.complete === true };
         }
+        function inlinePicture(item) {
+          const picture = first && first.picture;
+          return picture && first.cells && item.flat === manifest.sections[0].start + picture.item ? picture : null;
+        }
         async function load() {
           const baseURL = new URL("./", location.href).href;
           const data = await dataScript();
@@ -253,7 +257,7 @@ enum ViewerAssets {
           element.style.backgroundImage = `url("${placeholderURL(item)}")`;
           element.dataset.placeholder = "painted";
         }
-        return { $, library, options, cellAt, loadedItem, loadedCells, loadedItems, configure, firstCells, load, url, originalURL, displayThumbnail, showsOriginal, loaded, loadCells, sectionOf, itemAt, findCell, libraryName, stackWords, describe, placeLabel, paintPlaceholder };
+        return { $, library, options, cellAt, loadedItem, loadedCells, loadedItems, configure, firstCells, inlinePicture, load, url, originalURL, displayThumbnail, showsOriginal, loaded, loadCells, sectionOf, itemAt, findCell, libraryName, stackWords, describe, placeLabel, paintPlaceholder };
         })();
         // ---- viewer/src/video.js
         const viewer_video = (() => {
@@ -460,6 +464,10 @@ enum ViewerAssets {
           return Math.ceil(count / perRow) * (target + 4);
         }
         const cellSizes = (cellWidth) => `${Math.ceil(cellWidth / TILE_STRETCH)}px`;
+        function srcsetChoice(renditions, cellWidth, scale) {
+          const need = Math.ceil(cellWidth / TILE_STRETCH) * scale;
+          return renditions.find((rendition) => rendition.width >= need) || renditions[renditions.length - 1] || null;
+        }
         function tileLevel(width, levels, device, stretch = TILE_STRETCH) {
           const top = levels - 1;
           let level = top;
@@ -480,7 +488,7 @@ enum ViewerAssets {
           }
           return tiles;
         }
-        return { TILE_STRETCH, zoomStretch, layoutFor, shownCells, justify, estimatedHeight, cellSizes, tileLevel, tilesInView };
+        return { TILE_STRETCH, zoomStretch, layoutFor, shownCells, justify, estimatedHeight, cellSizes, srcsetChoice, tileLevel, tilesInView };
         })();
         // ---- viewer/src/zoom.js
         const viewer_zoom = (() => {
@@ -927,8 +935,8 @@ enum ViewerAssets {
         })();
         // ---- viewer/src/grid.js
         const viewer_grid = (() => {
-        const { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, cellAt } = viewer_data;
-        const { justify, estimatedHeight, shownCells, cellSizes } = viewer_layout;
+        const { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, cellAt, inlinePicture } = viewer_data;
+        const { justify, estimatedHeight, shownCells, cellSizes, srcsetChoice } = viewer_layout;
         const { badge, playMotion, stopMotion } = viewer_video;
         const { open } = viewer_lightbox;
         const rowTarget = (width) => (width < 600 ? 110 : 200);
@@ -994,6 +1002,9 @@ enum ViewerAssets {
           paintPlaceholder(cell, item);
           const img = cell.querySelector("img");
           const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
+          const inline = inlinePicture(item);
+          const chosen = srcsetChoice(family.map((name) => item.thumbnails[name]), parseFloat(cell.style.width), devicePixelRatio);
+          if (inline && chosen && chosen.path === inline.path) return;
           const start = () => {
             if (family.length) {
               img.srcset = srcsetOf(item, family);
@@ -1012,6 +1023,8 @@ enum ViewerAssets {
           cell.setAttribute("aria-label", describe(item));
           const img = Object.assign(document.createElement("img"), { alt: "", decoding: "async" });
           img.addEventListener("load", () => img.classList.add("tf-loaded"));
+          const inline = inlinePicture(item);
+          if (inline) Object.assign(img, { src: inline.src, className: "tf-loaded tf-inline" });
           cell.append(img);
           const label = (className, text) => cell.append(Object.assign(document.createElement("span"), { className, textContent: text }));
           if (item.stack) {
@@ -1120,8 +1133,10 @@ enum ViewerAssets {
             for (const entry of entries) {
               if (!entry.isIntersecting) continue;
               pageObserver.unobserve(entry.target);
-              const { section, page } = entry.target.tfPage;
-              loadCells(section, page).then((pageCells) => renderPage(entry.target, pageCells, false));
+              const { section, page } = entry.target.tfPage, block = entry.target;
+              const render = () => loadCells(section, page).then((pageCells) => renderPage(block, pageCells, false));
+              if (block.tfShown && block.tfShown.partial) pictures.push((done) => { done(); render(); }, false);
+              else render();
             }
           }, { rootMargin: "1200px 0px" });
           laidOutWidth = gridWidth();

@@ -215,9 +215,59 @@ struct ViewerWriter {
         {
             json += ", \"grid\": \"\(grid)\", \"cells\": " + String(decoding: cells, as: UTF8.self)
             json += ", \"complete\": \(reference.count <= Self.firstScreenCells)"
+            if let picture = inlinePicture(manifest, cells: first, complete: reference.count <= Self.firstScreenCells) {
+                json += ", \"picture\": " + picture
+            }
         }
         return (json + "}").replacingOccurrences(of: "<", with: "\\u003c")
     }
+
+    /// The largest thumbnail index.html carries (its data: URL a third larger): a 512-px JPEG of a
+    /// photo is 15 to 50 KB.
+    static let maximumInlinePictureBytes = 64 << 10
+    /// Where a phone's first row begins below the top of the page, in points: the library's name
+    /// (12 + 25.2) and the grid's padding (4), and the first section's title when it is not the
+    /// library's name (14 + 21 + 6) — thumbframe-viewer.css's sizes.
+    static let headerHeight = (named: 41.2, titled: 82.2)
+
+    /// `{"item": N, "path": P, "src": "data:…"}`: the thumbnail of the picture a phone (the
+    /// `phone` viewport) shows largest on its first screen — the cells laid out as the viewer lays
+    /// them (`JustifiedRows`), the picture covering most of the screen, the rendition its srcset
+    /// takes there — so the page paints it with no round trip after its own (what a browser
+    /// counts as its largest contentful paint). nil without a phone viewport or srcset, or
+    /// when that thumbnail is larger than `maximumInlinePictureBytes`.
+    private func inlinePicture(_ manifest: ManifestDocument, cells: [ManifestGridPage.Cell], complete: Bool) -> String? {
+        let settings = manifest.settings
+        guard let phone = settings.viewports.first(where: { $0.name == "phone" }), let family = settings.srcset,
+            let section = manifest.sections.first
+        else { return nil }
+        let shown = cells.filter { $0.stack == nil || $0.stack?.cover == $0.item }
+        var rows = JustifiedRows.rows(
+            aspects: shown.map { Double($0.width) / Double(max(1, $0.height)) },
+            width: JustifiedRows.gridWidth(forWindowWidth: phone.width),
+            target: JustifiedRows.target(forWindowWidth: phone.width))
+        if !complete { rows.removeLast() }
+        var top = section.title == Self.libraryName(manifest) ? Self.headerHeight.named : Self.headerHeight.titled
+        var largest: (area: Double, cell: ManifestGridPage.Cell, width: Double)?
+        for row in rows where top < phone.height {
+            let seen = min(top + row.height, phone.height) - top
+            for (k, index) in row.cells.enumerated() where row.widths[k] * seen > (largest?.area ?? 0) {
+                largest = (row.widths[k] * seen, shown[index], row.widths[k])
+            }
+            top += row.height + JustifiedRows.gap
+        }
+        guard let (_, cell, width) = largest else { return nil }
+        let renditions = family.compactMap { cell.thumbnails[$0] }
+        let need = (width / Layout.tileStretch).rounded(.up) * phone.scale
+        guard let chosen = renditions.first(where: { Double($0.width) >= need }) ?? renditions.last,
+            OutputName(chosen.path)?.area == "thumbs",
+            let type = Self.imageTypes[(chosen.path as NSString).pathExtension.lowercased()],
+            let bytes = try? output.root.readFile(Array(chosen.path.utf8), limit: Self.maximumInlinePictureBytes)
+        else { return nil }
+        return "{\"item\": \(cell.item), \"path\": \"\(chosen.path)\", \"src\": \"data:\(type);base64,"
+            + Data(bytes).base64EncodedString() + "\"}"
+    }
+    static let imageTypes = ["jpg": "image/jpeg", "webp": "image/webp", "avif": "image/avif", "png": "image/png"]
 
     /// The library's name, as the viewer shows it: the root folder's section title (the source
     /// directory's name), the one section's, or "Photos".
