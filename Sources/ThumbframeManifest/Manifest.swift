@@ -107,6 +107,9 @@ extension Manifest {
         /// How precisely photos' places are published (`--locations`); nil for none (the default,
         /// and manifests written before places).
         public var locations: Locations?
+        /// The rule the pages' `rows` and `heights` follow (`JustifiedRows`), for a frontend
+        /// laying out the grid at a width no viewport has; nil in manifests written before 0.6.
+        public var grid: GridRule?
 
         /// Creates settings; the frontend constants follow from the preset, `display` and
         /// `srcset` from the recipes. The defaults are a build's without options (no zoom
@@ -137,6 +140,7 @@ extension Manifest {
             self.hdr = hdr
             self.stacks = stacks
             self.locations = locations == .none ? nil : locations
+            grid = GridRule()
         }
 
         /// The thumbnails of an HDR photo that carry its gain map with `--hdr gain-map`: those a
@@ -244,6 +248,9 @@ extension Manifest {
         public var count: Int
         /// The page files holding the section's items, in order (in a top document).
         public var pages: [PageReference]?
+        /// Per viewport: the height of the section's grid, its pages' `heights` together (its
+        /// title not counted: a frontend's own), to 1/100 point.
+        public var heights: [String: Double]?
 
         /// Creates a section.
         public init(

@@ -27,6 +27,9 @@ public struct ManifestDocument: Codable, Hashable, Sendable {
     /// when there are none. (Hidden files and what `--exclude` or an ignore file leaves out are
     /// not counted: they were left out on purpose.)
     public var skipped: [String: Int]?
+    /// The scrubber of a timeline: where each month begins (libraries ordered by capture time),
+    /// else each section, with its offset in every viewport's grid. nil in manifests before 0.6.
+    public var timeline: [Manifest.TimelineEntry]?
 
     /// The value of `format` in every thumbframe manifest.
     public static let formatName = Manifest.formatName
@@ -195,6 +198,32 @@ extension Manifest {
         /// The page's grid page (`ManifestGridPage`, `pages/XX/<32 hex>.json`): what a grid
         /// draws of its items. Absent in manifests written before thumbframe made them.
         public var grid: String?
+        /// The aspect codes of the cells the page shows (`GridGeometry`: two characters a cell,
+        /// in order; a stack's cover stands for its members), so a frontend lays out every row of
+        /// the library before it reads a page. Absent in manifests written before 0.6.
+        public var aspects: String?
+        /// Per viewport: the lengths of the page's justified rows in the viewer's grid
+        /// (`JustifiedRows` at the viewport's width; `GridGeometry` row characters).
+        public var rows: [String: String]?
+        /// Per viewport: the height of the page's block of rows, each with the gap under it, to
+        /// 1/100 point.
+        public var heights: [String: Double]?
+        /// Where a month begins in the page, by capture time (libraries ordered by date): the
+        /// shown cell and the month (`YYYY-MM`), for a timeline's scrubber.
+        public var months: [Month]?
+
+        /// A month's first cell in a page.
+        public struct Month: Codable, Hashable, Sendable {
+            /// Index among the page's shown cells.
+            public var cell: Int
+            /// `YYYY-MM`, the capture time's local date.
+            public var month: String
+
+            public init(cell: Int, month: String) {
+                self.cell = cell
+                self.month = month
+            }
+        }
 
         /// Creates a page reference.
         public init(path: String, start: Int, count: Int, grid: String? = nil) {

@@ -182,3 +182,23 @@ extension ManifestReader {
         return page
     }
 }
+
+extension ManifestReader {
+    /// The whole grid at a window width from the top document alone (`GridTimeline`); nil for a
+    /// manifest whose pages carry no geometry (before 0.6).
+    public func timeline(windowWidth: Double, titleHeight: Double = 0) -> GridTimeline? {
+        GridTimeline(document, windowWidth: windowWidth, titleHeight: titleHeight)
+    }
+
+    /// What a timeline's cell shows: its grid page's shown cell (the grid page read, or cached).
+    public func cell(_ place: GridTimeline.Cell) throws(ManifestError) -> ManifestGridPage.Cell {
+        guard document.sections.indices.contains(place.section), let pages = document.sections[place.section].pages,
+            pages.indices.contains(place.page)
+        else { throw .outOfRange(.sectionOutOfRange(section: place.section, sectionCount: document.sections.count)) }
+        let shown = try gridPage(pages[place.page]).shownCells
+        guard shown.indices.contains(place.cell) else {
+            throw .outOfRange(.itemOutOfRange(section: place.section, item: place.cell, count: shown.count))
+        }
+        return shown[place.cell]
+    }
+}

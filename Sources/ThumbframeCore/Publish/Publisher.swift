@@ -81,9 +81,10 @@ struct Publisher {
             try written.add(plan, number: number, changed: changed, publisher: self)
         }
         try written.finish(self)
-        let document = ManifestDocument(
+        var document = ManifestDocument(
             generator: .current, settings: settings, sections: written.sections, itemCount: written.items,
             summary: written.summary, failures: failures, skipped: walk.skipped.isEmpty ? nil : walk.skipped)
+        document.describeTimeline()
         let (manifestWritten, sha256) = try Self.writeManifest(document, to: output)
         // A viewer left in OUT_DIR by an earlier --viewer build (or merge) shows this manifest,
         // never one that is gone.
@@ -173,8 +174,9 @@ struct Publisher {
         mutating func finish(_ publisher: Publisher) throws(ThumbframeError) {
             let results = publisher.write(queue)
             for (work, result) in zip(queue, results) {
-                let (path, grid, summary) = try result.get()
-                let reference = Manifest.PageReference(path: path, start: work.first, count: work.rows.count, grid: grid)
+                let (path, grid, summary, geometry) = try result.get()
+                var reference = geometry
+                (reference.path, reference.start, reference.count, reference.grid) = (path, work.first, work.rows.count, grid)
                 sections[work.slot].pages?.append(reference)
                 stored[work.slot].1.pages.append(reference)
                 stored[work.slot].1.summary.merge(summary)
@@ -236,7 +238,9 @@ struct Publisher {
     }
 
     /// A written page: its path, its grid page's, and its counts.
-    private typealias WrittenPage = (path: String, grid: String, summary: ManifestDocument.Summary)
+    private typealias WrittenPage = (
+        path: String, grid: String, summary: ManifestDocument.Summary, geometry: Manifest.PageReference
+    )
 
     /// Assembles and writes pages on up to `jobs` threads (decoding entries, computing layouts,
     /// encoding and hashing are each page's own); the results in the pages' order.
@@ -290,9 +294,11 @@ struct Publisher {
         }
         let full = ManifestPage(items: items)
         let grid = ManifestGridPage(full, settings: settings)
+        var geometry = Manifest.PageReference(path: "", start: page.first, count: items.count)
+        geometry.describe(grid, viewports: settings.viewports, months: settings.order == .date)
         return (
             try Self.writePage(encoded: { try full.encoded() }, to: output),
-            try Self.writePage(encoded: { try grid.encoded() }, to: output), summary
+            try Self.writePage(encoded: { try grid.encoded() }, to: output), summary, geometry
         )
     }
 
@@ -383,7 +389,7 @@ extension Manifest.Settings {
         // writes them all again (a version-2 manifest in OUT_DIR becomes version 3), and so is
         // what pages it writes (a manifest from before grid pages is published again with them).
         let settings = (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return "version \(Manifest.currentVersion) with grid pages\n" + settings
+        return "version \(Manifest.currentVersion) with grid pages and their geometry\n" + settings
     }
 }
 

@@ -53,6 +53,7 @@ package enum ManifestValidator {
             if next != section.count { checker.report("sections[\(number)]'s pages hold \(next) items, the section \(section.count)") }
             checker.closeSection(number)
         }
+        for problem in document.timelineProblems() { checker.report(problem) }
         if checker.hasRoom, checker.counted != document.summary {
             checker.report("summary does not match the items of the pages")
         }
@@ -79,6 +80,19 @@ package enum ManifestValidator {
         var problems = siblingProblems(grid, in: folder)
         if let (cell, _) = zip(cells.items, expected.items).first(where: { $0 != $1 }) {
             problems.insert("grid page \(grid) differs from page \(reference.path) at item \(cell.item)", at: 0)
+        }
+        // Its geometry, as the reference gives it: the shown cells' aspects, every viewport's
+        // rows and height, the months (where the library is ordered by date).
+        if reference.aspects != nil || reference.rows != nil || reference.heights != nil {
+            let settings = reader.document.settings
+            var described = reference
+            described.describe(cells, viewports: settings.viewports, months: settings.order == .date)
+            for (name, matches) in [
+                ("aspects", described.aspects == reference.aspects), ("rows", described.rows == reference.rows),
+                ("heights", described.heights == reference.heights), ("months", described.months == reference.months),
+            ] where !matches {
+                problems.append("page \(reference.path): \(name) is not its grid page's geometry")
+            }
         }
         return problems
     }
