@@ -79,11 +79,25 @@ struct ViewerFilesTests {
             let justified = root + "/rows.json"
             try JSONSerialization.data(withJSONObject: cases).write(to: URL(fileURLWithPath: path))
             try JSONSerialization.data(withJSONObject: grids).write(to: URL(fileURLWithPath: justified))
+            // A build's pages (600 photos of six aspects: three pages), its viewports and every
+            // code's aspect: the timeline module lays them out as the build did.
+            try TimelineTests.library(root)
+            _ = try await Builder(options: BuildOptions(source: root + "/lib", output: root + "/out")).run()
+            let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/out/manifest.json")))
+            let document = try #require(manifest as? [String: Any])
+            let settings = try #require(document["settings"] as? [String: Any])
+            let pages = (document["sections"] as? [[String: Any]] ?? []).flatMap { $0["pages"] as? [[String: Any]] ?? [] }
+            let geometry: [String: Any] = [
+                "aspects": (0..<(6 * 682)).map(GridGeometry.aspect(code:)), "pages": pages, "settings": settings,
+                "viewports": settings["viewports"] ?? [],
+            ]
+            let shapes = root + "/geometry.json"
+            try JSONSerialization.data(withJSONObject: geometry).write(to: URL(fileURLWithPath: shapes))
             let run = try await Processes.run(
                 "/usr/bin/env",
                 [
-                    "THUMBFRAME_LAYOUT_CASES=" + path, "THUMBFRAME_JUSTIFY_CASES=" + justified, node, "--test",
-                    ViewerTests.packageRoot + "/viewer/test/",
+                    "THUMBFRAME_LAYOUT_CASES=" + path, "THUMBFRAME_JUSTIFY_CASES=" + justified, "THUMBFRAME_GEOMETRY_CASES=" + shapes,
+                    node, "--test", ViewerTests.packageRoot + "/viewer/test/",
                 ])
             #expect(run.status == 0, "\(run.stdout.suffix(2000)) \(run.stderr.suffix(500))")
             #expect(run.stdout.contains("\n# fail 0"), "\(run.stdout.suffix(300))")
@@ -95,6 +109,7 @@ struct ViewerFilesTests {
             }
             #expect(run.stdout.contains("- the fallback layout is the LayoutEngine's for every case given\n"))
             #expect(run.stdout.contains("- justified rows are JustifiedRows' for every case given\n"))
+            #expect(run.stdout.contains("- every code's aspect and every page's rows and heights are the build's\n"))
         }
     }
 }

@@ -280,7 +280,21 @@ struct ViewerTests {
             options.stacks = .none
             let report = try await Builder(options: options).run()
             #expect(try ManifestFile.open(report.manifestPath).document.sections.first?.pages?.count == 3)
-            try await Self.browserChecks(root + "/out", "--lazy", passing: 11)
+            try await Self.browserChecks(root + "/out", "--lazy", passing: 12)
+        }
+    }
+
+    @Test(
+        "in Chromium, a timeline of 600 photos over three months: the manifest's rows and height before any page, a scrubber to every month, a few screens of cells, no jump",
+        .enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (scripts/bootstrap --test)"))
+    func timeline() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            try TimelineTests.library(root)
+            var options = BuildOptions(source: root + "/lib", output: root + "/out", order: .date)
+            options.viewer = true
+            options.stacks = .none
+            _ = try await Builder(options: options).run()
+            try await Self.browserChecks(root + "/out", "--timeline", passing: 11)
         }
     }
 

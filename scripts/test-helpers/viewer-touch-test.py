@@ -190,7 +190,10 @@ try:
     # shorter row at most the target height). Laid out for 390 px, none would reach 836.
     rows = wait(driver, """const width = document.getElementById('tf-grid').clientWidth - 8;
         const span = (r) => { const c = [...r.children].map((e) => e.getBoundingClientRect()); return c[c.length - 1].right - c[0].left; };
-        const pages = [...document.querySelectorAll('.tf-page')].map((p) => [...p.querySelectorAll('.tf-row')].map(span));
+        const groups = {};
+        for (const r of [...document.querySelectorAll('.tf-row')].sort((a, b) => a.offsetTop - b.offsetTop))
+          (groups[r.dataset.section + ':' + r.dataset.page] ||= []).push(span(r));
+        const pages = Object.values(groups);
         const spans = pages.flat();
         return innerWidth === 844 && spans.length > 0 && pages.every((rows) => rows.slice(0, -1).every((s) => Math.abs(s - width) <= 2))
           && spans.every((s) => s <= width + 2) && Math.abs(Math.max(...spans) - width) <= 2 && [width, pages];""", 3)

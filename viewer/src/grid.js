@@ -1,110 +1,58 @@
-// The grid: each section a title and one block per manifest page, sized by an estimate until the
-// page comes near the screen; then its grid page (the cells: path, shape, placeholder,
-// thumbnails) is fetched and laid out in justified rows (rows break at page boundaries). A
-// library of a million photos loads what is looked at. Placeholders first, then the screen's
-// images before the margin's; and the list of places.
-import { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder,
-  cellAt, inlinePicture } from "./data.js";
-import { justify, estimatedHeight, shownCells, cellSizes, srcsetChoice } from "./layout.js";
+// The grid as a virtual timeline: the whole library's rows are known from the manifest
+// (timeline.js), so the page has its full height from the start and never moves under the
+// reader; only the rows within a screen of the view are in the page, each drawn from its grid
+// page's cells (fetched when a row of it comes near; placeholders first, then the pictures,
+// the screen's before the margin's). A library of a million photos holds a few screens of cells.
+import { $, library, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, sectionOf } from "./data.js";
+import { itemAt, inlinePicture } from "./data.js";
+import { shownCells } from "./layout.js";
+import { buildTimeline, blocksIn, rowsIn, cellTop } from "./timeline.js";
+import { byArea, loadPicture, afterScreen } from "./pictures.js";
 import { badge, playMotion, stopMotion } from "./video.js";
 import { open } from "./lightbox.js";
 
-export const rowTarget = (width) => (width < 600 ? 110 : 200);
-const gridWidth = () => $("tf-grid").clientWidth - 8;
-const GAP = 4;
+// A section title's height (.tf-title), and how far past the screen rows are kept, in screens.
+export const TITLE_HEIGHT = 40;
+const KEEP = 1;
 
-// Entries (each with its boundingClientRect), the largest first; equal ones in their order.
-export const byArea = (entries) => entries.map((entry, order) => ({ entry, order, area: entry.boundingClientRect.width *
-  entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
+let timeline = null, settled = false;  // (settled: the first screen has been drawn)
+const rows = new Map();    // "block:row" -> the row's element
+const titles = new Map();  // section -> its title's element
 
-// A cell's srcset: the thumbnails of the srcset family it has, each with its width.
-export const srcsetOf = (item, family) =>
-  family.map((name) => `${url(item.thumbnails[name].path)} ${item.thumbnails[name].width}w`).join(", ");
+export const currentTimeline = () => timeline;
+// Where the grid's first row is on the page, and the grid's own padding.
+export const gridTop = () => $("tf-grid").getBoundingClientRect().top + scrollY + timeline.rule.padding;
 
-// When the cells' pictures are asked for. The screen's largest picture first, alone: a server
-// that sends every stream of a connection at once (Caddy's, Go's HTTP/2) would share a slow line
-// among all of a screen's pictures and finish none until the end, so the largest (what a browser
-// counts as the largest contentful paint) has the line to itself. The rest of the screen's when
-// it has come (or after `head` ms), all at once to keep the line full; the margin's once every
-// picture of the screen has come (or none has for `stall` ms: on a slow 4G line, where a
-// screen's 29 pictures of real photos take 7 s, 3 s let the margin's in among them). A task gets
-// `done` to call when its picture has come or failed.
-export function pictureQueue(head = 1200, stall = 10000) {
-  const screen = [], margin = [];
-  let phase = "first", running = 0, headTimer = 0, stallTimer = 0;
-  // (`running`: the screen's pictures on their way; the margin's are not waited for.)
-  const start = (task) => {
-    running++;
-    let ended = false;
-    task(() => {
-      if (ended) return;
-      ended = true;
-      running--;
-      if (phase === "first") open();
-      pump();
-    });
-  };
-  const release = () => {
-    while (margin.length) margin.shift()(() => {});
-  };
-  const open = () => {
-    clearTimeout(headTimer);
-    phase = "screen";
-  };
-  const pump = () => {
-    if (phase === "first" && screen.length && !running) start(screen.shift());
-    if (phase !== "first") while (screen.length) start(screen.shift());
-    clearTimeout(stallTimer);
-    if (!margin.length) return;
-    if (!running && !screen.length) release();
-    else stallTimer = setTimeout(() => { open(); release(); }, stall);
-  };
-  return {
-    push(task, onScreen) {
-      if (!onScreen) margin.push(task);
-      else {
-        screen.push(task);
-        if (phase === "first" && !headTimer) headTimer = setTimeout(() => { open(); pump(); }, head);
-      }
-      pump();
-    },
-    running: () => running,
-    waiting: () => screen.length + margin.length,
-  };
-}
-const pictures = pictureQueue();
-function loadCellImage(img, start, shown) {
-  pictures.push((done) => {
-    img.addEventListener("load", done, { once: true });
-    img.addEventListener("error", done, { once: true });
-    if (shown) img.fetchPriority = "high";
-    start();
-  }, shown);
-}
+// The section titles shown: each but a first one named as the library (the page's heading).
+const titled = (number) => number > 0 || library().sections[0].title !== $("tf-title").textContent;
 
-// A cell near the screen: its placeholder at once, its image (the smallest rendition that covers
-// its device pixels: `cellSizes`) when its turn comes.
-function cellNear(cell, box) {
-  const item = cellAt(+cell.dataset.index), settings = options();
-  paintPlaceholder(cell, item);
-  const img = cell.querySelector("img");
-  const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
-  // A picture index.html carried is not fetched again where it is what the srcset would take.
-  const inline = inlinePicture(item);
-  const chosen = srcsetChoice(family.map((name) => item.thumbnails[name]), parseFloat(cell.style.width), devicePixelRatio);
-  if (inline && chosen && chosen.path === inline.path) return;
-  // (An image starts loading as its srcset is set: all of it at once, when its turn comes.)
-  const start = () => {
-    if (family.length) {
-      img.srcset = srcsetOf(item, family);
-      img.sizes = cellSizes(parseFloat(cell.style.width));
+// A block's shown cells as far as they are known: its grid page's, or the first cells index.html
+// carried; null before either.
+function knownCells(block) {
+  if (block.cells) return block.cells;
+  const section = library().sections[block.section], page = section.pages[block.page];
+  const first = firstCells(section, page);
+  if (first) block.cells = shownCells(first.items);
+  if (!block.cells || block.cells.length < block.aspects.length) {
+    block.partial = true;
+    if (!block.asked || (block.deferred && settled)) {
+      // The rest of the first page comes after the first screen's pictures, not among them
+      // (queued once this update has asked for them); at once when the view has moved there.
+      block.deferred = !block.asked && first && !settled;
+      block.asked = true;
+      const fetch = () => loadCells(section, page).then((cells) => {
+        if (!block.partial) return;
+        block.cells = shownCells(cells);
+        block.partial = false;
+        for (const [key, row] of [...rows]) if (key.startsWith(`${block.index}:`) && row.dataset.complete !== "true") removeRow(key);
+        update();
+      });
+      if (block.deferred) queueMicrotask(() => afterScreen(fetch));
+      else fetch();
     }
-    img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
-  };
-  loadCellImage(img, start, onScreenNow(box));
+  }
+  return block.cells;
 }
-const onScreenNow = (box) => box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth;
-let cellObserver = null, pageObserver = null;
 
 function makeCell(item, width, height) {
   const cell = Object.assign(document.createElement("button"), { className: "tf-cell", type: "button" });
@@ -113,8 +61,8 @@ function makeCell(item, width, height) {
   cell.setAttribute("aria-label", describe(item));
   const img = Object.assign(document.createElement("img"), { alt: "", decoding: "async" });
   img.addEventListener("load", () => img.classList.add("tf-loaded"));
+  // The picture index.html carries is shown at once, without the fade: it is there with the page.
   const inline = inlinePicture(item);
-  // (Shown at once, without the fade: it is on the screen with the page.)
   if (inline) Object.assign(img, { src: inline.src, className: "tf-loaded tf-inline" });
   cell.append(img);
   const label = (className, text) => cell.append(Object.assign(document.createElement("span"), { className, textContent: text }));
@@ -136,65 +84,128 @@ function makeCell(item, width, height) {
     cell.addEventListener("pointerleave", () => { cell.tfHovered = false; stopMotion(cell); });
   }
   cell.addEventListener("click", () => open(item.flat));
+  paintPlaceholder(cell, item);
   return cell;
 }
 
-// Lays out a page's cells in `block`: all of them, or (`partial`) the rows of the first cells that
-// no later cell can change (all but the last). Rows already in the block stay as they are when
-// the new layout begins with them (the first screen, drawn from index.html, is not drawn again
-// when its page arrives); anything else is laid out anew.
-function renderPage(block, pageCells, partial) {
-  const width = gridWidth(), target = rowTarget(innerWidth);
-  let rows = justify(shownCells(pageCells), width, target, GAP);
-  if (partial) rows = rows.slice(0, -1);
-  const keys = rows.map((row) => row.cells.map((cell) => cell.flat).join(" "));
-  const drawn = block.tfRows || [];
-  const kept = block.tfWidth === width && drawn.every((key, k) => keys[k] === key) ? drawn.length : 0;
-  if (!kept) {
-    for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
-    block.replaceChildren();
-  }
-  for (const row of rows.slice(kept)) {
-    const rowElement = Object.assign(document.createElement("div"), { className: "tf-row" });
-    row.cells.forEach((item, k) => {
-      const cell = makeCell(item, row.widths[k], row.height);
-      // The first screen's cells show their placeholders in the first frame painted.
-      if (partial) paintPlaceholder(cell, item);
-      rowElement.append(cell);
-      cellObserver.observe(cell);
-    });
-    block.append(rowElement);
-  }
-  Object.assign(block, { tfRows: keys, tfWidth: width, tfShown: { cells: pageCells, partial } });
-  if (partial) {
-    // The rest of the page, estimated below the rows drawn, until it arrives.
-    const height = rows.reduce((sum, row) => sum + row.height + GAP, 0);
-    const left = block.tfPage.page.count - rows.reduce((sum, row) => sum + row.cells.length, 0);
-    block.style.minHeight = `${Math.ceil(height + estimatedHeight(left, width, target))}px`;
-    return;
-  }
-  block.style.minHeight = "";
-  block.dataset.rendered = "true";
+// A row at its place: its cells when they are known, else boxes of their exact size.
+function drawRow(block, number, row, fresh) {
+  const element = Object.assign(document.createElement("div"), { className: "tf-row" });
+  element.style.top = `${block.top + row.top + timeline.rule.padding}px`;
+  Object.assign(element.dataset, { section: block.section, page: block.page });
+  const cells = knownCells(block);
+  row.cells.forEach((_, k) => {
+    const shown = cells && cells[row.first + k];
+    if (!shown) {
+      const box = Object.assign(document.createElement("div"), { className: "tf-cell tf-pending" });
+      Object.assign(box.style, { width: `${row.widths[k].toFixed(2)}px`, height: `${row.height.toFixed(2)}px` });
+      element.append(box);
+      return;
+    }
+    const cell = makeCell(shown, row.widths[k], row.height);
+    element.append(cell);
+    fresh.push({ cell, item: shown, y: block.top + row.top, width: row.widths[k], height: row.height });
+  });
+  element.dataset.complete = cells && row.cells.length && cells[row.first + row.cells.length - 1] ? "true" : "false";
+  return element;
 }
 
-export function renderSections() {
-  const width = gridWidth(), target = rowTarget(innerWidth);
-  for (const section of library().sections) {
-    const element = Object.assign(document.createElement("section"), { className: "tf-section" });
-    // The library's own name is the page's heading already: its section is not named twice.
-    if (section.title !== $("tf-title").textContent)
-      element.append(Object.assign(document.createElement("h2"), { textContent: section.title }));
-    for (const page of section.pages) {
-      const block = Object.assign(document.createElement("div"), { className: "tf-page" });
-      block.tfPage = { section, page };
-      block.style.minHeight = `${estimatedHeight(page.count, width, target)}px`;
-      element.append(block);
-      const first = firstCells(section, page);
-      if (first) renderPage(block, first.items, !first.complete);
-      if (!first || !first.complete) pageObserver.observe(block);
+// How much of a frame's height (`y`, `height`) the view [top, bottom] shows.
+export const seenHeight = (frame, [top, bottom]) => Math.max(0, Math.min(frame.y + frame.height, bottom) - Math.max(frame.y, top));
+
+function removeRow(key) {
+  rows.get(key).remove();
+  rows.delete(key);
+}
+
+// Puts in the page the rows and titles within a screen of the view and takes out the rest; the
+// new cells' pictures are asked for, those on the screen first and the largest of them first.
+export function update() {
+  if (!timeline) return;
+  const top = gridTop(), y0 = scrollY - top - KEEP * innerHeight, y1 = scrollY - top + (1 + KEEP) * innerHeight;
+  const wanted = new Set(), fresh = [];
+  for (const { block, number, row } of rowsIn(timeline, y0, y1)) {
+    const key = `${block.index}:${number}`;
+    wanted.add(key);
+    if (rows.has(key)) {
+      if (rows.get(key).dataset.complete !== "true") knownCells(block);
+      continue;
     }
+    const element = drawRow(block, number, row, fresh);
+    rows.set(key, element);
     $("tf-grid").append(element);
   }
+  for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
+  drawTitles(y0, y1);
+  const view = [scrollY - top, scrollY - top + innerHeight];
+  const onScreen = fresh.filter((f) => seenHeight(f, view) > 0);
+  for (const f of byArea(onScreen.map((f) => ({ ...f, boundingClientRect: { width: f.width, height: seenHeight(f, view) } }))))
+    loadPicture(f.cell, f.item, true);
+  for (const f of fresh.filter((f) => !onScreen.includes(f))) loadPicture(f.cell, f.item, false);
+}
+
+function drawTitles(y0, y1) {
+  timeline.sectionTops.forEach((sectionTop, number) => {
+    const near = titled(number) && sectionTop + TITLE_HEIGHT >= y0 && sectionTop <= y1;
+    if (near && !titles.has(number)) {
+      const title = Object.assign(document.createElement("h2"), { className: "tf-title", textContent: library().sections[number].title });
+      title.style.top = `${sectionTop + timeline.rule.padding}px`;
+      titles.set(number, title);
+      $("tf-grid").append(title);
+    } else if (!near && titles.has(number)) {
+      titles.get(number).remove();
+      titles.delete(number);
+    }
+  });
+}
+
+// Lays the whole library out for the grid's width: its height, then the rows in view.
+function layOut() {
+  const grid = $("tf-grid");
+  timeline = buildTimeline(library(), grid.clientWidth, (number) => (titled(number) ? TITLE_HEIGHT : 0));
+  timeline.blocks.forEach((block, index) => { block.index = index; });
+  for (const key of [...rows.keys()]) removeRow(key);
+  for (const title of titles.values()) title.remove();
+  titles.clear();
+  grid.style.height = `${Math.ceil(timeline.height + 2 * timeline.rule.padding)}px`;
+  update();
+}
+
+export function renderGrid() {
+  layOut();
+  settled = true;
+  let pending = false;
+  addEventListener("scroll", () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; update(); });
+  }, { passive: true });
+}
+
+// Brings an item's cell into the page (scrolling to its row when it is not in view): the lightbox
+// gives focus back to it when it closes. Its block's cells must be known (they are, for any
+// item the lightbox showed: paging goes through the grid's cells).
+export function reveal(flat) {
+  const section = sectionOf(flat), number = library().sections.indexOf(section), offset = flat - section.start;
+  const page = section.pages.findIndex((p) => offset >= p.start && offset < p.start + p.count);
+  const block = timeline && timeline.blocks.find((b) => b.section === number && b.page === page);
+  const cells = block && knownCells(block);
+  const k = cells ? cells.findIndex((cell) => cell.flat === flat) : -1;
+  if (k < 0) return;
+  const y = cellTop(timeline, block, k) + gridTop();
+  if (y < scrollY || y > scrollY + innerHeight - 100) scrollTo(0, y - innerHeight / 3);
+  update();
+}
+
+// A rotated phone or a resized window: the library laid out again for the new width, the row
+// that was at the top of the view still there.
+function relayout() {
+  if (!timeline || $("tf-grid").clientWidth === timeline.windowWidth) return;
+  const at = blocksIn(timeline, scrollY - gridTop(), scrollY - gridTop())[0];
+  const fraction = at ? (scrollY - gridTop() - at.top) / Math.max(1, at.height) : 0;
+  layOut();
+  if (at) scrollTo(0, gridTop() + timeline.blocks[at.index].top + fraction * timeline.blocks[at.index].height);
+  update();
 }
 
 // With --locations, a list of the places photos were taken (no map tiles: no third-party
@@ -218,39 +229,7 @@ export function renderPlaces() {
   $("tf-places").hidden = false;
 }
 
-// A rotated phone or a resized window: the rows are laid out again for the new width (the
-// pages not yet rendered get new estimates).
-let laidOutWidth = 0;
-function relayout() {
-  if (!library() || gridWidth() === laidOutWidth) return;
-  laidOutWidth = gridWidth();
-  for (const block of document.querySelectorAll(".tf-page")) {
-    if (block.tfShown) renderPage(block, block.tfShown.cells, block.tfShown.partial);
-    else block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
-  }
-}
-
 export function installGrid() {
-  // The largest cells first: their images are asked for first, and the screen's largest picture
-  // (what a browser counts as its largest contentful paint) arrives first.
-  cellObserver = new IntersectionObserver((entries) => {
-    const near = entries.filter((e) => e.isIntersecting), shown = near.filter((e) => onScreenNow(e.boundingClientRect));
-    for (const entry of [...byArea(shown), ...near.filter((e) => !shown.includes(e))]) {
-      cellObserver.unobserve(entry.target);
-      cellNear(entry.target, entry.boundingClientRect);
-    }
-  }, { rootMargin: "400px" });
-  pageObserver = new IntersectionObserver((entries) => {
-    for (const entry of entries) {
-      if (!entry.isIntersecting) continue;
-      pageObserver.unobserve(entry.target);
-      const { section, page } = entry.target.tfPage, block = entry.target;
-      const render = () => loadCells(section, page).then((pageCells) => renderPage(block, pageCells, false));
-      // The rest of the first screen's page comes after the screen's pictures, not among them.
-      if (block.tfShown && block.tfShown.partial) pictures.push((done) => { done(); render(); }, false);
-      else render();
-    }
-  }, { rootMargin: "1200px 0px" });
-  laidOutWidth = gridWidth();
   addEventListener("resize", relayout);
+  document.addEventListener("tf-reveal", (event) => reveal(event.detail));
 }

@@ -73,12 +73,6 @@ export function justify(cells, width, target, gap) {
   return rows;
 }
 
-// A page's height before its cells are read: its count in rows of about 1.3 target-height cells.
-export function estimatedHeight(count, width, target) {
-  const perRow = Math.max(1, width / (target * 1.3));
-  return Math.ceil(count / perRow) * (target + 4);
-}
-
 // The `sizes` a cell's srcset is chosen by: its width over TILE_STRETCH, so a rendition whose
 // pixels cover the cell's device pixels within the stretch is taken (a 16:9 cell of a phone's row
 // takes the 512-px rendition stretched by 1.15, not the 1 280-px one, five times its bytes).

@@ -126,7 +126,7 @@ async function showStrip(item) {
 
 // While the lightbox is open the page under it is out of reach: no focus, nothing read out.
 function coverPage(covered) {
-  for (const element of [document.querySelector("body > header"), $("tf-grid")]) {
+  for (const element of [document.querySelector("body > header"), $("tf-grid"), $("tf-scrubber")]) {
     if (!element) continue;
     element.inert = covered;
     if (covered) element.setAttribute("aria-hidden", "true");
@@ -154,6 +154,8 @@ export function close(fromHistory) {
   coverPage(false);
   $("tf-announce").textContent = "";
   document.body.style.overflow = "";
+  // The grid brings the photo's cell into the page (it may have scrolled out while paging).
+  document.dispatchEvent(new CustomEvent("tf-reveal", { detail: current }));
   const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
   if (cell) cell.focus();
 }

@@ -8,7 +8,8 @@ import { thumbHashToRGBA } from "./thumbhash.js";
 import { installVideo } from "./video.js";
 import { installZoom, zoomTo, zoomLevel } from "./zoom.js";
 import { installLightbox, isOpen, open, show, close, openLink, layoutOf } from "./lightbox.js";
-import { installGrid, renderSections, renderPlaces } from "./grid.js";
+import { installGrid, renderGrid, renderPlaces } from "./grid.js";
+import { installScrubber, scrubberMarks } from "./scrubber.js";
 
 async function start() {
   installVideo();
@@ -21,7 +22,8 @@ async function start() {
     const doc = library(), name = libraryName(doc);
     $("tf-title").textContent = name;
     document.title = `${name} · ${doc.itemCount} ${doc.itemCount === 1 ? "item" : "items"}`;
-    renderSections();
+    renderGrid();
+    installScrubber();
     renderPlaces();
     document.body.dataset.ready = "true";
     if (location.hash) openLink(true);
@@ -36,7 +38,7 @@ async function start() {
 
 // What the browser tests drive and read.
 window.thumbframeViewer = { open, show, close, items: loadedItems, cells: loadedCells, itemAt, zoomTo, zoom: zoomLevel,
-  layout: layoutOf,
+  layout: layoutOf, marks: scrubberMarks,
   thumbHashToRGBA: (base64) => {
     const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
     return [r.w, r.h, Array.from(r.rgba)];

@@ -19,6 +19,7 @@ enum ViewerAssets {
         <body>
         <header><h1 id="tf-title">Photos</h1><details id="tf-places" hidden><summary>Places</summary><ul></ul></details></header>
         <main id="tf-grid" aria-label="Photos"></main>
+        <div id="tf-scrubber" role="slider" tabindex="0" aria-label="Timeline" aria-orientation="vertical" aria-valuemin="0" aria-valuemax="100" hidden><div class="tf-marks"></div><div class="tf-handle"><span class="tf-bubble"></span></div></div>
         <div id="tf-lightbox" role="dialog" aria-modal="true" aria-label="Photo" hidden>
           <div id="tf-mask"></div>
           <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video><div id="tf-scrub" aria-hidden="true" hidden></div></div></div>
@@ -459,10 +460,6 @@ enum ViewerAssets {
           flush(true);
           return rows;
         }
-        function estimatedHeight(count, width, target) {
-          const perRow = Math.max(1, width / (target * 1.3));
-          return Math.ceil(count / perRow) * (target + 4);
-        }
         const cellSizes = (cellWidth) => `${Math.ceil(cellWidth / TILE_STRETCH)}px`;
         function srcsetChoice(renditions, cellWidth, scale) {
           const need = Math.ceil(cellWidth / TILE_STRETCH) * scale;
@@ -488,7 +485,7 @@ enum ViewerAssets {
           }
           return tiles;
         }
-        return { TILE_STRETCH, zoomStretch, layoutFor, shownCells, justify, estimatedHeight, cellSizes, srcsetChoice, tileLevel, tilesInView };
+        return { TILE_STRETCH, zoomStretch, layoutFor, shownCells, justify, cellSizes, srcsetChoice, tileLevel, tilesInView };
         })();
         // ---- viewer/src/zoom.js
         const viewer_zoom = (() => {
@@ -788,7 +785,7 @@ enum ViewerAssets {
           }
         }
         function coverPage(covered) {
-          for (const element of [document.querySelector("body > header"), $("tf-grid")]) {
+          for (const element of [document.querySelector("body > header"), $("tf-grid"), $("tf-scrubber")]) {
             if (!element) continue;
             element.inert = covered;
             if (covered) element.setAttribute("aria-hidden", "true");
@@ -815,6 +812,7 @@ enum ViewerAssets {
           coverPage(false);
           $("tf-announce").textContent = "";
           document.body.style.overflow = "";
+          document.dispatchEvent(new CustomEvent("tf-reveal", { detail: current }));
           const cell = document.querySelector(`.tf-cell[data-index="${current}"]`);
           if (cell) cell.focus();
         }
@@ -933,15 +931,98 @@ enum ViewerAssets {
         }
         return { wrap, linkOf, pathOfHash, caption, gesture, isOpen, layoutOf, show, open, close, openLink, installLightbox };
         })();
-        // ---- viewer/src/grid.js
-        const viewer_grid = (() => {
-        const { $, url, library, options, itemAt, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, cellAt, inlinePicture } = viewer_data;
-        const { justify, estimatedHeight, shownCells, cellSizes, srcsetChoice } = viewer_layout;
-        const { badge, playMotion, stopMotion } = viewer_video;
-        const { open } = viewer_lightbox;
-        const rowTarget = (width) => (width < 600 ? 110 : 200);
-        const gridWidth = () => $("tf-grid").clientWidth - 8;
-        const GAP = 4;
+        // ---- viewer/src/timeline.js
+        const viewer_timeline = (() => {
+        const { justify } = viewer_layout;
+        const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        const VALUE = Object.fromEntries([...ALPHABET].map((c, k) => [c, k]));
+        const STEPS = 682, OCTAVES = [0.125, 0.25, 0.5, 1, 2, 4];
+        const aspectOf = (code) => (STEPS + code % STEPS) / STEPS * OCTAVES[Math.min(Math.floor(code / STEPS), 5)];
+        function decodeAspects(text) {
+          const aspects = new Array(text.length >> 1);
+          for (let k = 0; k < aspects.length; k++) aspects[k] = aspectOf(VALUE[text[2 * k]] * 64 + VALUE[text[2 * k + 1]]);
+          return aspects;
+        }
+        function decodeRows(text) {
+          const lengths = [];
+          for (let k = 0; k < text.length; k++) {
+            const value = VALUE[text[k]];
+            if (value < 63) lengths.push(value);
+            else {
+              lengths.push(VALUE[text[k + 1]] * 64 + VALUE[text[k + 2]]);
+              k += 2;
+            }
+          }
+          return lengths;
+        }
+        const ruleOf = (settings) => Object.assign({ gap: 4, padding: 4, rowHeight: 110, wideRowHeight: 200, wideFrom: 600 },
+          settings && settings.grid);
+        const targetOf = (rule, windowWidth) => (windowWidth < rule.wideFrom ? rule.rowHeight : rule.wideRowHeight);
+        function pageLayout(aspects, windowWidth, rule) {
+          const rows = justify(aspects.map((aspect) => ({ width: aspect, height: 1 })), windowWidth - 2 * rule.padding,
+            targetOf(rule, windowWidth), rule.gap);
+          let height = 0, first = 0;
+          for (const row of rows) {
+            Object.assign(row, { top: height, first });
+            height = height + row.height + rule.gap;
+            first += row.cells.length;
+          }
+          return { rows, height };
+        }
+        function buildTimeline(doc, windowWidth, titleHeight) {
+          const rule = ruleOf(doc.settings), blocks = [], sectionTops = [];
+          let top = 0;
+          doc.sections.forEach((section, number) => {
+            sectionTops.push(top);
+            top += titleHeight(number);
+            section.pages.forEach((page, index) => {
+              const aspects = decodeAspects(page.aspects || "");
+              const { height } = pageLayout(aspects, windowWidth, rule);
+              blocks.push({ section: number, page: index, top, height, aspects });
+              top += height;
+            });
+          });
+          return { windowWidth, rule, blocks, sectionTops, height: top };
+        }
+        function blocksIn(timeline, y0, y1) {
+          const { blocks } = timeline;
+          let low = 0, high = blocks.length;
+          while (low < high) {
+            const middle = (low + high) >> 1;
+            if (blocks[middle].top + blocks[middle].height < y0) low = middle + 1;
+            else high = middle;
+          }
+          const found = [];
+          for (let k = low; k < blocks.length && blocks[k].top <= y1; k++) found.push(blocks[k]);
+          return found;
+        }
+        function rowsIn(timeline, y0, y1) {
+          const found = [];
+          for (const block of blocksIn(timeline, y0, y1))
+            rowsOf(timeline, block).forEach((row, number) => {
+              if (block.top + row.top <= y1 && block.top + row.top + row.height >= y0) found.push({ block, number, row });
+            });
+          return found;
+        }
+        function rowsOf(timeline, block) {
+          if (!block.rows) block.rows = pageLayout(block.aspects, timeline.windowWidth, timeline.rule).rows;
+          return block.rows;
+        }
+        function cellTop(timeline, block, cell) {
+          let first = 0;
+          for (const row of rowsOf(timeline, block)) {
+            if (cell < first + row.cells.length) return block.top + row.top;
+            first += row.cells.length;
+          }
+          return block.top;
+        }
+        const blockOf = (timeline, section, page) => timeline.blocks.find((b) => b.section === section && b.page === page);
+        return { aspectOf, decodeAspects, decodeRows, ruleOf, targetOf, pageLayout, buildTimeline, blocksIn, rowsIn, rowsOf, cellTop, blockOf };
+        })();
+        // ---- viewer/src/pictures.js
+        const viewer_pictures = (() => {
+        const { url, options, paintPlaceholder, inlinePicture } = viewer_data;
+        const { cellSizes, srcsetChoice } = viewer_layout;
         const byArea = (entries) => entries.map((entry, order) => ({ entry, order, area: entry.boundingClientRect.width *
           entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
         const srcsetOf = (item, family) =>
@@ -989,33 +1070,69 @@ enum ViewerAssets {
           };
         }
         const pictures = pictureQueue();
-        function loadCellImage(img, start, shown) {
-          pictures.push((done) => {
-            img.addEventListener("load", done, { once: true });
-            img.addEventListener("error", done, { once: true });
-            if (shown) img.fetchPriority = "high";
-            start();
-          }, shown);
-        }
-        function cellNear(cell, box) {
-          const item = cellAt(+cell.dataset.index), settings = options();
+        function loadPicture(cell, item, onScreen) {
+          const settings = options();
           paintPlaceholder(cell, item);
           const img = cell.querySelector("img");
           const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
           const inline = inlinePicture(item);
           const chosen = srcsetChoice(family.map((name) => item.thumbnails[name]), parseFloat(cell.style.width), devicePixelRatio);
           if (inline && chosen && chosen.path === inline.path) return;
-          const start = () => {
+          pictures.push((done) => {
+            if (!img.isConnected) return done();
+            img.addEventListener("load", done, { once: true });
+            img.addEventListener("error", done, { once: true });
+            if (onScreen) img.fetchPriority = "high";
             if (family.length) {
               img.srcset = srcsetOf(item, family);
               img.sizes = cellSizes(parseFloat(cell.style.width));
             }
             img.src = url((item.thumbnails[family[0]] || item.thumbnails[settings.display] || Object.values(item.thumbnails)[0]).path);
-          };
-          loadCellImage(img, start, onScreenNow(box));
+          }, onScreen);
         }
-        const onScreenNow = (box) => box.top < innerHeight && box.bottom > 0 && box.right > 0 && box.left < innerWidth;
-        let cellObserver = null, pageObserver = null;
+        const afterScreen = (task) => pictures.push((done) => { done(); task(); }, false);
+        return { byArea, srcsetOf, pictureQueue, loadPicture, afterScreen };
+        })();
+        // ---- viewer/src/grid.js
+        const viewer_grid = (() => {
+        const { $, library, loadCells, firstCells, findCell, describe, placeLabel, paintPlaceholder, sectionOf } = viewer_data;
+        const { itemAt, inlinePicture } = viewer_data;
+        const { shownCells } = viewer_layout;
+        const { buildTimeline, blocksIn, rowsIn, cellTop } = viewer_timeline;
+        const { byArea, loadPicture, afterScreen } = viewer_pictures;
+        const { badge, playMotion, stopMotion } = viewer_video;
+        const { open } = viewer_lightbox;
+        const TITLE_HEIGHT = 40;
+        const KEEP = 1;
+        let timeline = null, settled = false;  // (settled: the first screen has been drawn)
+        const rows = new Map();    // "block:row" -> the row's element
+        const titles = new Map();  // section -> its title's element
+        const currentTimeline = () => timeline;
+        const gridTop = () => $("tf-grid").getBoundingClientRect().top + scrollY + timeline.rule.padding;
+        const titled = (number) => number > 0 || library().sections[0].title !== $("tf-title").textContent;
+        function knownCells(block) {
+          if (block.cells) return block.cells;
+          const section = library().sections[block.section], page = section.pages[block.page];
+          const first = firstCells(section, page);
+          if (first) block.cells = shownCells(first.items);
+          if (!block.cells || block.cells.length < block.aspects.length) {
+            block.partial = true;
+            if (!block.asked || (block.deferred && settled)) {
+              block.deferred = !block.asked && first && !settled;
+              block.asked = true;
+              const fetch = () => loadCells(section, page).then((cells) => {
+                if (!block.partial) return;
+                block.cells = shownCells(cells);
+                block.partial = false;
+                for (const [key, row] of [...rows]) if (key.startsWith(`${block.index}:`) && row.dataset.complete !== "true") removeRow(key);
+                update();
+              });
+              if (block.deferred) queueMicrotask(() => afterScreen(fetch));
+              else fetch();
+            }
+          }
+          return block.cells;
+        }
         function makeCell(item, width, height) {
           const cell = Object.assign(document.createElement("button"), { className: "tf-cell", type: "button" });
           Object.assign(cell.dataset, { index: item.flat, path: item.path });
@@ -1044,56 +1161,109 @@ enum ViewerAssets {
             cell.addEventListener("pointerleave", () => { cell.tfHovered = false; stopMotion(cell); });
           }
           cell.addEventListener("click", () => open(item.flat));
+          paintPlaceholder(cell, item);
           return cell;
         }
-        function renderPage(block, pageCells, partial) {
-          const width = gridWidth(), target = rowTarget(innerWidth);
-          let rows = justify(shownCells(pageCells), width, target, GAP);
-          if (partial) rows = rows.slice(0, -1);
-          const keys = rows.map((row) => row.cells.map((cell) => cell.flat).join(" "));
-          const drawn = block.tfRows || [];
-          const kept = block.tfWidth === width && drawn.every((key, k) => keys[k] === key) ? drawn.length : 0;
-          if (!kept) {
-            for (const cell of block.querySelectorAll(".tf-cell")) cellObserver.unobserve(cell);
-            block.replaceChildren();
-          }
-          for (const row of rows.slice(kept)) {
-            const rowElement = Object.assign(document.createElement("div"), { className: "tf-row" });
-            row.cells.forEach((item, k) => {
-              const cell = makeCell(item, row.widths[k], row.height);
-              if (partial) paintPlaceholder(cell, item);
-              rowElement.append(cell);
-              cellObserver.observe(cell);
-            });
-            block.append(rowElement);
-          }
-          Object.assign(block, { tfRows: keys, tfWidth: width, tfShown: { cells: pageCells, partial } });
-          if (partial) {
-            const height = rows.reduce((sum, row) => sum + row.height + GAP, 0);
-            const left = block.tfPage.page.count - rows.reduce((sum, row) => sum + row.cells.length, 0);
-            block.style.minHeight = `${Math.ceil(height + estimatedHeight(left, width, target))}px`;
-            return;
-          }
-          block.style.minHeight = "";
-          block.dataset.rendered = "true";
-        }
-        function renderSections() {
-          const width = gridWidth(), target = rowTarget(innerWidth);
-          for (const section of library().sections) {
-            const element = Object.assign(document.createElement("section"), { className: "tf-section" });
-            if (section.title !== $("tf-title").textContent)
-              element.append(Object.assign(document.createElement("h2"), { textContent: section.title }));
-            for (const page of section.pages) {
-              const block = Object.assign(document.createElement("div"), { className: "tf-page" });
-              block.tfPage = { section, page };
-              block.style.minHeight = `${estimatedHeight(page.count, width, target)}px`;
-              element.append(block);
-              const first = firstCells(section, page);
-              if (first) renderPage(block, first.items, !first.complete);
-              if (!first || !first.complete) pageObserver.observe(block);
+        function drawRow(block, number, row, fresh) {
+          const element = Object.assign(document.createElement("div"), { className: "tf-row" });
+          element.style.top = `${block.top + row.top + timeline.rule.padding}px`;
+          Object.assign(element.dataset, { section: block.section, page: block.page });
+          const cells = knownCells(block);
+          row.cells.forEach((_, k) => {
+            const shown = cells && cells[row.first + k];
+            if (!shown) {
+              const box = Object.assign(document.createElement("div"), { className: "tf-cell tf-pending" });
+              Object.assign(box.style, { width: `${row.widths[k].toFixed(2)}px`, height: `${row.height.toFixed(2)}px` });
+              element.append(box);
+              return;
             }
+            const cell = makeCell(shown, row.widths[k], row.height);
+            element.append(cell);
+            fresh.push({ cell, item: shown, y: block.top + row.top, width: row.widths[k], height: row.height });
+          });
+          element.dataset.complete = cells && row.cells.length && cells[row.first + row.cells.length - 1] ? "true" : "false";
+          return element;
+        }
+        const seenHeight = (frame, [top, bottom]) => Math.max(0, Math.min(frame.y + frame.height, bottom) - Math.max(frame.y, top));
+        function removeRow(key) {
+          rows.get(key).remove();
+          rows.delete(key);
+        }
+        function update() {
+          if (!timeline) return;
+          const top = gridTop(), y0 = scrollY - top - KEEP * innerHeight, y1 = scrollY - top + (1 + KEEP) * innerHeight;
+          const wanted = new Set(), fresh = [];
+          for (const { block, number, row } of rowsIn(timeline, y0, y1)) {
+            const key = `${block.index}:${number}`;
+            wanted.add(key);
+            if (rows.has(key)) {
+              if (rows.get(key).dataset.complete !== "true") knownCells(block);
+              continue;
+            }
+            const element = drawRow(block, number, row, fresh);
+            rows.set(key, element);
             $("tf-grid").append(element);
           }
+          for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
+          drawTitles(y0, y1);
+          const view = [scrollY - top, scrollY - top + innerHeight];
+          const onScreen = fresh.filter((f) => seenHeight(f, view) > 0);
+          for (const f of byArea(onScreen.map((f) => ({ ...f, boundingClientRect: { width: f.width, height: seenHeight(f, view) } }))))
+            loadPicture(f.cell, f.item, true);
+          for (const f of fresh.filter((f) => !onScreen.includes(f))) loadPicture(f.cell, f.item, false);
+        }
+        function drawTitles(y0, y1) {
+          timeline.sectionTops.forEach((sectionTop, number) => {
+            const near = titled(number) && sectionTop + TITLE_HEIGHT >= y0 && sectionTop <= y1;
+            if (near && !titles.has(number)) {
+              const title = Object.assign(document.createElement("h2"), { className: "tf-title", textContent: library().sections[number].title });
+              title.style.top = `${sectionTop + timeline.rule.padding}px`;
+              titles.set(number, title);
+              $("tf-grid").append(title);
+            } else if (!near && titles.has(number)) {
+              titles.get(number).remove();
+              titles.delete(number);
+            }
+          });
+        }
+        function layOut() {
+          const grid = $("tf-grid");
+          timeline = buildTimeline(library(), grid.clientWidth, (number) => (titled(number) ? TITLE_HEIGHT : 0));
+          timeline.blocks.forEach((block, index) => { block.index = index; });
+          for (const key of [...rows.keys()]) removeRow(key);
+          for (const title of titles.values()) title.remove();
+          titles.clear();
+          grid.style.height = `${Math.ceil(timeline.height + 2 * timeline.rule.padding)}px`;
+          update();
+        }
+        function renderGrid() {
+          layOut();
+          settled = true;
+          let pending = false;
+          addEventListener("scroll", () => {
+            if (pending) return;
+            pending = true;
+            requestAnimationFrame(() => { pending = false; update(); });
+          }, { passive: true });
+        }
+        function reveal(flat) {
+          const section = sectionOf(flat), number = library().sections.indexOf(section), offset = flat - section.start;
+          const page = section.pages.findIndex((p) => offset >= p.start && offset < p.start + p.count);
+          const block = timeline && timeline.blocks.find((b) => b.section === number && b.page === page);
+          const cells = block && knownCells(block);
+          const k = cells ? cells.findIndex((cell) => cell.flat === flat) : -1;
+          if (k < 0) return;
+          const y = cellTop(timeline, block, k) + gridTop();
+          if (y < scrollY || y > scrollY + innerHeight - 100) scrollTo(0, y - innerHeight / 3);
+          update();
+        }
+        function relayout() {
+          if (!timeline || $("tf-grid").clientWidth === timeline.windowWidth) return;
+          const at = blocksIn(timeline, scrollY - gridTop(), scrollY - gridTop())[0];
+          const fraction = at ? (scrollY - gridTop() - at.top) / Math.max(1, at.height) : 0;
+          layOut();
+          if (at) scrollTo(0, gridTop() + timeline.blocks[at.index].top + fraction * timeline.blocks[at.index].height);
+          update();
         }
         function renderPlaces() {
           const counts = library().summary && library().summary.places;
@@ -1112,37 +1282,95 @@ enum ViewerAssets {
           }
           $("tf-places").hidden = false;
         }
-        let laidOutWidth = 0;
-        function relayout() {
-          if (!library() || gridWidth() === laidOutWidth) return;
-          laidOutWidth = gridWidth();
-          for (const block of document.querySelectorAll(".tf-page")) {
-            if (block.tfShown) renderPage(block, block.tfShown.cells, block.tfShown.partial);
-            else block.style.minHeight = `${estimatedHeight(block.tfPage.page.count, laidOutWidth, rowTarget(innerWidth))}px`;
-          }
-        }
         function installGrid() {
-          cellObserver = new IntersectionObserver((entries) => {
-            const near = entries.filter((e) => e.isIntersecting), shown = near.filter((e) => onScreenNow(e.boundingClientRect));
-            for (const entry of [...byArea(shown), ...near.filter((e) => !shown.includes(e))]) {
-              cellObserver.unobserve(entry.target);
-              cellNear(entry.target, entry.boundingClientRect);
-            }
-          }, { rootMargin: "400px" });
-          pageObserver = new IntersectionObserver((entries) => {
-            for (const entry of entries) {
-              if (!entry.isIntersecting) continue;
-              pageObserver.unobserve(entry.target);
-              const { section, page } = entry.target.tfPage, block = entry.target;
-              const render = () => loadCells(section, page).then((pageCells) => renderPage(block, pageCells, false));
-              if (block.tfShown && block.tfShown.partial) pictures.push((done) => { done(); render(); }, false);
-              else render();
-            }
-          }, { rootMargin: "1200px 0px" });
-          laidOutWidth = gridWidth();
           addEventListener("resize", relayout);
+          document.addEventListener("tf-reveal", (event) => reveal(event.detail));
         }
-        return { rowTarget, byArea, srcsetOf, pictureQueue, renderSections, renderPlaces, installGrid };
+        return { TITLE_HEIGHT, currentTimeline, gridTop, seenHeight, update, renderGrid, reveal, renderPlaces, installGrid };
+        })();
+        // ---- viewer/src/scrubber.js
+        const viewer_scrubber = (() => {
+        const { $, library } = viewer_data;
+        const { currentTimeline, gridTop, update } = viewer_grid;
+        const { blockOf, cellTop } = viewer_timeline;
+        let marks = [];  // { label, y } in page coordinates, in order
+        function placeMarks(entries, timeline, top) {
+          return entries.map((entry) => {
+            const block = blockOf(timeline, entry.section, entry.page);
+            return { label: entry.label, y: block ? top + cellTop(timeline, block, entry.cell) : top };
+          });
+        }
+        function markAt(list, y) {
+          let found = list[0];
+          for (const mark of list) if (mark.y <= y + 1) found = mark;
+          return found;
+        }
+        const trackLabel = (mark, previous) =>
+          /^\d{4}-\d{2}$/.test(mark.label) ? (previous && previous.label.slice(0, 4) === mark.label.slice(0, 4) ? "" : mark.label.slice(0, 4))
+            : mark.label;
+        const maxScroll = () => Math.max(1, document.documentElement.scrollHeight - innerHeight);
+        function draw() {
+          const track = $("tf-scrubber"), timeline = currentTimeline(), entries = library().timeline || [];
+          track.hidden = entries.length < 2 || !timeline || timeline.height < 3 * innerHeight;
+          if (track.hidden) return;
+          marks = placeMarks(entries, timeline, gridTop());
+          const labels = track.querySelector(".tf-marks");
+          labels.replaceChildren();
+          let last = -100;
+          marks.forEach((mark, k) => {
+            const text = trackLabel(mark, marks[k - 1]), at = (mark.y / maxScroll()) * 100;
+            if (!text || at - last < 4) return;  // (labels 4 % apart at least)
+            last = at;
+            const label = Object.assign(document.createElement("span"), { textContent: text });
+            label.style.top = `${Math.min(97, at)}%`;
+            labels.append(label);
+          });
+          follow();
+        }
+        function follow() {
+          const track = $("tf-scrubber");
+          if (track.hidden || !marks.length) return;
+          const fraction = Math.min(1, scrollY / maxScroll());
+          track.querySelector(".tf-handle").style.transform = `translateY(${fraction * track.clientHeight}px)`;
+          const mark = markAt(marks, scrollY + innerHeight / 3);
+          track.setAttribute("aria-valuenow", String(Math.round(fraction * 100)));
+          track.setAttribute("aria-valuetext", mark.label);
+          track.querySelector(".tf-bubble").textContent = mark.label;
+        }
+        function jump(y) {
+          scrollTo(0, Math.max(0, Math.min(maxScroll(), y)));
+          update();
+          follow();
+        }
+        function installScrubber() {
+          const track = $("tf-scrubber");
+          const toY = (event) => {
+            const box = track.getBoundingClientRect();
+            return Math.min(1, Math.max(0, (event.clientY - box.top) / box.height)) * maxScroll();
+          };
+          track.addEventListener("pointerdown", (event) => {
+            track.setPointerCapture(event.pointerId);
+            track.classList.add("tf-dragging");
+            jump(toY(event));
+          });
+          track.addEventListener("pointermove", (event) => { if (track.hasPointerCapture(event.pointerId)) jump(toY(event)); });
+          const release = () => track.classList.remove("tf-dragging");
+          track.addEventListener("pointerup", release);
+          track.addEventListener("pointercancel", release);
+          track.addEventListener("keydown", (event) => {
+            const steps = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, PageDown: 12, PageUp: -12 }[event.key];
+            if (!steps && event.key !== "Home" && event.key !== "End") return;
+            event.preventDefault();
+            const current = marks.indexOf(markAt(marks, scrollY + innerHeight / 3));
+            const next = event.key === "Home" ? 0 : event.key === "End" ? marks.length - 1 : Math.max(0, Math.min(marks.length - 1, current + steps));
+            if (marks[next]) jump(marks[next].y - 8);
+          });
+          addEventListener("scroll", follow, { passive: true });
+          addEventListener("resize", draw);
+          draw();
+        }
+        const scrubberMarks = () => marks;
+        return { placeMarks, markAt, trackLabel, installScrubber, scrubberMarks };
         })();
         // ---- viewer/src/main.js
         const viewer_main = (() => {
@@ -1151,7 +1379,8 @@ enum ViewerAssets {
         const { installVideo } = viewer_video;
         const { installZoom, zoomTo, zoomLevel } = viewer_zoom;
         const { installLightbox, isOpen, open, show, close, openLink, layoutOf } = viewer_lightbox;
-        const { installGrid, renderSections, renderPlaces } = viewer_grid;
+        const { installGrid, renderGrid, renderPlaces } = viewer_grid;
+        const { installScrubber, scrubberMarks } = viewer_scrubber;
         async function start() {
           installVideo();
           installZoom(isOpen);
@@ -1162,7 +1391,8 @@ enum ViewerAssets {
             const doc = library(), name = libraryName(doc);
             $("tf-title").textContent = name;
             document.title = `${name} · ${doc.itemCount} ${doc.itemCount === 1 ? "item" : "items"}`;
-            renderSections();
+            renderGrid();
+            installScrubber();
             renderPlaces();
             document.body.dataset.ready = "true";
             if (location.hash) openLink(true);
@@ -1175,7 +1405,7 @@ enum ViewerAssets {
           }
         }
         window.thumbframeViewer = { open, show, close, items: loadedItems, cells: loadedCells, itemAt, zoomTo, zoom: zoomLevel,
-          layout: layoutOf,
+          layout: layoutOf, marks: scrubberMarks,
           thumbHashToRGBA: (base64) => {
             const r = thumbHashToRGBA(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
             return [r.w, r.h, Array.from(r.rgba)];
@@ -1192,10 +1422,20 @@ enum ViewerAssets {
         :root { color-scheme: dark; --gap: 4px; }
         * { box-sizing: border-box; }
         html, body { margin: 0; background: #111; color: #ddd; font: 15px/1.4 system-ui, sans-serif; }
-        #tf-grid { padding: var(--gap); }
+        #tf-grid { position: relative; padding: var(--gap); overflow-anchor: none; }
         #tf-title { font-size: 18px; font-weight: 600; margin: 12px 8px 0; color: #eee; }
-        .tf-section h2 { font-size: 15px; font-weight: 600; margin: 14px 4px 6px; color: #aaa; }
-        .tf-row { display: flex; gap: var(--gap); margin-bottom: var(--gap); }
+        #tf-grid .tf-title { position: absolute; left: 8px; right: 8px; height: 40px; margin: 0; padding-top: 14px; font-size: 15px;
+          line-height: 20px; font-weight: 600; color: #aaa; box-sizing: border-box; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .tf-row { position: absolute; left: var(--gap); display: flex; gap: var(--gap); }
+        .tf-pending { background: #222; }
+        #tf-scrubber { position: fixed; top: 56px; bottom: 16px; right: 0; width: 44px; z-index: 5; touch-action: none; cursor: ns-resize; }
+        #tf-scrubber .tf-marks span { position: absolute; right: 10px; transform: translateY(-50%); font-size: 11px; color: #bbb;
+          text-shadow: 0 0 3px #000; pointer-events: none; }
+        #tf-scrubber .tf-handle { position: absolute; top: 0; right: 2px; width: 6px; height: 36px; margin-top: -18px; border-radius: 3px; background: #ddd; opacity: .7; }
+        #tf-scrubber .tf-bubble { display: none; position: absolute; right: 14px; top: 6px; padding: 3px 8px; border-radius: 4px;
+          background: #eee; color: #111; font-size: 13px; white-space: nowrap; }
+        #tf-scrubber.tf-dragging .tf-bubble, #tf-scrubber:focus-visible .tf-bubble { display: block; }
+        #tf-scrubber:focus-visible { outline: 2px solid #8ab4f8; outline-offset: -2px; }
         .tf-cell { position: relative; flex: none; overflow: hidden; padding: 0; border: 0; cursor: zoom-in;
           background-size: 100% 100%; }
         .tf-cell img { display: block; width: 100%; height: 100%; object-fit: cover; opacity: 0; transition: opacity .2s; }

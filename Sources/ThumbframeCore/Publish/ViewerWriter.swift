@@ -227,8 +227,8 @@ struct ViewerWriter {
     static let maximumInlinePictureBytes = 64 << 10
     /// Where a phone's first row begins below the top of the page, in points: the library's name
     /// (12 + 25.2) and the grid's padding (4), and the first section's title when it is not the
-    /// library's name (14 + 21 + 6) — thumbframe-viewer.css's sizes.
-    static let headerHeight = (named: 41.2, titled: 82.2)
+    /// library's name (40, grid.js's TITLE_HEIGHT) — thumbframe-viewer.css's sizes.
+    static let headerHeight = (named: 41.2, titled: 81.2)
 
     /// `{"item": N, "path": P, "src": "data:…"}`: the thumbnail of the picture a phone (the
     /// `phone` viewport) shows largest on its first screen — the cells laid out as the viewer lays
@@ -242,8 +242,9 @@ struct ViewerWriter {
             let section = manifest.sections.first
         else { return nil }
         let shown = cells.filter { $0.stack == nil || $0.stack?.cover == $0.item }
+        // (The cells' aspects as the grid lays them out: their codes'.)
         var rows = JustifiedRows.rows(
-            aspects: shown.map { Double($0.width) / Double(max(1, $0.height)) },
+            aspects: shown.map { GridGeometry.aspect(code: GridGeometry.code(aspect: Double($0.width) / Double(max(1, $0.height)))) },
             width: JustifiedRows.gridWidth(forWindowWidth: phone.width),
             target: JustifiedRows.target(forWindowWidth: phone.width))
         if !complete { rows.removeLast() }
