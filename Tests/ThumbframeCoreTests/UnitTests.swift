@@ -366,6 +366,31 @@ struct OwnedNamesTests {
         #expect(OutputName(path) == nil)
     }
 
+    @Test("a directory's entries are its names, byte for byte, of every length, in a folder of thousands")
+    func entries() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            // Names of 1 to 255 bytes (not all UTF-8), many times over: entries of every size fill
+            // the reader's buffer to its end.
+            var expected: Set<[UInt8]> = []
+            for index in 0..<3000 {
+                let length = 1 + index % 255
+                var name = Array(String(format: "%05d", index).utf8) + [UInt8](repeating: 0x61 + UInt8(index % 26), count: 250)
+                name = Array(name.prefix(length))
+                if index % 7 == 0 && length > 5 { name[length - 1] = 0xE9 }
+                if name == [46] || name == [46, 46] { continue }
+                expected.insert(name)
+            }
+            for name in expected {
+                let path = Array(root.utf8) + [47] + name
+                let fd = path.withCString { open($0, O_CREAT | O_WRONLY, 0o644) }
+                #expect(fd >= 0)
+                close(fd)
+            }
+            let found = try Directory.open(root).entries()
+            #expect(found.count == expected.count && Set(found) == expected)
+        }
+    }
+
     @Test("a ledger is read line by line across pieces; a line too long is skipped whole, however long")
     func ledgerLines() async throws {
         try await Fixtures.withTemporaryDirectory { root in

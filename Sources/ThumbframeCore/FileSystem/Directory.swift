@@ -80,8 +80,14 @@ final class Directory: @unchecked Sendable {
         rewinddir(stream)
         var names: [[UInt8]] = []
         errno = 0
+        // A name is read up to its NUL where it lies: an entry holds only as much of `d_name` as
+        // its name needs (`d_reclen`), so copying the field's 256 bytes reads past the last
+        // entry of glibc's buffer, into a page that may not be mapped (a walk of folders of a
+        // thousand photos crashed so).
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            let start = UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+            let name = Array(UnsafeBufferPointer(start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))))
             if name != [46] && name != [46, 46] { names.append(name) }
         }
         if errno != 0 { throw .posix(errno) }
