@@ -30,13 +30,13 @@ import os
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test-helpers"))
 
 import shutil
-import socket
 import statistics
-import subprocess
-import tempfile
 import time
 
 from browsertest import browser, serve
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from throttled import NETWORKS, caddy
 
 arguments = sys.argv[1:]
 runs = 3
@@ -49,12 +49,6 @@ for argument in arguments:
     if not label or not directory or not os.path.isfile(os.path.join(directory, page)):
         sys.exit(f"first-screen: {argument}: expected LABEL=DIR:PAGE with DIR/PAGE a file")
     sites.append((label, os.path.abspath(directory), page))
-
-# DevTools' presets (front_end/core/sdk/NetworkManager.ts): bytes per second, ms.
-NETWORKS = {
-    "slow 4G": {"latency": 562.5, "downloadThroughput": 1.6e6 / 8 * 0.9, "uploadThroughput": 750e3 / 8 * 0.9},
-    "fast 4G": {"latency": 165, "downloadThroughput": 9e6 / 8 * 0.9, "uploadThroughput": 1.5e6 / 8 * 0.9},
-}
 
 # Runs in the page from its first byte: paint timings, and on every frame whether every image
 # in view is complete (the first frame it is, kept unless an image in view stops being so).
@@ -86,47 +80,6 @@ const entries = [...performance.getEntriesByType("navigation"), ...performance.g
 return { done, fcp: __screen.fcp, lcp: __screen.lcp, images: __screen.images || 0, requests: entries.length,
   bytes: entries.reduce((sum, e) => sum + e.transferSize, 0) };
 """
-
-
-def caddy(directory):
-    """Serves DIRECTORY with Caddy over HTTPS (its internal CA; HTTP/2), pre-compressed siblings
-    first. Returns (base URL, stop)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    home = tempfile.mkdtemp(prefix="first-screen-caddy-")
-    config = os.path.join(home, "Caddyfile")
-    with open(config, "w") as f:
-        f.write(f"""{{
-    admin off
-    auto_https disable_redirects
-    skip_install_trust
-    storage file_system {home}/data
-}}
-https://127.0.0.1:{port} {{
-    tls internal
-    root * {directory}
-    # What has no pre-compressed sibling (sigal's pages, thumbframe's thumbnails) is compressed
-    # as it is sent where that helps, as every static host does; JPEGs are left alone.
-    encode gzip zstd
-    file_server {{
-        precompressed br gzip
-    }}
-}}
-""")
-    process = subprocess.Popen(["caddy", "run", "--config", config, "--adapter", "caddyfile"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HOME": home})
-    for _ in range(100):
-        with socket.socket() as client:
-            if client.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-
-    def stop():
-        process.terminate()
-        process.wait()
-        shutil.rmtree(home, ignore_errors=True)
-    return f"https://127.0.0.1:{port}/", stop
 
 
 def python_server(directory):
