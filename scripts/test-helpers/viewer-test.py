@@ -629,6 +629,8 @@ def timeline_checks():
         check("timeline: at most a few screens of cells in the page", 0 < most <= 150, f"{most} cells at most")
         state = driver.execute_script("return [__heights, __shift]")
         check("timeline: the page's height never changed and nothing shifted", len(state[0]) == 1 and state[1] < 0.01, f"{state}")
+        found = violations(driver)
+        check("timeline: axe-core finds nothing with the scrubber shown", not found, f"{found}")
         driver.save_screenshot(os.path.join(artifacts, "timeline-phone.png"))
     finally:
         driver.quit()

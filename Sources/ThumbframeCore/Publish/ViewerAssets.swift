@@ -19,7 +19,7 @@ enum ViewerAssets {
         <body>
         <header><h1 id="tf-title">Photos</h1><details id="tf-places" hidden><summary>Places</summary><ul></ul></details></header>
         <main id="tf-grid" aria-label="Photos"></main>
-        <div id="tf-scrubber" role="slider" tabindex="0" aria-label="Timeline" aria-orientation="vertical" aria-valuemin="0" aria-valuemax="100" hidden><div class="tf-marks"></div><div class="tf-handle"><span class="tf-bubble"></span></div></div>
+        <nav aria-label="Timeline"><div id="tf-scrubber" role="slider" tabindex="0" aria-label="Timeline" aria-orientation="vertical" aria-valuemin="0" aria-valuemax="100" hidden><div class="tf-marks"></div><div class="tf-handle"><span class="tf-bubble"></span></div></div></nav>
         <div id="tf-lightbox" role="dialog" aria-modal="true" aria-label="Photo" hidden>
           <div id="tf-mask"></div>
           <div id="tf-scroll"><div id="tf-content"><img id="tf-image" alt=""><video id="tf-video" controls playsinline preload="metadata" hidden></video><div id="tf-scrub" aria-hidden="true" hidden></div></div></div>
