@@ -109,6 +109,21 @@ struct CLITests {
         }
     }
 
+    @Test("exit 64: --out an s3:// address is refused, and no folder named 's3:' is made")
+    func outURL() async throws {
+        try await Fixtures.withTemporaryDirectory { root in
+            let source = try Self.makeLibrary(root, broken: false)
+            for out in ["s3://bucket/prefix", "gs://b", "https://example.org/site"] {
+                let run = try await Processes.run(
+                    "/bin/sh", ["-c", "cd \"$1\" && exec \"$2\" build \"$3\" --out \"$4\"", "sh", root, Self.executable, source, out])
+                #expect(run.status == 64 && run.stderr.contains("not a folder"), "\(out): \(run.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["photos"])
+            #expect(BuildOptions.urlScheme("s3://b/p") == "s3" && BuildOptions.urlScheme("photos/s3://x") == nil)
+            #expect(BuildOptions.urlScheme("./out") == nil && BuildOptions.urlScheme("a b://c") == nil)
+        }
+    }
+
     @Test("exit 65: an input manifest that is not a valid manifest")
     func exitInvalidManifest() async throws {
         try await Fixtures.withTemporaryDirectory { root in

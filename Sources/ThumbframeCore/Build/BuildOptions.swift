@@ -99,9 +99,25 @@ package struct BuildOptions: Sendable, Equatable {
             tilePixels: tilePixels, hdr: hdr, stacks: stacks, locations: locations)
     }
 
+    /// The scheme of a path written as a URL (`s3://…`, `gs://…`, `https://…`), or nil.
+    package static func urlScheme(_ path: String) -> String? {
+        guard let range = path.range(of: "://") else { return nil }
+        let scheme = path[..<range.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        return String(scheme)
+    }
+
     /// Rejects impossible combinations with a sentence for the user.
     package func validate() throws(ThumbframeError) {
         guard !thumbnails.isEmpty else { throw .invalidOptions("at least one --thumb is needed") }
+        // An object store's address is not a folder: `s3://b/p` would be made as ./s3:/b/p.
+        if let scheme = Self.urlScheme(output) {
+            throw .invalidOptions(
+                "--out '\(output)' is a \(scheme):// address, not a folder: this version writes to a local folder only "
+                    + "(it makes no folder named '\(scheme):'); build into a folder and copy it to the store")
+        }
         if let originalURL, originalURL.isEmpty { throw .invalidOptions("--original-url needs a URL prefix") }
         if check, force {
             // --force is not a change of the library or the settings: a check under it would
