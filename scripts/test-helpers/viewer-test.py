@@ -627,6 +627,12 @@ def timeline_checks():
             driver.execute_script(f"scrollTo(0, {y})")
             most = max(most, driver.execute_script("return document.querySelectorAll('.tf-cell').length"))
         check("timeline: at most a few screens of cells in the page", 0 < most <= 150, f"{most} cells at most")
+        # Scrolled back up: the rows drawn last come first in the page, as they are seen (Tab order).
+        driver.execute_script("scrollTo(0, document.documentElement.scrollHeight / 2)")
+        driver.execute_script("scrollTo(0, document.documentElement.scrollHeight / 2 - 1500)")
+        order = wait(driver, """const tops = [...document.querySelectorAll('#tf-grid > *')].map((e) => e.offsetTop);
+            return tops.length > 5 && tops.every((t, k) => k === 0 || tops[k - 1] <= t) && tops.length;""", 3)
+        check("timeline: rows are in the page in the order they are seen", bool(order), f"{order}")
         state = driver.execute_script("return [__heights, __shift]")
         check("timeline: the page's height never changed and nothing shifted", len(state[0]) == 1 and state[1] < 0.01, f"{state}")
         found = violations(driver)

@@ -92,6 +92,7 @@ function makeCell(item, width, height) {
 function drawRow(block, number, row, fresh) {
   const element = Object.assign(document.createElement("div"), { className: "tf-row" });
   element.style.top = `${block.top + row.top + timeline.rule.padding}px`;
+  element.tfTop = block.top + row.top;
   Object.assign(element.dataset, { section: block.section, page: block.page });
   const cells = knownCells(block);
   row.cells.forEach((_, k) => {
@@ -108,6 +109,15 @@ function drawRow(block, number, row, fresh) {
   });
   element.dataset.complete = cells && row.cells.length && cells[row.first + row.cells.length - 1] ? "true" : "false";
   return element;
+}
+
+// Puts a row or title in the grid in the order of the page (where it is drawn), so that Tab and
+// a screen reader go through the cells as they are seen, whatever order they were drawn in.
+function place(element) {
+  const grid = $("tf-grid");
+  let after = null;
+  for (let child = grid.lastElementChild; child && child.tfTop > element.tfTop; child = child.previousElementSibling) after = child;
+  grid.insertBefore(element, after);
 }
 
 // How much of a frame's height (`y`, `height`) the view [top, bottom] shows.
@@ -133,7 +143,7 @@ export function update() {
     }
     const element = drawRow(block, number, row, fresh);
     rows.set(key, element);
-    $("tf-grid").append(element);
+    place(element);
   }
   for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
   drawTitles(y0, y1);
@@ -150,8 +160,9 @@ function drawTitles(y0, y1) {
     if (near && !titles.has(number)) {
       const title = Object.assign(document.createElement("h2"), { className: "tf-title", textContent: library().sections[number].title });
       title.style.top = `${sectionTop + timeline.rule.padding}px`;
+      title.tfTop = sectionTop - 0.5;  // (before its section's first row)
       titles.set(number, title);
-      $("tf-grid").append(title);
+      place(title);
     } else if (!near && titles.has(number)) {
       titles.get(number).remove();
       titles.delete(number);

@@ -1167,6 +1167,7 @@ enum ViewerAssets {
         function drawRow(block, number, row, fresh) {
           const element = Object.assign(document.createElement("div"), { className: "tf-row" });
           element.style.top = `${block.top + row.top + timeline.rule.padding}px`;
+          element.tfTop = block.top + row.top;
           Object.assign(element.dataset, { section: block.section, page: block.page });
           const cells = knownCells(block);
           row.cells.forEach((_, k) => {
@@ -1183,6 +1184,12 @@ enum ViewerAssets {
           });
           element.dataset.complete = cells && row.cells.length && cells[row.first + row.cells.length - 1] ? "true" : "false";
           return element;
+        }
+        function place(element) {
+          const grid = $("tf-grid");
+          let after = null;
+          for (let child = grid.lastElementChild; child && child.tfTop > element.tfTop; child = child.previousElementSibling) after = child;
+          grid.insertBefore(element, after);
         }
         const seenHeight = (frame, [top, bottom]) => Math.max(0, Math.min(frame.y + frame.height, bottom) - Math.max(frame.y, top));
         function removeRow(key) {
@@ -1202,7 +1209,7 @@ enum ViewerAssets {
             }
             const element = drawRow(block, number, row, fresh);
             rows.set(key, element);
-            $("tf-grid").append(element);
+            place(element);
           }
           for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
           drawTitles(y0, y1);
@@ -1218,8 +1225,9 @@ enum ViewerAssets {
             if (near && !titles.has(number)) {
               const title = Object.assign(document.createElement("h2"), { className: "tf-title", textContent: library().sections[number].title });
               title.style.top = `${sectionTop + timeline.rule.padding}px`;
+              title.tfTop = sectionTop - 0.5;  // (before its section's first row)
               titles.set(number, title);
-              $("tf-grid").append(title);
+              place(title);
             } else if (!near && titles.has(number)) {
               titles.get(number).remove();
               titles.delete(number);
