@@ -294,7 +294,7 @@ struct ViewerTests {
             options.viewer = true
             options.stacks = .none
             _ = try await Builder(options: options).run()
-            try await Self.browserChecks(root + "/out", "--timeline", passing: 13)
+            try await Self.browserChecks(root + "/out", "--timeline", passing: 14)
         }
     }
 

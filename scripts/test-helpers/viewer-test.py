@@ -55,6 +55,7 @@ import json
 import re
 import os
 import sys
+import time
 
 from axe_selenium_python import Axe
 from browsertest import Checks, arguments, browser, manifest_items, serve, violations, wait
@@ -576,6 +577,7 @@ def timeline_checks():
     driver = browser(390, 844)
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            performance.setResourceTimingBufferSize(100000);
             window.__shift = 0; window.__heights = [];
             new PerformanceObserver((l) => { for (const e of l.getEntries()) if (!e.hadRecentInput) __shift += e.value; })
               .observe({ type: 'layout-shift', buffered: true });
@@ -633,6 +635,30 @@ def timeline_checks():
         order = wait(driver, """const tops = [...document.querySelectorAll('#tf-grid > *')].map((e) => e.offsetTop);
             return tops.length > 5 && tops.every((t, k) => k === 0 || tops[k - 1] <= t) && tops.length;""", 3)
         check("timeline: rows are in the page in the order they are seen", bool(order), f"{order}")
+        # A drag down the scrubber: nothing fetched while it moves (the rows passed over are
+        # boxes); where it is let go, the cells are drawn.
+        box = driver.execute_script("const r = document.getElementById('tf-scrubber').getBoundingClientRect(); return [r.x, r.y, r.width, r.height]")
+        x, mouse = box[0] + box[2] / 2, lambda kind, y: driver.execute_cdp_cmd("Input.dispatchMouseEvent", {
+            "type": kind, "x": x, "y": y, "button": "left", "buttons": 1 if kind != "mouseReleased" else 0, "clickCount": 1})
+        # (What the page asked for while it moved: Resource Timing's start times, not the test
+        # server's arrivals, which lag behind a browser's queue of delayed pictures.)
+        started = driver.execute_script("return performance.now()")
+        mouse("mousePressed", box[1] + 0.1 * box[3])
+        for k in range(2, 9):
+            mouse("mouseMoved", box[1] + k / 10 * box[3])
+            time.sleep(0.05)
+        ended = driver.execute_script("return performance.now()")
+        mouse("mouseReleased", box[1] + 0.8 * box[3])
+        drawn = wait(driver, """const cells = [...document.querySelectorAll('.tf-cell')].filter((c) => {
+              const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
+            return cells.length > 0 && cells.every((c) => !c.classList.contains('tf-pending') && c.dataset.placeholder === 'painted')
+              && scrollY;""", 5)
+        time.sleep(THUMB_DELAY + 0.5)
+        during = driver.execute_script(f"""return performance.getEntriesByType('resource')
+            .filter((e) => e.startTime >= {started} && e.startTime <= {ended}).map((e) => e.name)""")
+        check("timeline: a drag on the scrubber fetches nothing until it is let go, then draws where it ends",
+              not during and bool(drawn) and drawn > 0.6 * driver.execute_script("return document.documentElement.scrollHeight - innerHeight"),
+              f"{during[:5]}, at {drawn}")
         state = driver.execute_script("return [__heights, __shift]")
         check("timeline: the page's height never changed and nothing shifted", len(state[0]) == 1 and state[1] < 0.01, f"{state}")
         found = violations(driver)

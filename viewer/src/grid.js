@@ -16,6 +16,10 @@ export const TITLE_HEIGHT = 40;
 const KEEP = 1;
 
 let timeline = null, settled = false;  // (settled: the first screen has been drawn)
+// While the scrubber is dragged the rows passed over are drawn as boxes and nothing is fetched
+// for them: a drag across years over a slow line would queue their pages and pictures before
+// the place it ends at.
+let holding = false;
 const rows = new Map();    // "block:row" -> the row's element
 const titles = new Map();  // section -> its title's element
 
@@ -33,6 +37,7 @@ function knownCells(block) {
   const section = library().sections[block.section], page = section.pages[block.page];
   const first = firstCells(section, page);
   if (first) block.cells = shownCells(first.items);
+  if (holding) return block.cells;
   if (!block.cells || block.cells.length < block.aspects.length) {
     block.partial = true;
     if (!block.asked || (block.deferred && settled)) {
@@ -123,8 +128,27 @@ function place(element) {
 // How much of a frame's height (`y`, `height`) the view [top, bottom] shows.
 export const seenHeight = (frame, [top, bottom]) => Math.max(0, Math.min(frame.y + frame.height, bottom) - Math.max(frame.y, top));
 
+// Holds fetching while the scrubber is dragged; at its release the rows in view are drawn again
+// with their cells and pictures.
+export function hold(on) {
+  holding = on;
+  if (on) return;
+  for (const key of [...rows.keys()]) removeRow(key);
+  update();
+}
+
+// A row out of the page, its pictures still on their way cancelled (a browser drops the request
+// of an image whose source is taken away): a fling leaves no queue of pictures nobody sees in
+// front of those of where it stops.
 function removeRow(key) {
-  rows.get(key).remove();
+  const row = rows.get(key);
+  for (const img of row.querySelectorAll("img")) {
+    if (img.complete) continue;
+    img.removeAttribute("srcset");
+    img.removeAttribute("src");
+    if (img.tfCancelled) img.tfCancelled();
+  }
+  row.remove();
   rows.delete(key);
 }
 
@@ -148,6 +172,7 @@ export function update() {
   for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
   drawTitles(y0, y1);
   const view = [scrollY - top, scrollY - top + innerHeight];
+  if (holding) return;
   const onScreen = fresh.filter((f) => seenHeight(f, view) > 0);
   for (const f of byArea(onScreen.map((f) => ({ ...f, boundingClientRect: { width: f.width, height: seenHeight(f, view) } }))))
     loadPicture(f.cell, f.item, true);

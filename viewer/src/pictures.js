@@ -80,6 +80,7 @@ export function loadPicture(cell, item, onScreen) {
     if (!img.isConnected) return done();
     img.addEventListener("load", done, { once: true });
     img.addEventListener("error", done, { once: true });
+    img.tfCancelled = done;  // (a picture taken away before it came ends its turn too)
     if (onScreen) img.fetchPriority = "high";
     // (An image starts loading as its srcset is set: all of it at once, when its turn comes.)
     if (family.length) {

@@ -3,7 +3,7 @@
 // their rows' places in the grid; dragging it, or its keys, jumps anywhere — the rows there
 // are drawn from the manifest's geometry at once, their cells fetched when they come.
 import { $, library } from "./data.js";
-import { currentTimeline, gridTop, update } from "./grid.js";
+import { currentTimeline, gridTop, update, hold } from "./grid.js";
 import { blockOf, cellTop } from "./timeline.js";
 
 let marks = [];  // { label, y } in page coordinates, in order
@@ -74,15 +74,22 @@ export function installScrubber() {
     const box = track.getBoundingClientRect();
     return Math.min(1, Math.max(0, (event.clientY - box.top) / box.height)) * maxScroll();
   };
+  // While dragged, the rows passed over are boxes: what is fetched is for where it is let go.
   track.addEventListener("pointerdown", (event) => {
     track.setPointerCapture(event.pointerId);
     track.classList.add("tf-dragging");
+    hold(true);
     jump(toY(event));
   });
   track.addEventListener("pointermove", (event) => { if (track.hasPointerCapture(event.pointerId)) jump(toY(event)); });
-  const release = () => track.classList.remove("tf-dragging");
+  const release = () => {
+    if (!track.classList.contains("tf-dragging")) return;
+    track.classList.remove("tf-dragging");
+    hold(false);
+  };
   track.addEventListener("pointerup", release);
   track.addEventListener("pointercancel", release);
+  track.addEventListener("lostpointercapture", release);
   // Keys go from mark to mark (Page keys a year's worth).
   track.addEventListener("keydown", (event) => {
     const steps = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, PageDown: 12, PageUp: -12 }[event.key];

@@ -1082,6 +1082,7 @@ enum ViewerAssets {
             if (!img.isConnected) return done();
             img.addEventListener("load", done, { once: true });
             img.addEventListener("error", done, { once: true });
+            img.tfCancelled = done;  // (a picture taken away before it came ends its turn too)
             if (onScreen) img.fetchPriority = "high";
             if (family.length) {
               img.srcset = srcsetOf(item, family);
@@ -1105,6 +1106,7 @@ enum ViewerAssets {
         const TITLE_HEIGHT = 40;
         const KEEP = 1;
         let timeline = null, settled = false;  // (settled: the first screen has been drawn)
+        let holding = false;
         const rows = new Map();    // "block:row" -> the row's element
         const titles = new Map();  // section -> its title's element
         const currentTimeline = () => timeline;
@@ -1115,6 +1117,7 @@ enum ViewerAssets {
           const section = library().sections[block.section], page = section.pages[block.page];
           const first = firstCells(section, page);
           if (first) block.cells = shownCells(first.items);
+          if (holding) return block.cells;
           if (!block.cells || block.cells.length < block.aspects.length) {
             block.partial = true;
             if (!block.asked || (block.deferred && settled)) {
@@ -1192,8 +1195,21 @@ enum ViewerAssets {
           grid.insertBefore(element, after);
         }
         const seenHeight = (frame, [top, bottom]) => Math.max(0, Math.min(frame.y + frame.height, bottom) - Math.max(frame.y, top));
+        function hold(on) {
+          holding = on;
+          if (on) return;
+          for (const key of [...rows.keys()]) removeRow(key);
+          update();
+        }
         function removeRow(key) {
-          rows.get(key).remove();
+          const row = rows.get(key);
+          for (const img of row.querySelectorAll("img")) {
+            if (img.complete) continue;
+            img.removeAttribute("srcset");
+            img.removeAttribute("src");
+            if (img.tfCancelled) img.tfCancelled();
+          }
+          row.remove();
           rows.delete(key);
         }
         function update() {
@@ -1214,6 +1230,7 @@ enum ViewerAssets {
           for (const key of [...rows.keys()]) if (!wanted.has(key)) removeRow(key);
           drawTitles(y0, y1);
           const view = [scrollY - top, scrollY - top + innerHeight];
+          if (holding) return;
           const onScreen = fresh.filter((f) => seenHeight(f, view) > 0);
           for (const f of byArea(onScreen.map((f) => ({ ...f, boundingClientRect: { width: f.width, height: seenHeight(f, view) } }))))
             loadPicture(f.cell, f.item, true);
@@ -1294,12 +1311,12 @@ enum ViewerAssets {
           addEventListener("resize", relayout);
           document.addEventListener("tf-reveal", (event) => reveal(event.detail));
         }
-        return { TITLE_HEIGHT, currentTimeline, gridTop, seenHeight, update, renderGrid, reveal, renderPlaces, installGrid };
+        return { TITLE_HEIGHT, currentTimeline, gridTop, seenHeight, hold, update, renderGrid, reveal, renderPlaces, installGrid };
         })();
         // ---- viewer/src/scrubber.js
         const viewer_scrubber = (() => {
         const { $, library } = viewer_data;
-        const { currentTimeline, gridTop, update } = viewer_grid;
+        const { currentTimeline, gridTop, update, hold } = viewer_grid;
         const { blockOf, cellTop } = viewer_timeline;
         let marks = [];  // { label, y } in page coordinates, in order
         function placeMarks(entries, timeline, top) {
@@ -1359,12 +1376,18 @@ enum ViewerAssets {
           track.addEventListener("pointerdown", (event) => {
             track.setPointerCapture(event.pointerId);
             track.classList.add("tf-dragging");
+            hold(true);
             jump(toY(event));
           });
           track.addEventListener("pointermove", (event) => { if (track.hasPointerCapture(event.pointerId)) jump(toY(event)); });
-          const release = () => track.classList.remove("tf-dragging");
+          const release = () => {
+            if (!track.classList.contains("tf-dragging")) return;
+            track.classList.remove("tf-dragging");
+            hold(false);
+          };
           track.addEventListener("pointerup", release);
           track.addEventListener("pointercancel", release);
+          track.addEventListener("lostpointercapture", release);
           track.addEventListener("keydown", (event) => {
             const steps = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, PageDown: 12, PageUp: -12 }[event.key];
             if (!steps && event.key !== "Home" && event.key !== "End") return;
