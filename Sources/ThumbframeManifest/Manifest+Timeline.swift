@@ -41,7 +41,10 @@ extension Manifest {
 
 extension ManifestGridPage {
     /// The cells a grid shows: an item in no stack, or a stack's cover (`shownCells` in layout.js).
-    public var shownCells: [Cell] { items.filter { $0.stack == nil || $0.stack?.cover == $0.item } }
+    public var shownCells: [Cell] { Self.shown(items) }
+
+    /// The cells of `cells` a grid shows (a page's first cells give its first shown cells).
+    public static func shown(_ cells: [Cell]) -> [Cell] { cells.filter { $0.stack == nil || $0.stack?.cover == $0.item } }
 }
 
 extension Manifest.PageReference {

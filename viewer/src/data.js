@@ -45,7 +45,7 @@ function dataScript() {
 }
 
 // The first screen the build wrote into index.html (`ViewerWriter.indexHTML`): the manifest and
-// the first grid page's first cells (all of them when `complete`), read before anything is fetched.
+// the first grid page's first cells, read before anything is fetched.
 let first = null;
 function inlined() {
   const element = $("tf-first");
@@ -55,14 +55,14 @@ function inlined() {
     return null;
   }
 }
-// The cells index.html carries for a page (`{items, complete}`), or null: each given its flat index.
+// The cells index.html carries for a page (`{items}`: its first cells), or null: each given its flat index.
 export function firstCells(section, page) {
   if (!first || !first.cells || first.grid !== page.grid || section !== manifest.sections[0]) return null;
   for (const cell of first.cells.items) {
     cell.flat = section.start + cell.item;
     cells[cell.flat] = cell;
   }
-  return { items: first.cells.items, complete: first.complete === true };
+  return { items: first.cells.items };
 }
 // The picture index.html carries for a cell (`{path, src}`: the thumbnail's path and a data:
 // URL of its bytes), or null: the phone's largest picture of its first screen, painted with the

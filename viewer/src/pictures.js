@@ -1,7 +1,7 @@
 // When and how a cell's picture is fetched: the srcset it gets, the order pictures are asked for
 // (the screen's largest first and alone, the rest of the screen's, the margin's last), and a
 // picture index.html carried shown without a fetch.
-import { url, options, paintPlaceholder, inlinePicture } from "./data.js";
+import { url, options, inlinePicture } from "./data.js";
 import { cellSizes, srcsetChoice } from "./layout.js";
 
 // Entries (each with its boundingClientRect), the largest first; equal ones in their order.
@@ -70,7 +70,6 @@ const pictures = pictureQueue();
 // index.html carried where it is what the srcset would take.
 export function loadPicture(cell, item, onScreen) {
   const settings = options();
-  paintPlaceholder(cell, item);
   const img = cell.querySelector("img");
   const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
   const inline = inlinePicture(item);

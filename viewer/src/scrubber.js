@@ -99,7 +99,13 @@ export function installScrubber() {
     const next = event.key === "Home" ? 0 : event.key === "End" ? marks.length - 1 : Math.max(0, Math.min(marks.length - 1, current + steps));
     if (marks[next]) jump(marks[next].y - 8);
   });
-  addEventListener("scroll", follow, { passive: true });
+  // (The handle follows once a frame, not on every scroll event.)
+  let pending = false;
+  addEventListener("scroll", () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; follow(); });
+  }, { passive: true });
   addEventListener("resize", draw);
   draw();
 }

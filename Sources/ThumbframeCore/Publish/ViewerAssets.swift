@@ -151,7 +151,7 @@ enum ViewerAssets {
             cell.flat = section.start + cell.item;
             cells[cell.flat] = cell;
           }
-          return { items: first.cells.items, complete: first.complete === true };
+          return { items: first.cells.items };
         }
         function inlinePicture(item) {
           const picture = first && first.picture;
@@ -1021,7 +1021,7 @@ enum ViewerAssets {
         })();
         // ---- viewer/src/pictures.js
         const viewer_pictures = (() => {
-        const { url, options, paintPlaceholder, inlinePicture } = viewer_data;
+        const { url, options, inlinePicture } = viewer_data;
         const { cellSizes, srcsetChoice } = viewer_layout;
         const byArea = (entries) => entries.map((entry, order) => ({ entry, order, area: entry.boundingClientRect.width *
           entry.boundingClientRect.height })).sort((a, b) => b.area - a.area || a.order - b.order).map(({ entry }) => entry);
@@ -1072,7 +1072,6 @@ enum ViewerAssets {
         const pictures = pictureQueue();
         function loadPicture(cell, item, onScreen) {
           const settings = options();
-          paintPlaceholder(cell, item);
           const img = cell.querySelector("img");
           const family = (settings.srcset || []).filter((name) => item.thumbnails[name]);
           const inline = inlinePicture(item);
@@ -1396,7 +1395,12 @@ enum ViewerAssets {
             const next = event.key === "Home" ? 0 : event.key === "End" ? marks.length - 1 : Math.max(0, Math.min(marks.length - 1, current + steps));
             if (marks[next]) jump(marks[next].y - 8);
           });
-          addEventListener("scroll", follow, { passive: true });
+          let pending = false;
+          addEventListener("scroll", () => {
+            if (pending) return;
+            pending = true;
+            requestAnimationFrame(() => { pending = false; follow(); });
+          }, { passive: true });
           addEventListener("resize", draw);
           draw();
         }

@@ -196,8 +196,8 @@ struct ViewerWriter {
                 of: "<!-- the first screen -->\n", with: "<script type=\"application/json\" id=\"tf-first\">\(first)</script>\n")
     }
 
-    /// `{"manifest": …, "grid": PATH, "cells": GRID PAGE, "complete": BOOL}`: manifest.json as
-    /// written and the first grid page's first cells (all of them: `complete`), every `<` written
+    /// `{"manifest": …, "grid": PATH, "cells": GRID PAGE, "picture": …}`: manifest.json as
+    /// written, the first grid page's first cells and the picture a phone shows largest, every `<` written
     /// `\u003c` so that no name in them ends the script element. nil when the manifest is too
     /// large to carry or a file cannot be read.
     private func firstScreen(_ manifest: ManifestDocument) -> String? {
@@ -215,8 +215,7 @@ struct ViewerWriter {
             let cells = try? ManifestGridPage(items: first).encoded()
         {
             json += ", \"grid\": \"\(grid)\", \"cells\": " + String(decoding: cells, as: UTF8.self)
-            json += ", \"complete\": \(reference.count <= Self.firstScreenCells)"
-            if let picture = inlinePicture(manifest, cells: first, complete: reference.count <= Self.firstScreenCells) {
+            if let picture = inlinePicture(manifest, page: reference, cells: first) {
                 json += ", \"picture\": " + picture
             }
         }
@@ -232,23 +231,22 @@ struct ViewerWriter {
     static let headerHeight = (named: 41.2, titled: 81.2)
 
     /// `{"item": N, "path": P, "src": "data:…"}`: the thumbnail of the picture a phone (the
-    /// `phone` viewport) shows largest on its first screen — the cells laid out as the viewer lays
-    /// them (`JustifiedRows`), the picture covering most of the screen, the rendition its srcset
-    /// takes there — so the page paints it with no round trip after its own (what a browser
-    /// counts as its largest contentful paint). nil without a phone viewport or srcset, or
-    /// when that thumbnail is larger than `maximumInlinePictureBytes`.
-    private func inlinePicture(_ manifest: ManifestDocument, cells: [ManifestGridPage.Cell], complete: Bool) -> String? {
+    /// `phone` viewport) shows largest on its first screen — the page's rows as the viewer lays
+    /// them out (its `aspects`, `JustifiedRows`), among those whose cells index.html carries, the
+    /// picture covering most of the screen, the rendition its srcset takes there — so the page
+    /// paints it with no round trip after its own (what a browser counts as its largest
+    /// contentful paint). nil without a phone viewport, srcset or aspects, or when that
+    /// thumbnail is larger than `maximumInlinePictureBytes`.
+    private func inlinePicture(
+        _ manifest: ManifestDocument, page: Manifest.PageReference, cells: [ManifestGridPage.Cell]
+    ) -> String? {
         let settings = manifest.settings
         guard let phone = settings.viewports.first(where: { $0.name == "phone" }), let family = settings.srcset,
-            let section = manifest.sections.first
+            let section = manifest.sections.first, let codes = page.aspects.flatMap(GridGeometry.codes)
         else { return nil }
-        let shown = cells.filter { $0.stack == nil || $0.stack?.cover == $0.item }
-        // (The cells' aspects as the grid lays them out: their codes'.)
-        var rows = JustifiedRows.rows(
-            aspects: shown.map { GridGeometry.aspect(code: GridGeometry.code(aspect: Double($0.width) / Double(max(1, $0.height)))) },
-            width: JustifiedRows.gridWidth(forWindowWidth: phone.width),
-            target: JustifiedRows.target(forWindowWidth: phone.width))
-        if !complete { rows.removeLast() }
+        let shown = ManifestGridPage.shown(cells)
+        let rows = JustifiedRows.page(aspects: codes.map(GridGeometry.aspect(code:)), windowWidth: phone.width).rows
+            .prefix { $0.cells.upperBound <= shown.count }
         var top = section.title == Self.libraryName(manifest) ? Self.headerHeight.named : Self.headerHeight.titled
         var largest: (area: Double, cell: ManifestGridPage.Cell, width: Double)?
         for row in rows where top < phone.height {
